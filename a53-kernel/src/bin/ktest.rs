@@ -1,0 +1,12 @@
+//! The on-target test image: boots like the kernel, then runs the tests selected by the boot
+//! arguments and ends with the summary line (see `boot::testkit`).
+#![no_std]
+#![no_main]
+
+use a53_kernel::{kernel, ktest};
+
+#[unsafe(no_mangle)]
+extern "C" fn kernel_main(_core: usize, entry_el: u64) -> ! {
+    kernel::init_boot_core(entry_el);
+    kernel::stop(ktest::run())
+}

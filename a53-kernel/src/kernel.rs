@@ -1,0 +1,132 @@
+//! Bringing the kernel up, and ending a run.
+
+use crate::arch::{cpu, mmu, phys_to_virt, semihosting};
+use crate::esr::ExceptionClass;
+use crate::{console, heap, irq, rpu, smp, timer};
+use board::{Board as _, Exit};
+use core::sync::atomic::{AtomicU8, Ordering};
+use hal::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
+
+static ENTRY_EL: AtomicU8 = AtomicU8::new(0);
+
+/// The exception level the boot core was entered at (2 under ATF or QEMU with
+/// `virtualization=on`, 1 under QEMU's plain loader).
+pub fn entry_el() -> u8 {
+    ENTRY_EL.load(Ordering::Relaxed)
+}
+
+/// The boot arguments the loader placed (`docs/hw/boot-args.md`), or none.
+pub fn boot_args() -> BootArgs<'static> {
+    let Some(addr) = crate::Board::BOOT_ARGS else { return BootArgs::default() };
+    // SAFETY: the board reserves this block in a region the kernel maps for its lifetime;
+    // nothing writes it after the loader.
+    let block = unsafe { core::slice::from_raw_parts(phys_to_virt(addr) as *const u8, HEADER_SIZE + MAX_TEXT) };
+    BootArgs::decode(block).unwrap_or_default()
+}
+
+/// What came up, for the boot banner and the tests.
+#[derive(Clone, Copy, Debug)]
+pub struct BootReport {
+    pub cores_online: usize,
+    pub rpu_firmware: Option<u32>,
+}
+
+/// Boot core: console, heap, kernel map, interrupts, tick, the other cores, the RPU. Each
+/// step that can fail on a given machine (PSCI, the RPU) is reported and the boot goes on.
+pub fn init_boot_core(entry_el: u64) -> BootReport {
+    ENTRY_EL.store(entry_el as u8, Ordering::Relaxed);
+    console::init();
+    defmt::info!(
+        "unimem kernel {=str} on {=str}, entered at EL{=u64}",
+        env!("CARGO_PKG_VERSION"),
+        crate::Board::NAME,
+        entry_el
+    );
+    heap::init();
+    if let Err(e) = mmu::init_kernel_map() {
+        panic!("cannot build the kernel map: {:?}", e);
+    }
+    irq::init_boot_core();
+    timer::init_boot_core();
+    cpu::irq_enable();
+    if let Err(e) = smp::start_secondaries() {
+        defmt::error!("secondary cores: {}", defmt::Debug2Format(&e));
+    }
+    let cores_online = smp::online_count();
+    defmt::info!("{=usize} A53 cores online, timer at {=u64} Hz", cores_online, timer::hz());
+    let rpu_firmware = match rpu::start() {
+        Ok(version) => {
+            defmt::info!("RPU firmware {=u32:#x} is up", version);
+            Some(version)
+        }
+        Err(e) => {
+            defmt::warn!("RPU not started: {}", defmt::Debug2Format(&e));
+            None
+        }
+    };
+    BootReport { cores_online, rpu_firmware }
+}
+
+/// A secondary core, from its entry: kernel map, interrupts, then the work loop.
+pub fn secondary_main(core: usize) -> ! {
+    mmu::switch_to_kernel_map();
+    irq::init_this_core();
+    timer::init_this_core();
+    smp::secondary_loop(core)
+}
+
+pub fn uptime_us() -> u64 {
+    let t = timer::timer();
+    t.rate().us_from_ticks(t.now())
+}
+
+/// Why a run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    Success,
+    Failure,
+    Panic,
+    Exception(ExceptionClass),
+}
+
+impl Stop {
+    pub fn status(self) -> u32 {
+        match self {
+            Stop::Success => 0,
+            Stop::Failure => 1,
+            Stop::Panic => 101,
+            Stop::Exception(_) => 102,
+        }
+    }
+}
+
+/// Ends the run the board's way: semihosting exit on QEMU, parked cores on hardware.
+pub fn stop(reason: Stop) -> ! {
+    console::flush();
+    match <crate::Board as board::Board>::EXIT {
+        Exit::Semihosting => semihosting::exit(reason.status()),
+        Exit::Park => cpu::park(),
+    }
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    console::enter_panic();
+    let _ = cpu::irq_save_disable();
+    match info.location() {
+        Some(loc) => defmt::error!(
+            "panicked at {=str}:{=u32}:{=u32}: {}",
+            loc.file(),
+            loc.line(),
+            loc.column(),
+            defmt::Display2Format(&info.message())
+        ),
+        None => defmt::error!("panicked: {}", defmt::Display2Format(&info.message())),
+    }
+    stop(Stop::Panic)
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn kernel_secondary_main(core: usize, _entry_el: u64) -> ! {
+    secondary_main(core)
+}

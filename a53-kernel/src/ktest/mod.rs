@@ -1,0 +1,77 @@
+//! The kernel's on-target tests, run by the `a53-ktest` image.
+//!
+//! Boot arguments: `filter=TEXT` runs the tests whose `suite::name` contains TEXT, `list`
+//! lists them, `expect-el=N` makes the boot test check the entry exception level, and
+//! `crash=panic|fault` ends the image in a deliberate panic or unhandled fault (the runner
+//! checks the report).
+
+mod boot_checks;
+mod exceptions;
+mod heap;
+mod rpu;
+mod smp;
+mod timer;
+
+use crate::kernel::{Stop, boot_args};
+use boot::testkit::{self, Reporter, Test, TestResult};
+
+/// Every kernel test, in the order they run.
+pub const TESTS: &[&[Test]] = &[
+    boot_checks::TESTS,
+    exceptions::TESTS,
+    smp::TESTS,
+    timer::TESTS,
+    heap::TESTS,
+    rpu::TESTS,
+];
+
+struct ConsoleReporter;
+
+impl Reporter for ConsoleReporter {
+    fn listed(&mut self, t: &Test) {
+        defmt::println!("test {=str}::{=str}", t.suite, t.name);
+    }
+    fn started(&mut self, t: &Test) {
+        defmt::println!("running {=str}::{=str}", t.suite, t.name);
+    }
+    fn finished(&mut self, t: &Test, result: TestResult) {
+        match result {
+            Ok(()) => defmt::println!("test {=str}::{=str} ... ok", t.suite, t.name),
+            Err(why) => {
+                defmt::println!("{=str}::{=str}: {=str}", t.suite, t.name, why);
+                defmt::println!("test {=str}::{=str} ... FAILED", t.suite, t.name);
+            }
+        }
+    }
+    fn summary(&mut self, passed: usize, failed: usize) {
+        defmt::println!("{=usize} passed, {=usize} failed", passed, failed);
+    }
+}
+
+/// Runs the selected tests; the returned value ends the run.
+pub fn run() -> Stop {
+    let args = boot_args();
+    match args.value("crash") {
+        Some("panic") => exceptions::deliberate_panic(),
+        Some("fault") => exceptions::deliberate_unhandled_fault(),
+        _ => {}
+    }
+    let filter = args.value("filter");
+    let list = args.flag("list");
+    let mut summary = testkit::Summary::default();
+    for suite in TESTS {
+        let s = testkit::run_without_summary(suite, filter, list, &mut ConsoleReporter);
+        summary.passed += s.passed;
+        summary.failed += s.failed;
+    }
+    if list {
+        return Stop::Success;
+    }
+    ConsoleReporter.summary(summary.passed, summary.failed);
+    if summary.failed == 0 { Stop::Success } else { Stop::Failure }
+}
+
+/// `Err(msg)` unless `cond`.
+pub fn ensure(cond: bool, msg: &'static str) -> TestResult {
+    if cond { Ok(()) } else { Err(msg) }
+}

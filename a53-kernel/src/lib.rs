@@ -1,0 +1,39 @@
+//! The A53 kernel (EL1).
+//!
+//! Logic that does not touch the CPU is plain Rust, compiled and unit-tested on the host;
+//! the `arch` layer and everything that uses it exist only when building for
+//! `aarch64-unknown-none`. The images (`src/bin`) are thin: `a53-kernel` boots and runs the
+//! demo, `a53-ktest` boots and runs the on-target tests.
+#![cfg_attr(not(test), no_std)]
+
+pub mod esr;
+pub mod irq_table;
+pub mod kernel_map;
+
+#[cfg(target_arch = "aarch64")]
+extern crate alloc;
+#[cfg(target_arch = "aarch64")]
+pub mod arch;
+#[cfg(target_arch = "aarch64")]
+pub mod console;
+#[cfg(target_arch = "aarch64")]
+pub mod console_input;
+#[cfg(target_arch = "aarch64")]
+pub mod exception;
+#[cfg(target_arch = "aarch64")]
+pub mod heap;
+#[cfg(target_arch = "aarch64")]
+pub mod irq;
+#[cfg(target_arch = "aarch64")]
+pub mod kernel;
+#[cfg(target_arch = "aarch64")]
+pub mod ktest;
+#[cfg(target_arch = "aarch64")]
+pub mod rpu;
+#[cfg(target_arch = "aarch64")]
+pub mod smp;
+#[cfg(target_arch = "aarch64")]
+pub mod timer;
+
+/// The board this kernel is built for.
+pub type Board = board::Selected;

@@ -1,0 +1,101 @@
+//! The RPU (R5 core 0): started through the board's method, then reached through the shared
+//! request/response rings of `hal::ipc`.
+
+use crate::Board;
+use crate::arch::{phys_to_virt, psci};
+use board::{Board as _, RpuStart};
+use core::sync::atomic::{AtomicU32, Ordering};
+use hal::ipc::{self, Consumer, IpcArea, Message, MessageRing, Producer, RING_SLOTS};
+use spin::Mutex;
+
+/// Where the R5 starts: its reset vector (the firmware links its vector table at 0).
+const R5_ENTRY: u64 = 0;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RpuError {
+    PsciCpuOn(psci::PsciError),
+    PmWakeup(i32),
+    NoReadyMessage,
+    Timeout,
+    Full,
+    NotStarted,
+}
+
+fn area() -> &'static IpcArea {
+    // SAFETY: the board reserves this shared, uncached region for the IPC area; it is mapped
+    // for the kernel's lifetime and only accessed through `IpcArea`'s atomics and rings.
+    unsafe { &*(phys_to_virt(Board::IPC_BASE) as *const IpcArea) }
+}
+
+type Tx = Producer<'static, Message, RING_SLOTS>;
+type Rx = Consumer<'static, Message, RING_SLOTS>;
+
+static TX: Mutex<Option<Tx>> = Mutex::new(None);
+static RX: Mutex<Option<Rx>> = Mutex::new(None);
+static NEXT_SEQ: AtomicU32 = AtomicU32::new(1);
+static FIRMWARE_VERSION: AtomicU32 = AtomicU32::new(0);
+
+/// Initialises the shared area, starts the R5 and waits (bounded) for its ready message.
+pub fn start() -> Result<u32, RpuError> {
+    let area = area();
+    area.init();
+    let ring = |r: &'static MessageRing| r;
+    // SAFETY: the kernel is the only producer of `to_r5` and the only consumer of `to_a53`.
+    unsafe {
+        *TX.lock() = Some(ring(&area.to_r5).producer());
+        *RX.lock() = Some(ring(&area.to_a53).consumer());
+    }
+    match Board::RPU_START {
+        RpuStart::PsciCpuOn { mpidr } => psci::cpu_on_32(mpidr as u32, R5_ENTRY as u32, 0)
+            .map_err(RpuError::PsciCpuOn)?,
+        RpuStart::PmRequestWakeup { node_id } => crate::arch::pm::request_wakeup(node_id, R5_ENTRY)
+            .map_err(RpuError::PmWakeup)?,
+    }
+    let ready = wait_reply(|m| m.op == ipc::op::READY, crate::timer::hz() * 5).ok_or(RpuError::NoReadyMessage)?;
+    let version = ready.args[0] as u32;
+    FIRMWARE_VERSION.store(version, Ordering::Relaxed);
+    Ok(version)
+}
+
+pub fn is_started() -> bool {
+    TX.lock().is_some() && FIRMWARE_VERSION.load(Ordering::Relaxed) != 0
+}
+
+pub fn next_seq() -> u32 {
+    NEXT_SEQ.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Queues a request without waiting.
+pub fn send(msg: Message) -> Result<(), RpuError> {
+    TX.lock().as_mut().ok_or(RpuError::NotStarted)?.push(msg).map_err(|_| RpuError::Full)
+}
+
+/// Takes the next reply, if one is there.
+pub fn try_recv() -> Option<Message> {
+    RX.lock().as_mut()?.pop()
+}
+
+/// Waits up to `timeout` counter ticks for a reply that `wanted` accepts; other replies that
+/// arrive meanwhile are dropped with a warning.
+fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: u64) -> Option<Message> {
+    let start = crate::timer::now();
+    loop {
+        if let Some(m) = try_recv() {
+            if wanted(&m) {
+                return Some(m);
+            }
+            defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", m.op, m.seq);
+        }
+        if crate::timer::now() - start > timeout {
+            return None;
+        }
+        core::hint::spin_loop();
+    }
+}
+
+/// Sends a request and waits (bounded) for its reply.
+pub fn call(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
+    let seq = next_seq();
+    send(Message::new(op, seq, args))?;
+    wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, crate::timer::hz() * 2).ok_or(RpuError::Timeout)
+}

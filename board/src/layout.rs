@@ -1,0 +1,70 @@
+//! The carve-up of low DDR that both boards share (the A53 physical view):
+//!
+//! ```text
+//! 0x0000_0000 +-----------------------------+
+//!             | R5 image (QEMU has no TCM:  |  ATCM 0x0_0000 64 KiB, BTCM 0x2_0000 64 KiB,
+//!             | the R5 runs from DDR here)  |  exactly as the TCMs appear to the R5
+//! 0x0010_0000 +-----------------------------+
+//!             | IPC area | R5 trace ring    |  shared, uncached on both sides
+//! 0x0020_0000 +-----------------------------+
+//!             | platform area (QEMU):       |  boot args, forwarded-MMIO slots, R5 event word
+//! 0x0040_0000 +-----------------------------+
+//!             | A53 kernel image, stacks    |  linked at KERNEL_VA_OFFSET + this address
+//! 0x0100_0000 +-----------------------------+
+//!             | kernel heap                 |
+//! 0x0500_0000 +-----------------------------+
+//!             | page frames                 |  processes, page tables, shared pages
+//!    DDR end  +-----------------------------+
+//! ```
+
+/// The kernel runs in the upper half (TTBR1_EL1, 39-bit VA); TTBR0_EL1 belongs to the running
+/// process. Two views of physical memory live there:
+///
+/// - the linear map: VA = `KERNEL_VA_OFFSET + PA` for all of physical memory (512 GiB);
+/// - the kernel image: linked and mapped at VA = `KERNEL_IMAGE_VA_OFFSET + PA`, in the top
+///   2 GiB, so that PC-relative addressing (ADRP, +-4 GiB) reaches both the image and the small
+///   absolute addresses defmt uses for its interned strings.
+pub const KERNEL_VA_OFFSET: u64 = 0xffff_ff80_0000_0000;
+pub const KERNEL_IMAGE_VA_OFFSET: u64 = 0xffff_ffff_8000_0000;
+
+/// Kernel stack per A53 core, and the unmapped guard page below each.
+pub const KERNEL_STACK_SIZE: u64 = 64 * 1024;
+pub const KERNEL_STACK_GUARD: u64 = 4096;
+
+/// The R5's tightly-coupled memories in its own view (split mode, R5-0), and the stand-in
+/// region in DDR used on QEMU.
+pub const R5_ATCM: (u64, u64) = (0x0000_0000, 64 * 1024);
+pub const R5_BTCM: (u64, u64) = (0x0002_0000, 64 * 1024);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DdrLayout {
+    pub kernel_image: u64,
+    pub kernel_image_max: u64,
+    pub heap: u64,
+    pub heap_size: u64,
+    pub frames: u64,
+    pub frames_end: u64,
+}
+
+pub const SHARED_BASE: u64 = 0x0010_0000;
+pub const SHARED_SIZE: u64 = 0x0010_0000;
+pub const IPC_BASE: u64 = SHARED_BASE;
+/// The IPC rings take 9 KiB; the trace ring starts at the next 64 KiB.
+pub const TRACE_RING_BASE: u64 = SHARED_BASE + 0x1_0000;
+
+pub const PLATFORM_BASE: u64 = 0x0020_0000;
+pub const PLATFORM_SIZE: u64 = 0x0020_0000;
+pub const BOOT_ARGS_BASE: u64 = PLATFORM_BASE;
+
+/// Low DDR of a 2 GiB node (`-m 2G` in QEMU; the QFDB has 4 GiB per MPSoC, of which the low
+/// 2 GiB sit here and the rest above 0x8_0000_0000).
+pub const DDR_LOW_END: u64 = 0x8000_0000;
+
+pub const DDR_LAYOUT: DdrLayout = DdrLayout {
+    kernel_image: 0x0040_0000,
+    kernel_image_max: 0x00c0_0000,
+    heap: 0x0100_0000,
+    heap_size: 0x0400_0000,
+    frames: 0x0500_0000,
+    frames_end: DDR_LOW_END,
+};

@@ -1,0 +1,128 @@
+//! Board descriptions.
+//!
+//! A board is data: its physical memory map (as the A53 and as the R5 see it), interrupt
+//! numbers, the peripherals we drive, and how the RPU is started. The kernel and the firmware
+//! build their page tables, MPU regions and drivers from this description, so the two boards we
+//! support differ here and nowhere else:
+//!
+//! - [`zcu102_qemu::Zcu102Qemu`]: QEMU's `xlnx-zcu102` machine, with the PL, the SMMU and the
+//!   remote global-address window provided by `qemu-virt` through MMIO trap and forward.
+//! - [`qfdb::Qfdb`]: one MPSoC of the ExaNeSt Quad-FPGA Daughter Board (and the ZCU102).
+//!
+//! [`Selected`] is the board the images are built for (cargo feature `qfdb`).
+#![cfg_attr(not(test), no_std)]
+
+pub mod layout;
+pub mod qfdb;
+pub mod zcu102_qemu;
+
+#[cfg(not(feature = "qfdb"))]
+pub type Selected = zcu102_qemu::Zcu102Qemu;
+#[cfg(feature = "qfdb")]
+pub type Selected = qfdb::Qfdb;
+
+/// What lives in a region of the physical address space, and so how it is mapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionKind {
+    /// Memory the processor executes from (the R5's ATCM); otherwise like `Ram`.
+    Code,
+    /// DDR or OCM used only by the processor that maps it: normal write-back memory.
+    Ram,
+    /// Memory shared between the A53 cluster and the RPU, which are not coherent with each
+    /// other: normal non-cacheable on both sides.
+    SharedUncached,
+    /// Peripheral registers: device nGnRE, never executable.
+    Device,
+    /// Present on the board but served by the QEMU platform: left unmapped (A53) or uncovered
+    /// (R5) so that every access traps and is forwarded to `qemu-virt`. On hardware these
+    /// regions are `Device`.
+    Forwarded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub name: &'static str,
+    pub base: u64,
+    pub size: u64,
+    pub kind: RegionKind,
+}
+
+impl Region {
+    pub const fn new(name: &'static str, base: u64, size: u64, kind: RegionKind) -> Self {
+        Self { name, base, size, kind }
+    }
+
+    pub const fn end(&self) -> u64 {
+        self.base + self.size
+    }
+
+    pub const fn contains(&self, addr: u64) -> bool {
+        addr >= self.base && addr < self.end()
+    }
+}
+
+/// How the A53 kernel starts RPU core 0 at an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RpuStart {
+    /// PSCI CPU_ON (SMC) with this target MPIDR; QEMU implements it for the R5 cores.
+    PsciCpuOn { mpidr: u64 },
+    /// Ask the PMU firmware, through the ATF platform-management SiP call (PM_REQUEST_WAKEUP),
+    /// to wake this node at an address (ZynqMP PM API node id).
+    PmRequestWakeup { node_id: u32 },
+}
+
+/// How an image ends a run (tests, the demo).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// ARM semihosting SYS_EXIT: QEMU exits with the status.
+    Semihosting,
+    /// Hardware: report and park the cores; the host runner reads the summary line.
+    Park,
+}
+
+/// A peripheral instance: its register window and its GIC interrupt ID (if it has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Peripheral {
+    pub base: u64,
+    pub intid: Option<u32>,
+}
+
+/// How the R5 waits for news (requests from the A53, model events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum R5Wait {
+    /// Poll the shared rings (hardware).
+    Poll,
+    /// Sleep in WFE and re-check an event word in shared DDR that the platform bumps
+    /// (QEMU: the RPU has no interrupt controller there).
+    EventWord { addr: u64 },
+}
+
+/// A board, as data. Everything is a constant so it can shape page tables, linker scripts and
+/// host-side tools alike.
+pub trait Board {
+    const NAME: &'static str;
+    /// Number of A53 cores.
+    const A53_CORES: usize = 4;
+    /// The physical memory map as the A53 sees it, sorted by address.
+    const A53_MEMORY: &'static [Region];
+    /// The memory the R5 uses, as it sees it: each becomes an MPU region.
+    const R5_MEMORY: &'static [Region];
+    /// Where the A53 kernel image, its heap and the page-frame pool go.
+    const DDR_LAYOUT: layout::DdrLayout;
+    /// Shared A53/R5 area: IPC rings, then the R5 trace ring (same address on both sides).
+    const IPC_BASE: u64;
+    const TRACE_RING_BASE: u64;
+    /// Where boot arguments (test filters) are placed by the loader, if the board has them.
+    const BOOT_ARGS: Option<u64>;
+    const CONSOLE_UART: Peripheral;
+    const GIC_DISTRIBUTOR: u64;
+    const GIC_CPU_INTERFACE: u64;
+    /// PPI of the EL1 physical timer (INTID).
+    const TIMER_INTID: u32 = 30;
+    const RPU_START: RpuStart;
+    const R5_WAIT: R5Wait;
+    const EXIT: Exit;
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,66 @@
+use crate::layout::*;
+use crate::{Board, RegionKind, qfdb::Qfdb, zcu102_qemu::Zcu102Qemu};
+
+const PAGE: u64 = 4096;
+
+fn check_board<B: Board>() {
+    for pair in B::A53_MEMORY.windows(2) {
+        assert!(pair[0].end() <= pair[1].base, "{}: {} overlaps {}", B::NAME, pair[0].name, pair[1].name);
+    }
+    for r in B::A53_MEMORY {
+        assert_eq!(r.base % PAGE, 0, "{}: {} not page aligned", B::NAME, r.name);
+        assert_eq!(r.size % PAGE, 0, "{}: {} size not whole pages", B::NAME, r.name);
+    }
+    // Cortex-R5 MPU regions: power-of-two size >= 32 bytes, base aligned to the size.
+    for r in B::R5_MEMORY {
+        assert!(r.size.is_power_of_two() && r.size >= 32, "{}: R5 {} size", B::NAME, r.name);
+        assert_eq!(r.base % r.size, 0, "{}: R5 {} alignment", B::NAME, r.name);
+    }
+    let a53_region = |addr: u64| B::A53_MEMORY.iter().find(|r| r.contains(addr)).unwrap();
+    let r5_region = |addr: u64| B::R5_MEMORY.iter().find(|r| r.contains(addr)).unwrap();
+    for shared in [B::IPC_BASE, B::TRACE_RING_BASE] {
+        assert_eq!(a53_region(shared).kind, RegionKind::SharedUncached);
+        assert_eq!(r5_region(shared).kind, RegionKind::SharedUncached);
+    }
+    let d = B::DDR_LAYOUT;
+    assert!(d.kernel_image + d.kernel_image_max <= d.heap);
+    assert!(d.heap + d.heap_size <= d.frames);
+    assert!(d.frames < d.frames_end);
+    for addr in [d.kernel_image, d.heap, d.frames, d.frames_end - 1] {
+        assert_eq!(a53_region(addr).kind, RegionKind::Ram, "{}: {addr:#x}", B::NAME);
+    }
+    assert_eq!(a53_region(B::CONSOLE_UART.base).kind, RegionKind::Device);
+    assert_eq!(a53_region(B::GIC_DISTRIBUTOR).kind, RegionKind::Device);
+}
+
+#[test]
+fn zcu102_qemu_map_is_consistent() {
+    check_board::<Zcu102Qemu>();
+}
+
+#[test]
+fn qfdb_map_is_consistent() {
+    check_board::<Qfdb>();
+}
+
+#[test]
+fn boards_differ_only_where_qemu_forwards() {
+    for (q, h) in Zcu102Qemu::A53_MEMORY.iter().zip(Qfdb::A53_MEMORY) {
+        assert_eq!((q.name, q.base, q.size), (h.name, h.base, h.size));
+        if q.kind == RegionKind::Forwarded {
+            assert_eq!(h.kind, RegionKind::Device, "{} must be real device memory on the QFDB", q.name);
+        } else {
+            assert_eq!(q.kind, h.kind, "{}", q.name);
+        }
+    }
+}
+
+#[test]
+fn kernel_linear_map_covers_the_40_bit_physical_space() {
+    // 39-bit upper VA range: [KERNEL_VA_OFFSET, 2^64) spans 512 GiB of physical addresses.
+    assert_eq!(KERNEL_VA_OFFSET.wrapping_neg(), 1 << 39);
+    assert!(R5_BTCM.0 + R5_BTCM.1 <= SHARED_BASE);
+    // The image view covers the top 2 GiB: the kernel image must sit below 2 GiB physical.
+    assert_eq!(KERNEL_IMAGE_VA_OFFSET.wrapping_neg(), 2 << 30);
+    assert!(DDR_LAYOUT.kernel_image + DDR_LAYOUT.kernel_image_max <= 2 << 30);
+}

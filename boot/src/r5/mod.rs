@@ -1,0 +1,88 @@
+//! R5 start-up on top of `aarch32-rt` (vector table, per-mode stacks, .data/.bss set-up,
+//! FPU enable): this module adds the reset entry and the MPU configuration from the board
+//! description.
+//!
+//! The MPU runs without the background region, so an address the board does not list faults.
+//! That is what makes the PL windows trap on QEMU (where they are `Forwarded`, i.e. absent
+//! from the R5's list) and what catches stray pointers on hardware.
+
+// The firmware runs on exactly one RPU core (R5-0 in split mode, or the lockstep pair), but
+// that core's MPIDR affinity is not 0 (QEMU models RPU core 0 with MPIDR 4), so aarch32-rt's
+// default reset code would park it as a "secondary". This entry starts it as core 0.
+core::arch::global_asm!(
+    r#"
+    .pushsection .text._start
+    .arm
+    .global _start
+    .type _start, %function
+    .p2align 2
+_start:
+    bl      _asm_init_segments
+    mov     r0, #0
+    b       _asm_core_start
+    .size _start, . - _start
+    .popsection
+"#
+);
+
+use aarch32_cpu::pmsav7::{AccessPerms, Config, Error, MemAttr, Mpu, Region as MpuRegion, RegionSize};
+use board::{Region, RegionKind};
+
+/// Cortex-R5 MPUs have 12 or 16 regions; the boards use far fewer.
+const MAX_REGIONS: usize = 12;
+
+fn region_size(bytes: u64) -> Option<RegionSize> {
+    use RegionSize::*;
+    const SIZES: [RegionSize; 27] = [
+        _32B, _64B, _128B, _256B, _512b, _1K, _2K, _4K, _8K, _16K, _32K, _64K, _128K, _256K, _512K,
+        _1M, _2M, _4M, _8M, _16M, _32M, _64M, _128M, _256M, _512M, _1G, _2G,
+    ];
+    if !bytes.is_power_of_two() || bytes < 32 {
+        return None;
+    }
+    SIZES.get(bytes.trailing_zeros() as usize - 5).copied()
+}
+
+fn mpu_region(r: &Region) -> Option<MpuRegion> {
+    let (mem_attr, no_exec) = match r.kind {
+        RegionKind::Code => (MemAttr::WriteBackWriteAlloc { shareable: false }, false),
+        RegionKind::Ram => (MemAttr::WriteBackWriteAlloc { shareable: false }, true),
+        RegionKind::SharedUncached => (MemAttr::NonCacheable { shareable: true }, true),
+        RegionKind::Device => (MemAttr::Device { shareable: true }, true),
+        RegionKind::Forwarded => return None,
+    };
+    Some(MpuRegion {
+        base: r.base as *mut u8,
+        size: region_size(r.size)?,
+        subregion_mask: 0,
+        enabled: true,
+        no_exec,
+        mem_attr,
+        access_perms: AccessPerms::PrivReadWrite,
+    })
+}
+
+#[derive(Debug)]
+pub enum MpuSetupError {
+    /// The board lists a region the MPU cannot express (size not a power of two, misaligned).
+    BadRegion(&'static str),
+    TooManyRegions,
+    Mpu(Error),
+}
+
+/// Programs one MPU region per board region (except forwarded ones) and enables the MPU with
+/// the background region off.
+pub fn configure_mpu(regions: &[Region]) -> Result<(), MpuSetupError> {
+    let mut dregions: heapless::Vec<MpuRegion, MAX_REGIONS> = heapless::Vec::new();
+    for r in regions.iter().filter(|r| r.kind != RegionKind::Forwarded) {
+        let region = mpu_region(r).ok_or(MpuSetupError::BadRegion(r.name))?;
+        dregions.push(region).map_err(|_| MpuSetupError::TooManyRegions)?;
+    }
+    // SAFETY: called once, at start-up, on the only core that runs this firmware.
+    let mut mpu = unsafe { Mpu::new() };
+    mpu.disable();
+    mpu.configure(&Config { background_config: false, iregions: &[], dregions: &dregions })
+        .map_err(MpuSetupError::Mpu)?;
+    mpu.enable();
+    Ok(())
+}

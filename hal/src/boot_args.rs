@@ -1,0 +1,101 @@
+//! Boot arguments: a short text placed in DDR by the loader (QEMU's `-device loader`, or a data
+//! partition of BOOT.bin) and read by the image at start (`docs/hw/boot-args.md`).
+//!
+//! ```text
+//! +0  magic     u32  "BARG" (0x4752_4142, little-endian)
+//! +4  length    u32  bytes of text, at most MAX_TEXT
+//! +8  checksum  u32  FNV-1a of the text
+//! +12 text      UTF-8, space-separated words: `key=value` or `flag`
+//! ```
+//!
+//! The checksum keeps stale DDR contents from being taken for arguments on hardware.
+
+pub const MAGIC: u32 = 0x4752_4142;
+pub const HEADER_SIZE: usize = 12;
+pub const MAX_TEXT: usize = 4096 - HEADER_SIZE;
+
+pub fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
+}
+
+/// Encodes `text` into the block the loader places (host side).
+pub fn encode(text: &str, out: &mut [u8]) -> Option<usize> {
+    let len = HEADER_SIZE + text.len();
+    if text.len() > MAX_TEXT || out.len() < len {
+        return None;
+    }
+    out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
+    out[4..8].copy_from_slice(&(text.len() as u32).to_le_bytes());
+    out[8..12].copy_from_slice(&fnv1a(text.as_bytes()).to_le_bytes());
+    out[HEADER_SIZE..len].copy_from_slice(text.as_bytes());
+    Some(len)
+}
+
+/// Parsed boot arguments; borrowed from the block.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BootArgs<'a> {
+    text: &'a str,
+}
+
+impl<'a> BootArgs<'a> {
+    /// Reads a block; `None` when there is no valid block (the image then runs with defaults).
+    pub fn decode(block: &'a [u8]) -> Option<Self> {
+        let word = |i: usize| block.get(i..i + 4).map(|b| u32::from_le_bytes(b.try_into().unwrap()));
+        if word(0)? != MAGIC {
+            return None;
+        }
+        let len = word(4)? as usize;
+        if len > MAX_TEXT {
+            return None;
+        }
+        let text = block.get(HEADER_SIZE..HEADER_SIZE + len)?;
+        if fnv1a(text) != word(8)? {
+            return None;
+        }
+        Some(Self { text: core::str::from_utf8(text).ok()? })
+    }
+
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The value of `key=value`, if present.
+    pub fn value(&self, key: &str) -> Option<&'a str> {
+        self.text.split_ascii_whitespace().find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+    }
+
+    /// Whether the bare word `flag` is present.
+    pub fn flag(&self, flag: &str) -> bool {
+        self.text.split_ascii_whitespace().any(|w| w == flag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let mut block = [0u8; 128];
+        let n = encode("filter=smp::sgi list", &mut block).unwrap();
+        let args = BootArgs::decode(&block[..n]).unwrap();
+        assert_eq!(args.value("filter"), Some("smp::sgi"));
+        assert!(args.flag("list"));
+        assert!(!args.flag("filter"));
+        assert_eq!(args.value("list"), None);
+    }
+
+    #[test]
+    fn rejects_garbage_and_corruption() {
+        assert_eq!(BootArgs::decode(&[0u8; 64]), None);
+        assert_eq!(BootArgs::decode(&[]), None);
+        let mut block = [0u8; 64];
+        let n = encode("list", &mut block).unwrap();
+        block[HEADER_SIZE] ^= 1;
+        assert_eq!(BootArgs::decode(&block[..n]), None);
+        let n = encode("list", &mut block).unwrap();
+        assert_eq!(BootArgs::decode(&block[..n - 1]), None, "truncated");
+        block[4..8].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(BootArgs::decode(&block), None, "absurd length");
+    }
+}

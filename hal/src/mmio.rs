@@ -1,0 +1,45 @@
+//! Ownership of memory-mapped register blocks.
+
+use core::{marker::PhantomData, ops::Deref, ptr::NonNull};
+
+/// A register block of type `T` at a fixed address, handed out once by the board.
+///
+/// This plays the role of Tock's `StaticRef`: it is created in an `unsafe fn`, whose caller
+/// promises that the address really holds a `T` for the rest of the program and that no other
+/// `Mmio` for the same block is in use, and then derefs to the register block.
+pub struct Mmio<T> {
+    ptr: NonNull<T>,
+    _block: PhantomData<T>,
+}
+
+impl<T> Mmio<T> {
+    /// # Safety
+    ///
+    /// `addr` must be the (virtual) address of a mapped register block laid out as `T`, valid for
+    /// the rest of the program, and the caller must be its only user.
+    pub const unsafe fn new(addr: usize) -> Self {
+        // SAFETY: the caller promises a valid, hence non-null, block address.
+        let ptr = unsafe { NonNull::new_unchecked(addr as *mut T) };
+        Self { ptr, _block: PhantomData }
+    }
+
+    pub fn addr(&self) -> usize {
+        self.ptr.as_ptr() as usize
+    }
+}
+
+impl<T> Deref for Mmio<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: `new`'s contract: the block is mapped and valid for the program's lifetime.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+// SAFETY: register blocks are made of `tock_registers` cells that perform volatile accesses;
+// sharing the handle between cores is as safe as the hardware block itself, and drivers add the
+// locking their protocol needs.
+unsafe impl<T> Send for Mmio<T> {}
+// SAFETY: see `Send`.
+unsafe impl<T> Sync for Mmio<T> {}

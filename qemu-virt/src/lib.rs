@@ -1,0 +1,18 @@
+//! The emulated Unimem platform.
+//!
+//! `qemu-virt` starts one QEMU `xlnx-zcu102` process per node, with the node's DDR in a shared
+//! memory file, its console on a socket, and (from the platform issue on) its second UART as
+//! the channel for forwarded MMIO and PL interrupts. It decodes every node's console and R5
+//! trace (defmt) and hands the lines to its user — `xtask` for `cargo xtask qemu` and the test
+//! runner.
+//!
+//! The library is the API; the CLI lives in `xtask`.
+
+pub mod console;
+pub mod node;
+pub mod qemu;
+pub mod qmp;
+pub mod shm;
+
+pub use console::{Decoder, Level, Line};
+pub use node::{Event, Node, NodeSpec, Source};

@@ -1,0 +1,279 @@
+//! One emulated node: a QEMU process, its shared DDR, its decoded console and R5 trace.
+//!
+//! Start-up follows ARCHITECTURE.md section 4: we listen on the node's sockets, QEMU connects
+//! as the client (so no early byte is lost), starts paused (`-S`), and runs once [`Node::resume`]
+//! sends `cont` over QMP. Every console line and R5 trace line becomes an [`Event`]; the
+//! node's `Exited` event comes after all of its lines.
+
+use crate::console::{ConsoleError, Decoder, Line};
+use crate::qemu::{self, CommandParts};
+use crate::qmp::{Qmp, QmpError};
+use crate::shm::Ddr;
+use board::Board as _;
+use hal::trace_ring::{TraceReader, TraceRing};
+use std::io::Read;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
+
+/// How long QEMU may take to connect its sockets.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
+/// How often the R5 trace ring is drained.
+const TRACE_POLL: Duration = Duration::from_millis(10);
+
+#[derive(Clone, Debug, Default)]
+pub struct NodeSpec {
+    pub index: usize,
+    pub kernel: PathBuf,
+    /// The R5 image; without one the node has only the four A53s.
+    pub r5: Option<PathBuf>,
+    pub boot_args: Option<String>,
+    /// Enter the kernel at EL2 (`virtualization=on`), as under ATF on hardware.
+    pub virtualization: bool,
+    pub gdb_port: Option<u16>,
+    pub extra_args: Vec<String>,
+}
+
+impl NodeSpec {
+    /// 4 A53 + 2 R5F, or the A53s alone when there is no R5 image.
+    pub fn cpus(&self) -> u32 {
+        if self.r5.is_some() { 6 } else { 4 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// The A53 console (UART0).
+    Console,
+    /// The R5 trace ring.
+    R5Trace,
+}
+
+#[derive(Debug)]
+pub enum Event {
+    Line { node: usize, source: Source, line: Line },
+    /// QEMU ended: its exit status, or `None` if a signal killed it.
+    Exited { node: usize, status: Option<i32> },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error(transparent)]
+    Qemu(#[from] qemu::QemuError),
+    #[error(transparent)]
+    Console(#[from] ConsoleError),
+    #[error("node {node}: {what}: {source}")]
+    Io { node: usize, what: &'static str, source: std::io::Error },
+    #[error("node {node}: QEMU exited while starting ({status}); its output:\n{log}")]
+    EarlyExit { node: usize, status: String, log: String },
+    #[error("node {node}: QEMU did not connect within {CONNECT_TIMEOUT:?}")]
+    ConnectTimeout { node: usize },
+    #[error("node {node}: {source}")]
+    Qmp { node: usize, source: QmpError },
+    #[error("node {node}: boot arguments too long")]
+    BootArgs { node: usize },
+}
+
+pub struct Node {
+    pub index: usize,
+    pid: i32,
+    dir: PathBuf,
+    memory_file: PathBuf,
+    qmp: Qmp,
+    uart0: UnixStream,
+    uart1: UnixStream,
+    ddr: Arc<Ddr>,
+    waiter: Option<JoinHandle<()>>,
+}
+
+fn io(node: usize, what: &'static str) -> impl FnOnce(std::io::Error) -> NodeError {
+    move |source| NodeError::Io { node, what, source }
+}
+
+/// Accepts QEMU's connection on `listener`, or reports why it never came.
+fn accept(node: usize, listener: &UnixListener, child: &mut Child, log: &Path) -> Result<UnixStream, NodeError> {
+    listener.set_nonblocking(true).map_err(io(node, "socket"))?;
+    let deadline = Instant::now() + CONNECT_TIMEOUT;
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false).map_err(io(node, "socket"))?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(io(node, "accept")(e)),
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            return Err(NodeError::EarlyExit { node, status: status.to_string(), log });
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            return Err(NodeError::ConnectTimeout { node });
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+impl Node {
+    /// Starts QEMU for `spec` paused; call [`Node::resume`] to run it.
+    pub fn start(spec: &NodeSpec, qemu: &Path, runtime_dir: &Path, events: Sender<Event>) -> Result<Node, NodeError> {
+        let n = spec.index;
+        let dir = runtime_dir.join(format!("node{n}"));
+        std::fs::create_dir_all(&dir).map_err(io(n, "runtime directory"))?;
+        let memory_file = PathBuf::from("/dev/shm")
+            .join(format!("{}-node{n}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()));
+        let (uart0_path, uart1_path, qmp_path) = (dir.join("uart0"), dir.join("uart1"), dir.join("qmp"));
+        let listeners = [&uart0_path, &uart1_path, &qmp_path].map(|p| {
+            let _ = std::fs::remove_file(p);
+            UnixListener::bind(p)
+        });
+        let [uart0_l, uart1_l, qmp_l] = listeners;
+        let (uart0_l, uart1_l, qmp_l) =
+            (uart0_l.map_err(io(n, "bind"))?, uart1_l.map_err(io(n, "bind"))?, qmp_l.map_err(io(n, "bind"))?);
+
+        let boot_args_file = match &spec.boot_args {
+            Some(text) => {
+                let mut block = vec![0u8; hal::boot_args::HEADER_SIZE + hal::boot_args::MAX_TEXT];
+                let len = hal::boot_args::encode(text, &mut block).ok_or(NodeError::BootArgs { node: n })?;
+                let path = dir.join("bootargs.bin");
+                std::fs::write(&path, &block[..len]).map_err(io(n, "boot arguments"))?;
+                Some(path)
+            }
+            None => None,
+        };
+        let parts = CommandParts {
+            memory_file: &memory_file,
+            uart0_socket: &uart0_path,
+            uart1_socket: &uart1_path,
+            qmp_socket: &qmp_path,
+            boot_args_file: boot_args_file.as_deref(),
+            boot_args_addr: QemuBoard::BOOT_ARGS.expect("the QEMU board has boot arguments"),
+        };
+        let log_path = dir.join("qemu.log");
+        let log = std::fs::File::create(&log_path).map_err(io(n, "log file"))?;
+        let mut child = Command::new(qemu)
+            .args(qemu::node_args(spec, &parts))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(io(n, "log file"))?)
+            .stderr(log)
+            .spawn()
+            .map_err(io(n, "spawn QEMU"))?;
+
+        let uart0 = accept(n, &uart0_l, &mut child, &log_path)?;
+        let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;
+        let qmp_stream = accept(n, &qmp_l, &mut child, &log_path)?;
+        let qmp = Qmp::handshake(qmp_stream).map_err(|source| NodeError::Qmp { node: n, source })?;
+        let ddr = Arc::new(Ddr::open(&memory_file).map_err(io(n, "map DDR"))?);
+
+        let console = {
+            let mut decoder = Decoder::for_elf(&spec.kernel)?;
+            let mut stream = uart0.try_clone().map_err(io(n, "socket"))?;
+            let events = events.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(len @ 1..) = stream.read(&mut buf) {
+                    for line in decoder.feed(&buf[..len]) {
+                        let _ = events.send(Event::Line { node: n, source: Source::Console, line });
+                    }
+                }
+            })
+        };
+        let stop_trace = Arc::new(AtomicBool::new(false));
+        let trace = match &spec.r5 {
+            Some(elf) => Some(spawn_trace_drain(n, Decoder::for_elf(elf)?, ddr.clone(), stop_trace.clone(), events.clone())),
+            None => None,
+        };
+        let pid = child.id() as i32;
+        let waiter = std::thread::spawn(move || {
+            let status = child.wait().ok().and_then(|s| s.code());
+            let _ = console.join();
+            stop_trace.store(true, Ordering::Release);
+            if let Some(t) = trace {
+                let _ = t.join();
+            }
+            let _ = events.send(Event::Exited { node: n, status });
+        });
+        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, waiter: Some(waiter) })
+    }
+
+    /// Lets the paused node run.
+    pub fn resume(&mut self) -> Result<(), NodeError> {
+        self.qmp.execute("cont").map(drop).map_err(|source| NodeError::Qmp { node: self.index, source })
+    }
+
+    /// Bytes written here arrive on the node's console UART (keyboard input).
+    pub fn console_input(&self) -> std::io::Result<UnixStream> {
+        self.uart0.try_clone()
+    }
+
+    /// The node's second UART (the platform channel).
+    pub fn platform_channel(&self) -> std::io::Result<UnixStream> {
+        self.uart1.try_clone()
+    }
+
+    pub fn ddr(&self) -> &Arc<Ddr> {
+        &self.ddr
+    }
+
+    /// Kills QEMU at once (its `Exited` event still follows).
+    pub fn kill(&self) {
+        // SAFETY: signalling our own child process by pid; it is reaped by the waiter thread.
+        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+    }
+
+    /// Kills QEMU if it still runs and waits until its last events were sent.
+    pub fn shut_down(&mut self) {
+        self.kill();
+        if let Some(w) = self.waiter.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.shut_down();
+        let _ = std::fs::remove_file(&self.memory_file);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn spawn_trace_drain(
+    node: usize,
+    mut decoder: Decoder,
+    ddr: Arc<Ddr>,
+    stop: Arc<AtomicBool>,
+    events: Sender<Event>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut reader = TraceReader::new();
+        let mut bytes = Vec::new();
+        loop {
+            // Read `stop` before draining so the last drain happens after QEMU ended.
+            let last = stop.load(Ordering::Acquire);
+            // SAFETY: TraceRing is made of atomics and bytes read volatilely; any bit pattern
+            // is valid and torn data is detected by the reader.
+            if let Some(ring) = unsafe { ddr.view::<TraceRing>(QemuBoard::TRACE_RING_BASE) }
+                && ring.is_valid()
+            {
+                bytes.clear();
+                reader.poll(ring, &mut bytes);
+                for line in decoder.feed(&bytes) {
+                    let _ = events.send(Event::Line { node, source: Source::R5Trace, line });
+                }
+            }
+            if last {
+                break;
+            }
+            std::thread::sleep(TRACE_POLL);
+        }
+    })
+}

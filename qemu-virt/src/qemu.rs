@@ -1,0 +1,112 @@
+//! Finding QEMU and building a node's command line (facts in ARCHITECTURE.md section 4).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const QEMU_BINARY: &str = "qemu-system-aarch64";
+/// `xlnx-zcu102` with the RPU startable through PSCI and `memory-backend` support.
+pub const MIN_VERSION: (u32, u32) = (7, 2);
+
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    #[error("{QEMU_BINARY} was not found on PATH")]
+    NotFound,
+    #[error("cannot run {QEMU_BINARY} --version: {0}")]
+    Version(String),
+    #[error("QEMU {found} is too old: at least {}.{} is needed", MIN_VERSION.0, MIN_VERSION.1)]
+    TooOld { found: String },
+}
+
+/// Parses "QEMU emulator version 10.0.2 (Debian ...)" into (10, 0).
+pub fn parse_version(output: &str) -> Option<(u32, u32)> {
+    let rest = output.split("version ").nth(1)?;
+    let mut parts = rest.split(|c: char| !c.is_ascii_digit());
+    Some((parts.next()?.parse().ok()?, parts.next()?.parse().ok()?))
+}
+
+/// Finds QEMU and checks its version; returns the binary's path and version text.
+pub fn find() -> Result<(PathBuf, String), QemuError> {
+    let path = std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(QEMU_BINARY)).find(|p| p.is_file()))
+        .ok_or(QemuError::NotFound)?;
+    let out = Command::new(&path).arg("--version").output().map_err(|e| QemuError::Version(e.to_string()))?;
+    let text = String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().to_string();
+    let version = parse_version(&text).ok_or_else(|| QemuError::Version(text.clone()))?;
+    if version < MIN_VERSION {
+        return Err(QemuError::TooOld { found: text });
+    }
+    Ok((path, text))
+}
+
+/// What a node's QEMU needs to know about its files and sockets.
+pub struct CommandParts<'a> {
+    pub memory_file: &'a Path,
+    pub uart0_socket: &'a Path,
+    pub uart1_socket: &'a Path,
+    pub qmp_socket: &'a Path,
+    pub boot_args_file: Option<&'a Path>,
+    pub boot_args_addr: u64,
+}
+
+/// Builds the arguments for one node (without the binary).
+pub fn node_args(spec: &crate::NodeSpec, parts: &CommandParts<'_>) -> Vec<String> {
+    let machine = if spec.virtualization { "xlnx-zcu102,memory-backend=ram,virtualization=on" } else { "xlnx-zcu102,memory-backend=ram" };
+    let mut args: Vec<String> = vec![
+        "-M".into(),
+        machine.into(),
+        "-smp".into(),
+        spec.cpus().to_string(),
+        "-m".into(),
+        "2G".into(),
+        "-object".into(),
+        format!("memory-backend-file,id=ram,size=2G,mem-path={},share=on", parts.memory_file.display()),
+        "-display".into(),
+        "none".into(),
+        "-audio".into(),
+        "none".into(),
+        "-chardev".into(),
+        format!("socket,id=uart0,path={}", parts.uart0_socket.display()),
+        "-serial".into(),
+        "chardev:uart0".into(),
+        "-chardev".into(),
+        format!("socket,id=uart1,path={}", parts.uart1_socket.display()),
+        "-serial".into(),
+        "chardev:uart1".into(),
+        "-chardev".into(),
+        format!("socket,id=qmp,path={}", parts.qmp_socket.display()),
+        "-mon".into(),
+        "chardev=qmp,mode=control".into(),
+        "-semihosting-config".into(),
+        "enable=on,target=native".into(),
+        "-S".into(),
+    ];
+    if let Some(r5) = &spec.r5 {
+        args.push("-device".into());
+        args.push(format!("loader,file={}", r5.display()));
+    }
+    args.push("-device".into());
+    args.push(format!("loader,file={},cpu-num=0", spec.kernel.display()));
+    if let Some(file) = parts.boot_args_file {
+        args.push("-device".into());
+        args.push(format!("loader,file={},addr={:#x},force-raw=on", file.display(), parts.boot_args_addr));
+    }
+    if let Some(port) = spec.gdb_port {
+        args.push("-gdb".into());
+        args.push(format!("tcp::{port}"));
+    }
+    args.extend(spec.extra_args.iter().cloned());
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_qemu_version_lines() {
+        assert_eq!(parse_version("QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2)"), Some((10, 0)));
+        assert_eq!(parse_version("QEMU emulator version 7.2.15"), Some((7, 2)));
+        assert_eq!(parse_version("something else"), None);
+        assert!((7, 1) < MIN_VERSION && (8, 0) > MIN_VERSION);
+    }
+}

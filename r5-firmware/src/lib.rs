@@ -1,0 +1,14 @@
+//! The R5 firmware's logic, host-testable. The image (`src/main.rs`) wires it to the shared
+//! rings, the trace ring and the board.
+#![cfg_attr(not(test), no_std)]
+
+pub mod service;
+
+#[cfg(target_arch = "arm")]
+pub mod trace;
+
+/// The board this firmware is built for.
+pub type Board = board::Selected;
+
+/// Reported to the A53 in the ready message: major << 16 | minor << 8 | patch.
+pub const VERSION: u32 = 0x00_01_00;

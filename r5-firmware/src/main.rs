@@ -1,0 +1,112 @@
+//! The R5 firmware image: MPU from the board, trace ring, then serve the A53's requests.
+#![no_std]
+#![no_main]
+
+use aarch32_cpu::register::{Dfar, Dfsr, Ifar, Ifsr};
+use aarch32_rt::{entry, exception};
+use board::{Board as _, R5Wait};
+use hal::ipc::{IpcArea, Message};
+use r5_firmware::service::{Action, Service};
+use r5_firmware::{Board, VERSION, trace};
+
+fn ipc_area() -> &'static IpcArea {
+    // SAFETY: the board reserves this shared region for the IPC area at the same address on
+    // both processors; it is accessed only through `IpcArea`'s atomics and rings.
+    unsafe { &*(Board::IPC_BASE as *const IpcArea) }
+}
+
+/// Waits a little for news (see `board::R5Wait`).
+fn wait_for_news() {
+    match Board::R5_WAIT {
+        // QEMU: WFE yields the emulated core; the loop re-checks the rings (and, later, the
+        // event word the platform bumps).
+        R5Wait::EventWord { .. } => aarch32_cpu::asm::wfe(),
+        R5Wait::Poll => core::hint::spin_loop(),
+    }
+}
+
+#[entry]
+fn main() -> ! {
+    trace::init();
+    defmt::info!("R5 firmware {=u32:#x} on {=str}", VERSION, Board::NAME);
+    if let Err(e) = boot::r5::configure_mpu(Board::R5_MEMORY) {
+        defmt::error!("MPU set-up failed: {}", defmt::Debug2Format(&e));
+    }
+    let area = ipc_area();
+    while !area.is_valid() {
+        wait_for_news();
+    }
+    // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`.
+    let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
+    let mut send = |msg: Message| {
+        // A full reply ring is back-pressure, never a reason to drop: wait for the A53.
+        while tx.push(msg).is_err() {
+            wait_for_news();
+        }
+    };
+    send(Service::ready(VERSION));
+    defmt::info!("serving requests");
+    let mut service = Service::new();
+    loop {
+        while let Some(request) = rx.pop() {
+            let (reply, action) = service.handle(&request);
+            match action {
+                Action::TraceNonce(nonce) => defmt::info!("trace nonce {=u64:#x}", nonce),
+                Action::None => {}
+            }
+            if reply.op == hal::ipc::op::UNKNOWN {
+                defmt::warn!("unknown request op {=u32:#x} (seq {=u32})", request.op, request.seq);
+            }
+            send(reply);
+        }
+        wait_for_news();
+    }
+}
+
+fn halt() -> ! {
+    loop {
+        aarch32_cpu::asm::wfi();
+    }
+}
+
+#[exception(DataAbort)]
+fn data_abort(addr: usize) -> ! {
+    defmt::error!(
+        "data abort at PC {=usize:#010x}: DFAR {=u32:#010x}, DFSR {=u32:#010x}",
+        addr,
+        Dfar::read().0,
+        Dfsr::read().raw_value()
+    );
+    halt()
+}
+
+#[exception(PrefetchAbort)]
+fn prefetch_abort(addr: usize) -> ! {
+    defmt::error!(
+        "prefetch abort at PC {=usize:#010x}: IFAR {=u32:#010x}, IFSR {=u32:#010x}",
+        addr,
+        Ifar::read().0,
+        Ifsr::read().raw_value()
+    );
+    halt()
+}
+
+#[exception(Undefined)]
+fn undefined(addr: usize) -> ! {
+    defmt::error!("undefined instruction at PC {=usize:#010x}", addr);
+    halt()
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    match info.location() {
+        Some(loc) => defmt::error!(
+            "panicked at {=str}:{=u32}: {}",
+            loc.file(),
+            loc.line(),
+            defmt::Display2Format(&info.message())
+        ),
+        None => defmt::error!("panicked: {}", defmt::Display2Format(&info.message())),
+    }
+    halt()
+}

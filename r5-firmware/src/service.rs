@@ -1,0 +1,86 @@
+//! Requests from the A53 and what the firmware answers (`hal::ipc::op`).
+
+use hal::ipc::{Message, op};
+
+/// What the image must do besides sending the reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    None,
+    /// Write a trace line carrying this nonce before replying.
+    TraceNonce(u64),
+}
+
+#[derive(Debug, Default)]
+pub struct Service {
+    pub requests: u64,
+    pub replies: u64,
+}
+
+impl Service {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The ready message sent once when the firmware runs.
+    pub fn ready(version: u32) -> Message {
+        Message::new(op::READY, 0, [u64::from(version), 0, 0, 0, 0, 0, 0])
+    }
+
+    /// Answers one request. Every request gets exactly one reply, unknown ones included.
+    pub fn handle(&mut self, req: &Message) -> (Message, Action) {
+        self.requests += 1;
+        let mut action = Action::None;
+        let reply = match req.op {
+            op::PING => Message::new(op::PING | op::REPLY, req.seq, [self.requests, self.replies, 0, 0, 0, 0, 0]),
+            op::ECHO => Message::new(op::ECHO | op::REPLY, req.seq, req.args),
+            op::TRACE_NONCE => {
+                action = Action::TraceNonce(req.args[0]);
+                Message::new(op::TRACE_NONCE | op::REPLY, req.seq, [req.args[0], 0, 0, 0, 0, 0, 0])
+            }
+            unknown => Message::new(op::UNKNOWN, req.seq, [u64::from(unknown), 0, 0, 0, 0, 0, 0]),
+        };
+        self.replies += 1;
+        (reply, action)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn echo_returns_sequence_and_arguments() {
+        let mut s = Service::new();
+        let req = Message::new(op::ECHO, 77, [1, 2, 3, 4, 5, 6, 7]);
+        let (reply, action) = s.handle(&req);
+        assert_eq!(reply, Message::new(op::ECHO | op::REPLY, 77, [1, 2, 3, 4, 5, 6, 7]));
+        assert_eq!(action, Action::None);
+    }
+
+    #[test]
+    fn ping_reports_counters() {
+        let mut s = Service::new();
+        s.handle(&Message::new(op::ECHO, 1, [0; 7]));
+        let (reply, _) = s.handle(&Message::new(op::PING, 2, [0; 7]));
+        assert_eq!(reply.args[0], 2);
+        assert_eq!(reply.args[1], 1);
+    }
+
+    #[test]
+    fn trace_nonce_asks_for_a_trace_line() {
+        let (reply, action) = Service::new().handle(&Message::new(op::TRACE_NONCE, 3, [0xabc, 0, 0, 0, 0, 0, 0]));
+        assert_eq!(action, Action::TraceNonce(0xabc));
+        assert_eq!(reply.args[0], 0xabc);
+    }
+
+    #[test]
+    fn unknown_and_reply_ops_get_an_error_reply() {
+        let mut s = Service::new();
+        for bad in [0, 0x7777, op::REPLY | op::ECHO, u32::MAX] {
+            let (reply, _) = s.handle(&Message::new(bad, 9, [0; 7]));
+            assert_eq!(reply.op, op::UNKNOWN);
+            assert_eq!(reply.args[0], u64::from(bad));
+            assert_eq!(reply.seq, 9);
+        }
+    }
+}

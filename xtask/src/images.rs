@@ -1,0 +1,107 @@
+//! Building the bare-metal images.
+//!
+//! The A53 kernel builds with the prebuilt `aarch64-unknown-none` standard library. The R5 has
+//! no prebuilt one on stable, so its `core` is built from `rust-src` (`-Zbuild-std`, allowed on
+//! stable with `RUSTC_BOOTSTRAP=1`) in a target directory of its own, so that the flag does not
+//! invalidate the host build.
+
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub const A53_TARGET: &str = "aarch64-unknown-none";
+pub const R5_TARGET: &str = "armv7r-none-eabihf";
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub release: bool,
+    pub qfdb: bool,
+}
+
+impl Options {
+    fn profile(self) -> &'static str {
+        if self.release { "fw-release" } else { "fw-dev" }
+    }
+}
+
+/// Paths of the built images.
+#[derive(Clone, Debug)]
+pub struct Images {
+    pub kernel: PathBuf,
+    pub ktest: PathBuf,
+    pub r5: PathBuf,
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(workspace_root());
+    cmd
+}
+
+fn run(mut cmd: Command, what: &str) -> anyhow::Result<()> {
+    let status = cmd.status().with_context(|| format!("cannot run cargo for {what}"))?;
+    if !status.success() {
+        bail!("building {what} failed");
+    }
+    Ok(())
+}
+
+fn features(opts: Options) -> String {
+    if opts.qfdb { "image,qfdb".into() } else { "image".into() }
+}
+
+/// Fails with instructions when the rust-src component (needed for the R5's core) is missing.
+fn check_rust_src() -> anyhow::Result<()> {
+    let out = Command::new("rustc").args(["--print", "sysroot"]).current_dir(workspace_root()).output()?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if !sysroot.join("lib/rustlib/src/rust/library/core").is_dir() {
+        bail!("the R5 core library is built from source, but rust-src is missing: run `rustup component add rust-src`");
+    }
+    Ok(())
+}
+
+pub fn build_kernel(opts: Options) -> anyhow::Result<()> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--package", "a53-kernel", "--bins", "--target", A53_TARGET, "--profile", opts.profile()]);
+    cmd.args(["--features", &features(opts)]);
+    run(cmd, "the A53 kernel")
+}
+
+pub fn build_r5(opts: Options) -> anyhow::Result<()> {
+    check_rust_src()?;
+    let mut cmd = cargo();
+    cmd.env("RUSTC_BOOTSTRAP", "1");
+    cmd.args(["build", "--package", "r5-firmware", "--target", R5_TARGET, "--profile", opts.profile()]);
+    cmd.args(["--features", &features(opts)]);
+    cmd.args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem"]);
+    cmd.arg("--target-dir").arg(r5_target_dir());
+    run(cmd, "the R5 firmware")
+}
+
+fn r5_target_dir() -> PathBuf {
+    workspace_root().join("target").join("r5")
+}
+
+pub fn paths(opts: Options) -> Images {
+    let root = workspace_root().join("target");
+    let a53 = root.join(A53_TARGET).join(opts.profile());
+    Images {
+        kernel: a53.join("a53-kernel"),
+        ktest: a53.join("a53-ktest"),
+        r5: r5_target_dir().join(R5_TARGET).join(opts.profile()).join("r5-firmware"),
+    }
+}
+
+pub fn build_all(opts: Options) -> anyhow::Result<Images> {
+    build_kernel(opts)?;
+    build_r5(opts)?;
+    let images = paths(opts);
+    for image in [&images.kernel, &images.ktest, &images.r5] {
+        println!("built {}", image.strip_prefix(workspace_root()).unwrap_or(image).display());
+    }
+    Ok(images)
+}

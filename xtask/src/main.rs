@@ -1,0 +1,99 @@
+//! `cargo xtask`: the one entry point for building, running, testing and packaging.
+//!
+//! Every subcommand is what CI and the README use; nothing else is needed on top of cargo.
+
+mod images;
+mod qemu_run;
+mod setup;
+mod size;
+mod testing;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Build, run, test and package the Unimem stack")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the A53 kernel (and its test image) and the R5 firmware.
+    Build {
+        #[arg(long)]
+        release: bool,
+        /// Build for the QFDB board instead of QEMU's zcu102.
+        #[arg(long)]
+        qfdb: bool,
+    },
+    /// Show text/data/bss of both images against their budgets (fails when over).
+    Size {
+        #[arg(long)]
+        release: bool,
+    },
+    /// Boot the emulated system and show every console, decoded.
+    Qemu {
+        /// Number of nodes.
+        #[arg(long, default_value_t = 1)]
+        nodes: usize,
+        #[arg(long)]
+        release: bool,
+        /// Start QEMU's gdb stub (paused) and print how to attach to the A53 and the R5.
+        #[arg(long)]
+        gdb: bool,
+        /// Extra boot arguments for the kernel.
+        #[arg(long)]
+        boot_args: Option<String>,
+    },
+    /// Run every test: host unit tests, then the on-target test images in QEMU.
+    Test {
+        /// Run only tests whose name contains this.
+        filter: Option<String>,
+        /// List the tests instead of running them.
+        #[arg(long)]
+        list: bool,
+        #[arg(long)]
+        release: bool,
+        /// Skip the host unit tests.
+        #[arg(long)]
+        target_only: bool,
+        /// Skip the on-target tests.
+        #[arg(long)]
+        host_only: bool,
+        /// Run the on-target tests on a board behind this serial port instead of QEMU.
+        #[arg(long)]
+        serial: Option<PathBuf>,
+        #[arg(long, default_value_t = 115_200)]
+        baud: u32,
+    },
+    /// Install QEMU if it is missing (Debian bookworm-backports), or say how.
+    Setup,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),
+        Command::Size { release } => size::run(release),
+        Command::Qemu { nodes, release, gdb, boot_args } => qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args }),
+        Command::Test { filter, list, release, target_only, host_only, serial, baud } => testing::run(testing::Options {
+            filter,
+            list,
+            release,
+            host: !target_only,
+            target: !host_only,
+            serial,
+            baud,
+        }),
+        Command::Setup => setup::ensure_qemu().map(drop),
+    };
+    match result {
+        Ok(()) => {}
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}

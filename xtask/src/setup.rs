@@ -1,0 +1,56 @@
+//! Making sure QEMU is there: Debian bookworm-backports' `qemu-system-arm` (QEMU 10), installed
+//! with apt when we are root, otherwise the exact commands to run.
+
+use anyhow::bail;
+use std::path::PathBuf;
+use std::process::Command;
+
+const BACKPORTS_SOURCE: &str = "/etc/apt/sources.list.d/bookworm-backports.sources";
+const BACKPORTS_ENTRY: &str = "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
+
+fn instructions() -> String {
+    format!(
+        "install QEMU 10 from Debian bookworm-backports:\n\
+         \x20 sudo tee {BACKPORTS_SOURCE} <<'EOF'\n{BACKPORTS_ENTRY}EOF\n\
+         \x20 sudo apt-get update\n\
+         \x20 sudo apt-get install -y -t bookworm-backports qemu-system-arm"
+    )
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn apt(args: &[&str]) -> anyhow::Result<()> {
+    let status = Command::new("apt-get").args(args).env("DEBIAN_FRONTEND", "noninteractive").status()?;
+    if !status.success() {
+        bail!("apt-get {} failed", args.join(" "));
+    }
+    Ok(())
+}
+
+/// Returns QEMU's path, installing it first when possible.
+pub fn ensure_qemu() -> anyhow::Result<PathBuf> {
+    match qemu_virt::qemu::find() {
+        Ok((path, version)) => {
+            eprintln!("using {version}");
+            return Ok(path);
+        }
+        Err(qemu_virt::qemu::QemuError::TooOld { found }) => eprintln!("{found} is too old"),
+        Err(e) => eprintln!("{e}"),
+    }
+    let debian = std::fs::read_to_string("/etc/os-release").is_ok_and(|s| s.contains("bookworm"));
+    if !(is_root() && debian) {
+        bail!("QEMU >= {}.{} is needed; {}", qemu_virt::qemu::MIN_VERSION.0, qemu_virt::qemu::MIN_VERSION.1, instructions());
+    }
+    eprintln!("installing qemu-system-arm from bookworm-backports");
+    if !std::path::Path::new(BACKPORTS_SOURCE).exists() {
+        std::fs::write(BACKPORTS_SOURCE, BACKPORTS_ENTRY)?;
+    }
+    apt(&["update", "-qq"])?;
+    apt(&["install", "-y", "-qq", "-t", "bookworm-backports", "qemu-system-arm"])?;
+    let (path, version) = qemu_virt::qemu::find()?;
+    eprintln!("installed {version}");
+    Ok(path)
+}

@@ -1,0 +1,119 @@
+//! The on-target runs `cargo xtask test` makes: which image, how QEMU is set up, what the run
+//! must show.
+
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Image {
+    /// `a53-ktest`: the kernel's test image.
+    Ktest,
+    /// `a53-kernel`: the demo kernel.
+    Kernel,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub enum Expect {
+    /// The image runs its tests (selected by the filter) and ends with the summary line.
+    Summary,
+    /// A single runner-level test: the run must end with `status` and its output (console and
+    /// R5 trace, which arrive interleaved) must contain every one of `must_contain`.
+    Output { test: &'static str, status: i32, must_contain: &'static [&'static str] },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct TargetRun {
+    pub name: &'static str,
+    pub image: Image,
+    /// Load and start the R5 firmware (QEMU -smp 6); without it only the A53s exist.
+    pub r5: bool,
+    /// Enter the kernel at EL2 (`virtualization=on`).
+    pub virtualization: bool,
+    pub boot_args: &'static str,
+    pub timeout: Duration,
+    pub expect: Expect,
+}
+
+impl TargetRun {
+    /// Whether the run has anything selected by `filter` (summary runs decide on target).
+    pub fn selected(&self, filter: Option<&str>) -> bool {
+        match (self.expect, filter) {
+            (_, None) | (Expect::Summary, Some(_)) => true,
+            (Expect::Output { test, .. }, Some(f)) => test.contains(f),
+        }
+    }
+}
+
+pub const RUNS: &[TargetRun] = &[
+    TargetRun {
+        name: "ktest",
+        image: Image::Ktest,
+        r5: true,
+        virtualization: false,
+        boot_args: "",
+        timeout: Duration::from_secs(240),
+        expect: Expect::Summary,
+    },
+    // The hardware entry path: ATF enters the kernel at EL2. QEMU with virtualization=on does
+    // the same, but cannot start the R5 then, so this run has the A53s only.
+    TargetRun {
+        name: "ktest-el2",
+        image: Image::Ktest,
+        r5: false,
+        virtualization: true,
+        boot_args: "filter=boot:: expect-el=2",
+        timeout: Duration::from_secs(120),
+        expect: Expect::Summary,
+    },
+    TargetRun {
+        name: "demo",
+        image: Image::Kernel,
+        r5: true,
+        virtualization: false,
+        boot_args: "exit",
+        timeout: Duration::from_secs(120),
+        expect: Expect::Output {
+            test: "runner::demo_boots_all_cores_and_the_r5",
+            status: 0,
+            must_contain: &[
+                "entered at EL1",
+                "4 A53 cores online",
+                "[r5] INFO  R5 firmware",
+                "RPU firmware 0x100 is up",
+                "R5 answered ping",
+                "demo finished",
+            ],
+        },
+    },
+    TargetRun {
+        name: "crash-panic",
+        image: Image::Ktest,
+        r5: false,
+        virtualization: false,
+        boot_args: "crash=panic",
+        timeout: Duration::from_secs(120),
+        expect: Expect::Output {
+            test: "runner::panic_prints_message_and_location",
+            status: 101,
+            must_contain: &["panicked at a53-kernel/src/ktest/exceptions.rs:", "deliberate panic for the runner (value 42)"],
+        },
+    },
+    TargetRun {
+        name: "crash-fault",
+        image: Image::Ktest,
+        r5: false,
+        virtualization: false,
+        boot_args: "crash=fault",
+        timeout: Duration::from_secs(120),
+        expect: Expect::Output {
+            test: "runner::unhandled_data_abort_is_reported_with_registers",
+            status: 102,
+            must_contain: &[
+                "unhandled data abort (translation fault, level 1) at ELR 0xffffffff8",
+                "FAR 0xffffffc0000dead0, ESR 0x96000005",
+                "x00 ",
+                "x28 ",
+                "elr ffffffff8",
+            ],
+        },
+    },
+];
