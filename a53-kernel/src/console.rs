@@ -39,7 +39,8 @@ struct PerCore(UnsafeCell<[CoreLog; CORES]>);
 unsafe impl Sync for PerCore {}
 
 static LOGS: PerCore = PerCore(UnsafeCell::new(
-    [const { CoreLog { depth: 0, irq: [None, None, None], encoder: [const { defmt::Encoder::new() }; MAX_DEPTH] } }; CORES],
+    [const { CoreLog { depth: 0, irq: [None, None, None], encoder: [const { defmt::Encoder::new() }; MAX_DEPTH] } };
+        CORES],
 ));
 
 /// This core's logger state.
@@ -99,8 +100,9 @@ unsafe impl defmt::Logger for Logger {
             log.irq[log.depth] = Some(irq);
             log.encoder[log.depth].start_frame(emit);
         } else {
-            // Too deep to log: keep the bracket balanced, write nothing.
-            core::mem::forget(irq);
+            // Too deep to log: keep the bracket balanced and write nothing. IRQs stay masked;
+            // the outermost frame restores them.
+            let _ = irq;
         }
         log.depth += 1;
     }

@@ -4,8 +4,8 @@ use crate::Board;
 use crate::arch::phys_to_virt;
 use crate::irq_table::{Handler, HandlerTable, IrqError};
 use board::Board as _;
-pub use hal::gic400::{IntId, Trigger};
 use hal::gic400::{CpuInterface, Distributor};
+pub use hal::gic400::{IntId, Trigger};
 
 // SAFETY: the GIC blocks are mapped device memory; the distributor is only driven through this
 // module (its registers are either per-interrupt or banked, and set-up happens once per core),

@@ -82,9 +82,7 @@ pub fn plan(regions: &[Region], image: &ImageLayout) -> Result<Plan, PlanError> 
     let pieces = image_pieces(image);
     let image_span = image.text.start..image.stacks.end;
     let mut plan = Plan::new();
-    let mut push = |pa: Range<u64>, attr: Attr| {
-        plan.push(MapEntry { pa, attr }).map_err(|_| PlanError::TooManyEntries)
-    };
+    let mut push = |pa: Range<u64>, attr: Attr| plan.push(MapEntry { pa, attr }).map_err(|_| PlanError::TooManyEntries);
     let mut image_placed = false;
     for region in regions {
         let Some(attr) = region_attr(region.kind) else { continue };

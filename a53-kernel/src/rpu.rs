@@ -46,10 +46,12 @@ pub fn start() -> Result<u32, RpuError> {
         *RX.lock() = Some(ring(&area.to_a53).consumer());
     }
     match Board::RPU_START {
-        RpuStart::PsciCpuOn { mpidr } => psci::cpu_on_32(mpidr as u32, R5_ENTRY as u32, 0)
-            .map_err(RpuError::PsciCpuOn)?,
-        RpuStart::PmRequestWakeup { node_id } => crate::arch::pm::request_wakeup(node_id, R5_ENTRY)
-            .map_err(RpuError::PmWakeup)?,
+        RpuStart::PsciCpuOn { mpidr } => {
+            psci::cpu_on_32(mpidr as u32, R5_ENTRY as u32, 0).map_err(RpuError::PsciCpuOn)?
+        }
+        RpuStart::PmRequestWakeup { node_id } => {
+            crate::arch::pm::request_wakeup(node_id, R5_ENTRY).map_err(RpuError::PmWakeup)?
+        }
     }
     let ready = wait_reply(|m| m.op == ipc::op::READY, crate::timer::hz() * 5).ok_or(RpuError::NoReadyMessage)?;
     let version = ready.args[0] as u32;

@@ -23,9 +23,9 @@ struct SendJob(Job);
 // SAFETY: the job is a `Sync` closure that outlives its use (run_on waits for completion).
 unsafe impl Send for SendJob {}
 
-static SLOTS: [WorkSlot; CORES] = [const {
-    WorkSlot { job: spin::Mutex::new(None), done: AtomicBool::new(true), requester: AtomicU32::new(0) }
-}; CORES];
+static SLOTS: [WorkSlot; CORES] =
+    [const { WorkSlot { job: spin::Mutex::new(None), done: AtomicBool::new(true), requester: AtomicU32::new(0) } };
+        CORES];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SmpError {

@@ -22,9 +22,8 @@ struct CoreTimer {
     alarm: AtomicUsize,
 }
 
-static CORE_TIMERS: [CoreTimer; CORES] = [const {
-    CoreTimer { period: AtomicU64::new(0), next: AtomicU64::new(NONE), alarm: AtomicUsize::new(0) }
-}; CORES];
+static CORE_TIMERS: [CoreTimer; CORES] =
+    [const { CoreTimer { period: AtomicU64::new(0), next: AtomicU64::new(NONE), alarm: AtomicUsize::new(0) } }; CORES];
 
 pub type AlarmCallback = fn(now: u64);
 

@@ -68,3 +68,11 @@ pub const DDR_LAYOUT: DdrLayout = DdrLayout {
     frames: 0x0500_0000,
     frames_end: DDR_LOW_END,
 };
+
+// The linear map is the whole 39-bit upper range (512 GiB of physical addresses); the image
+// view is its top 2 GiB, so the kernel image must sit below 2 GiB physical; the R5's TCM
+// stand-ins must end before the shared area.
+const _: () = assert!(KERNEL_VA_OFFSET.wrapping_neg() == 1 << 39);
+const _: () = assert!(KERNEL_IMAGE_VA_OFFSET.wrapping_neg() == 2 << 30);
+const _: () = assert!(DDR_LAYOUT.kernel_image + DDR_LAYOUT.kernel_image_max <= 2 << 30);
+const _: () = assert!(R5_BTCM.0 + R5_BTCM.1 <= SHARED_BASE);

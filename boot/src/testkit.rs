@@ -26,18 +26,18 @@ impl Test {
         Self { suite, name, run }
     }
 
-    /// A test is selected when `suite::name` contains the filter (like `cargo test`).
-    pub fn matches(&self, filter: Option<&str>) -> bool {
-        filter.is_none_or(|f| contains_joined(self.suite, self.name, f))
+    /// A test is selected when `suite::name` contains every filter (like `cargo test`, with
+    /// several filters meaning "all of them").
+    pub fn matches(&self, filters: &[&str]) -> bool {
+        filters.iter().all(|f| contains_joined(self.suite, self.name, f))
     }
 }
 
 /// `suite::name` contains `needle`, without building the joined string.
 fn contains_joined(suite: &str, name: &str, needle: &str) -> bool {
     let joined_len = suite.len() + 2 + name.len();
-    (0..=joined_len.saturating_sub(needle.len())).any(|start| {
-        needle.bytes().enumerate().all(|(i, b)| joined_byte(suite, name, start + i) == Some(b))
-    })
+    (0..=joined_len.saturating_sub(needle.len()))
+        .any(|start| needle.bytes().enumerate().all(|(i, b)| joined_byte(suite, name, start + i) == Some(b)))
 }
 
 fn joined_byte(suite: &str, name: &str, i: usize) -> Option<u8> {
@@ -66,8 +66,8 @@ pub struct Summary {
 }
 
 /// Runs (or lists) the selected tests in order, reports each, and ends with the summary.
-pub fn run(tests: &[Test], filter: Option<&str>, list_only: bool, out: &mut impl Reporter) -> Summary {
-    let summary = run_without_summary(tests, filter, list_only, out);
+pub fn run(tests: &[Test], filters: &[&str], list_only: bool, out: &mut impl Reporter) -> Summary {
+    let summary = run_without_summary(tests, filters, list_only, out);
     if !list_only {
         out.summary(summary.passed, summary.failed);
     }
@@ -75,9 +75,9 @@ pub fn run(tests: &[Test], filter: Option<&str>, list_only: bool, out: &mut impl
 }
 
 /// Like [`run`], for one of several groups of tests: no summary line.
-pub fn run_without_summary(tests: &[Test], filter: Option<&str>, list_only: bool, out: &mut impl Reporter) -> Summary {
+pub fn run_without_summary(tests: &[Test], filters: &[&str], list_only: bool, out: &mut impl Reporter) -> Summary {
     let mut summary = Summary::default();
-    for test in tests.iter().filter(|t| t.matches(filter)) {
+    for test in tests.iter().filter(|t| t.matches(filters)) {
         if list_only {
             out.listed(test);
             continue;
@@ -131,7 +131,7 @@ mod tests {
     #[test]
     fn runs_all_and_counts() {
         let mut out = Lines::default();
-        assert_eq!(run(TESTS, None, false, &mut out), Summary { passed: 2, failed: 1 });
+        assert_eq!(run(TESTS, &[], false, &mut out), Summary { passed: 2, failed: 1 });
         assert_eq!(out.0.last().unwrap(), "2 passed, 1 failed");
         assert_eq!(out.0[1], "test exceptions::undefined_recovered ... FAILED");
     }
@@ -140,7 +140,7 @@ mod tests {
     fn filters_like_cargo_test() {
         let names = |f| {
             let mut out = Lines::default();
-            run(TESTS, Some(f), true, &mut out);
+            run(TESTS, &[f], true, &mut out);
             out.0
         };
         assert_eq!(names("smp").len(), 1);
@@ -149,5 +149,8 @@ mod tests {
         assert_eq!(names("exceptions::undef").len(), 1);
         assert_eq!(names("s::data").len(), 1);
         assert_eq!(names("nothing").len(), 0);
+        let mut out = Lines::default();
+        run(TESTS, &["exceptions", "undef"], true, &mut out);
+        assert_eq!(out.0, ["test exceptions::undefined_recovered"], "filters combine");
     }
 }

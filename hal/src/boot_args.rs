@@ -59,9 +59,17 @@ impl<'a> BootArgs<'a> {
         self.text
     }
 
-    /// The value of `key=value`, if present.
+    /// The value of the first `key=value`, if present.
     pub fn value(&self, key: &str) -> Option<&'a str> {
-        self.text.split_ascii_whitespace().find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        self.values(key).next()
+    }
+
+    /// Every value of `key=value`, in order (a key may repeat).
+    pub fn values<'k>(&self, key: &'k str) -> impl Iterator<Item = &'a str> + 'k
+    where
+        'a: 'k,
+    {
+        self.text.split_ascii_whitespace().filter_map(move |w| w.strip_prefix(key)?.strip_prefix('='))
     }
 
     /// Whether the bare word `flag` is present.
@@ -77,9 +85,10 @@ mod tests {
     #[test]
     fn round_trip() {
         let mut block = [0u8; 128];
-        let n = encode("filter=smp::sgi list", &mut block).unwrap();
+        let n = encode("filter=smp::sgi list filter=matrix", &mut block).unwrap();
         let args = BootArgs::decode(&block[..n]).unwrap();
         assert_eq!(args.value("filter"), Some("smp::sgi"));
+        assert_eq!(args.values("filter").collect::<std::vec::Vec<_>>(), ["smp::sgi", "matrix"]);
         assert!(args.flag("list"));
         assert!(!args.flag("filter"));
         assert_eq!(args.value("list"), None);

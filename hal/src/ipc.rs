@@ -46,6 +46,11 @@ pub mod op {
     /// Write a trace line that carries args[0] (a nonce), so the host can check that the R5
     /// trace reaches it; the reply comes after the line was written.
     pub const TRACE_NONCE: u32 = 0x03;
+    /// Self-test of the firmware's fault path: with args[0] == [`FAULT_TEST_KEY`] the
+    /// firmware loads from args[1], an address its MPU must refuse, and reports the abort in
+    /// its trace (it does not reply, and stops). Without the key it answers UNKNOWN.
+    pub const FAULT_TEST: u32 = 0x7e;
+    pub const FAULT_TEST_KEY: u64 = 0xfa17_7e57_fa17_7e57;
     /// Sent once by the firmware when it runs, unasked: args[0] = firmware version.
     pub const READY: u32 = REPLY | 0x7fff_0001;
     /// A request with an op the firmware does not know is answered with this op and the

@@ -40,8 +40,7 @@ impl TraceRing {
     }
 
     pub fn is_valid(&self) -> bool {
-        self.magic.load(Ordering::Acquire) == MAGIC
-            && self.size.load(Ordering::Relaxed) == SIZE as u32
+        self.magic.load(Ordering::Acquire) == MAGIC && self.size.load(Ordering::Relaxed) == SIZE as u32
     }
 
     /// Appends `bytes`. Only the single writer may call this.

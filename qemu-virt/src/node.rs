@@ -15,9 +15,9 @@ use std::io::Read;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -58,9 +58,16 @@ pub enum Source {
 
 #[derive(Debug)]
 pub enum Event {
-    Line { node: usize, source: Source, line: Line },
+    Line {
+        node: usize,
+        source: Source,
+        line: Line,
+    },
     /// QEMU ended: its exit status, or `None` if a signal killed it.
-    Exited { node: usize, status: Option<i32> },
+    Exited {
+        node: usize,
+        status: Option<i32>,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -188,7 +195,9 @@ impl Node {
         };
         let stop_trace = Arc::new(AtomicBool::new(false));
         let trace = match &spec.r5 {
-            Some(elf) => Some(spawn_trace_drain(n, Decoder::for_elf(elf)?, ddr.clone(), stop_trace.clone(), events.clone())),
+            Some(elf) => {
+                Some(spawn_trace_drain(n, Decoder::for_elf(elf)?, ddr.clone(), stop_trace.clone(), events.clone()))
+            }
             None => None,
         };
         let pid = child.id() as i32;

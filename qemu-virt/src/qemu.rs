@@ -50,7 +50,11 @@ pub struct CommandParts<'a> {
 
 /// Builds the arguments for one node (without the binary).
 pub fn node_args(spec: &crate::NodeSpec, parts: &CommandParts<'_>) -> Vec<String> {
-    let machine = if spec.virtualization { "xlnx-zcu102,memory-backend=ram,virtualization=on" } else { "xlnx-zcu102,memory-backend=ram" };
+    let machine = if spec.virtualization {
+        "xlnx-zcu102,memory-backend=ram,virtualization=on"
+    } else {
+        "xlnx-zcu102,memory-backend=ram"
+    };
     let mut args: Vec<String> = vec![
         "-M".into(),
         machine.into(),

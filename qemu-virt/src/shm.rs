@@ -30,7 +30,7 @@ impl Ddr {
     /// only access with atomics or volatile accesses (the `hal` shared-memory formats are).
     pub unsafe fn view<T>(&self, pa: u64) -> Option<&T> {
         let end = (pa as usize).checked_add(size_of::<T>())?;
-        if end > self.map.len() || pa as usize % align_of::<T>() != 0 {
+        if end > self.map.len() || !(pa as usize).is_multiple_of(align_of::<T>()) {
             return None;
         }
         // SAFETY: in bounds and aligned (checked); validity per the caller.

@@ -52,6 +52,13 @@ fn main() -> ! {
             let (reply, action) = service.handle(&request);
             match action {
                 Action::TraceNonce(nonce) => defmt::info!("trace nonce {=u64:#x}", nonce),
+                Action::FaultTest(addr) => {
+                    defmt::warn!("fault self-test: loading from {=u32:#010x}", addr);
+                    // SAFETY: not safe: the load is meant to fault, and the abort handler stops
+                    // the firmware after reporting it.
+                    let value = unsafe { core::ptr::read_volatile(addr as *const u32) };
+                    defmt::error!("fault self-test: the load returned {=u32:#x}: the MPU let it through", value);
+                }
                 Action::None => {}
             }
             if reply.op == hal::ipc::op::UNKNOWN {

@@ -8,6 +8,9 @@ pub enum Action {
     None,
     /// Write a trace line carrying this nonce before replying.
     TraceNonce(u64),
+    /// Load from this address (which the MPU must refuse): the fault-path self-test. There is
+    /// no reply.
+    FaultTest(u32),
 }
 
 #[derive(Debug, Default)]
@@ -36,6 +39,10 @@ impl Service {
             op::TRACE_NONCE => {
                 action = Action::TraceNonce(req.args[0]);
                 Message::new(op::TRACE_NONCE | op::REPLY, req.seq, [req.args[0], 0, 0, 0, 0, 0, 0])
+            }
+            op::FAULT_TEST if req.args[0] == op::FAULT_TEST_KEY => {
+                action = Action::FaultTest(req.args[1] as u32);
+                Message::new(op::FAULT_TEST | op::REPLY, req.seq, [0; 7])
             }
             unknown => Message::new(op::UNKNOWN, req.seq, [u64::from(unknown), 0, 0, 0, 0, 0, 0]),
         };
@@ -71,6 +78,15 @@ mod tests {
         let (reply, action) = Service::new().handle(&Message::new(op::TRACE_NONCE, 3, [0xabc, 0, 0, 0, 0, 0, 0]));
         assert_eq!(action, Action::TraceNonce(0xabc));
         assert_eq!(reply.args[0], 0xabc);
+    }
+
+    #[test]
+    fn fault_test_needs_its_key() {
+        let mut s = Service::new();
+        let (reply, action) = s.handle(&Message::new(op::FAULT_TEST, 4, [1, 0x4000_0000, 0, 0, 0, 0, 0]));
+        assert_eq!((reply.op, action), (op::UNKNOWN, Action::None));
+        let (_, action) = s.handle(&Message::new(op::FAULT_TEST, 5, [op::FAULT_TEST_KEY, 0x4000_0000, 0, 0, 0, 0, 0]));
+        assert_eq!(action, Action::FaultTest(0x4000_0000));
     }
 
     #[test]

@@ -64,22 +64,51 @@ fn check_rust_src() -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn build_kernel(opts: Options) -> anyhow::Result<()> {
+/// `cargo <verb>` (build, clippy) of the A53 kernel's images.
+pub fn kernel_cargo(verb: &str, opts: Options) -> Command {
     let mut cmd = cargo();
-    cmd.args(["build", "--package", "a53-kernel", "--bins", "--target", A53_TARGET, "--profile", opts.profile()]);
+    cmd.args([verb, "--package", "a53-kernel", "--bins", "--target", A53_TARGET, "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
-    run(cmd, "the A53 kernel")
+    cmd
 }
 
-pub fn build_r5(opts: Options) -> anyhow::Result<()> {
+/// `cargo <verb>` (build, clippy) of the R5 firmware, with `core` built from source.
+pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     check_rust_src()?;
     let mut cmd = cargo();
     cmd.env("RUSTC_BOOTSTRAP", "1");
-    cmd.args(["build", "--package", "r5-firmware", "--target", R5_TARGET, "--profile", opts.profile()]);
+    cmd.args([verb, "--package", "r5-firmware", "--target", R5_TARGET, "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
     cmd.args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem"]);
     cmd.arg("--target-dir").arg(r5_target_dir());
-    run(cmd, "the R5 firmware")
+    Ok(cmd)
+}
+
+pub fn build_kernel(opts: Options) -> anyhow::Result<()> {
+    run(kernel_cargo("build", opts), "the A53 kernel")
+}
+
+pub fn build_r5(opts: Options) -> anyhow::Result<()> {
+    run(r5_cargo("build", opts)?, "the R5 firmware")
+}
+
+/// rustfmt check, then clippy with warnings denied on the host and both targets.
+pub fn lint() -> anyhow::Result<()> {
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run(fmt, "rustfmt --check")?;
+    let mut host = cargo();
+    host.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
+    run(host, "clippy (host)")?;
+    let opts = Options::default();
+    let mut kernel = kernel_cargo("clippy", opts);
+    kernel.args(["--", "-D", "warnings"]);
+    run(kernel, "clippy (A53)")?;
+    let mut r5 = r5_cargo("clippy", opts)?;
+    r5.args(["--", "-D", "warnings"]);
+    run(r5, "clippy (R5)")?;
+    println!("lint clean: rustfmt, clippy for host, {A53_TARGET} and {R5_TARGET}");
+    Ok(())
 }
 
 fn r5_target_dir() -> PathBuf {

@@ -68,6 +68,8 @@ enum Command {
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
+    /// rustfmt check and clippy (warnings denied) for the host and both targets.
+    Lint,
     /// Install QEMU if it is missing (Debian bookworm-backports), or say how.
     Setup,
 }
@@ -77,16 +79,21 @@ fn main() {
     let result = match cli.command {
         Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),
         Command::Size { release } => size::run(release),
-        Command::Qemu { nodes, release, gdb, boot_args } => qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args }),
-        Command::Test { filter, list, release, target_only, host_only, serial, baud } => testing::run(testing::Options {
-            filter,
-            list,
-            release,
-            host: !target_only,
-            target: !host_only,
-            serial,
-            baud,
-        }),
+        Command::Qemu { nodes, release, gdb, boot_args } => {
+            qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args })
+        }
+        Command::Test { filter, list, release, target_only, host_only, serial, baud } => {
+            testing::run(testing::Options {
+                filter,
+                list,
+                release,
+                host: !target_only,
+                target: !host_only,
+                serial,
+                baud,
+            })
+        }
+        Command::Lint => images::lint(),
         Command::Setup => setup::ensure_qemu().map(drop),
     };
     match result {

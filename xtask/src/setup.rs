@@ -42,7 +42,12 @@ pub fn ensure_qemu() -> anyhow::Result<PathBuf> {
     }
     let debian = std::fs::read_to_string("/etc/os-release").is_ok_and(|s| s.contains("bookworm"));
     if !(is_root() && debian) {
-        bail!("QEMU >= {}.{} is needed; {}", qemu_virt::qemu::MIN_VERSION.0, qemu_virt::qemu::MIN_VERSION.1, instructions());
+        bail!(
+            "QEMU >= {}.{} is needed; {}",
+            qemu_virt::qemu::MIN_VERSION.0,
+            qemu_virt::qemu::MIN_VERSION.1,
+            instructions()
+        );
     }
     eprintln!("installing qemu-system-arm from bookworm-backports");
     if !std::path::Path::new(BACKPORTS_SOURCE).exists() {

@@ -46,7 +46,10 @@ pub fn run(release: bool) -> anyhow::Result<()> {
     println!("{:<12} {:>10} {:>10} {:>10} {:>12} {:>10}", "image", "text", "data", "bss", "counted", "budget");
     // The kernel's budget is its loaded image (text + data); bss and stacks are reserved DDR.
     // The R5 budget is everything, stacks included: all of it lives in the TCMs.
-    let rows = [("a53-kernel", &kernel, kernel.text + kernel.data, KERNEL_BUDGET), ("r5-firmware", &r5, r5.text + r5.data + r5.bss, R5_BUDGET)];
+    let rows = [
+        ("a53-kernel", &kernel, kernel.text + kernel.data, KERNEL_BUDGET),
+        ("r5-firmware", &r5, r5.text + r5.data + r5.bss, R5_BUDGET),
+    ];
     let mut over = Vec::new();
     for (name, s, counted, budget) in rows {
         println!("{name:<12} {:>10} {:>10} {:>10} {:>12} {:>10}", s.text, s.data, s.bss, counted, budget);

@@ -26,11 +26,9 @@ fn demo(report: &BootReport) {
 
 fn ping_r5() {
     match rpu::call(op::PING, [0; 7]) {
-        Ok(reply) => defmt::info!(
-            "R5 answered ping: {=u64} requests served, {=u64} replies sent",
-            reply.args[0],
-            reply.args[1]
-        ),
+        Ok(reply) => {
+            defmt::info!("R5 answered ping: {=u64} requests served, {=u64} replies sent", reply.args[0], reply.args[1])
+        }
         Err(e) => defmt::error!("R5 did not answer: {}", defmt::Debug2Format(&e)),
     }
 }

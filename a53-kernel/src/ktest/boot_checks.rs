@@ -1,11 +1,11 @@
 //! The boot path: entry exception level, and the protections of the kernel map.
 
 use super::ensure;
-use crate::kernel::boot_args;
 use crate::arch::mmu::image_layout;
 use crate::arch::phys_to_virt;
 use crate::esr::{ExceptionClass, FaultStatus};
 use crate::exception::catch_fault;
+use crate::kernel::boot_args;
 use boot::testkit::{Test, TestResult};
 
 pub const TESTS: &[Test] = &[

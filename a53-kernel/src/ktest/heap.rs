@@ -44,7 +44,7 @@ fn stress() -> TestResult {
     let mut result = Ok(());
     for _ in 0..OPERATIONS {
         let r = rng.next();
-        if live.is_full() || (!live.is_empty() && r % 3 == 0) {
+        if live.is_full() || (!live.is_empty() && r.is_multiple_of(3)) {
             let b = live.swap_remove((r >> 8) as usize % live.len());
             if !intact(&b) {
                 result = Err("a block's contents changed while it was allocated");
@@ -61,7 +61,7 @@ fn stress() -> TestResult {
                 result = Err("allocation failed");
                 break;
             }
-            if ptr as usize % align != 0 {
+            if !(ptr as usize).is_multiple_of(align) {
                 result = Err("allocation misaligned");
             }
             let b = Block { ptr, layout, seed: (r >> 40) as u8 };

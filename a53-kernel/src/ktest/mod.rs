@@ -1,9 +1,10 @@
 //! The kernel's on-target tests, run by the `a53-ktest` image.
 //!
-//! Boot arguments: `filter=TEXT` runs the tests whose `suite::name` contains TEXT, `list`
+//! Boot arguments: `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
+//! all of them), `list`
 //! lists them, `expect-el=N` makes the boot test check the entry exception level, and
-//! `crash=panic|fault` ends the image in a deliberate panic or unhandled fault (the runner
-//! checks the report).
+//! `crash=panic|fault` ends the image in a deliberate panic or unhandled fault, and
+//! `crash=r5-fault` makes the R5 take a data abort (the runner checks the reports).
 
 mod boot_checks;
 mod exceptions;
@@ -16,14 +17,8 @@ use crate::kernel::{Stop, boot_args};
 use boot::testkit::{self, Reporter, Test, TestResult};
 
 /// Every kernel test, in the order they run.
-pub const TESTS: &[&[Test]] = &[
-    boot_checks::TESTS,
-    exceptions::TESTS,
-    smp::TESTS,
-    timer::TESTS,
-    heap::TESTS,
-    rpu::TESTS,
-];
+pub const TESTS: &[&[Test]] =
+    &[boot_checks::TESTS, exceptions::TESTS, smp::TESTS, timer::TESTS, heap::TESTS, rpu::TESTS];
 
 struct ConsoleReporter;
 
@@ -54,13 +49,14 @@ pub fn run() -> Stop {
     match args.value("crash") {
         Some("panic") => exceptions::deliberate_panic(),
         Some("fault") => exceptions::deliberate_unhandled_fault(),
+        Some("r5-fault") => return rpu::r5_fault_self_test(),
         _ => {}
     }
-    let filter = args.value("filter");
+    let filters: heapless::Vec<&str, 8> = args.values("filter").take(8).collect();
     let list = args.flag("list");
     let mut summary = testkit::Summary::default();
     for suite in TESTS {
-        let s = testkit::run_without_summary(suite, filter, list, &mut ConsoleReporter);
+        let s = testkit::run_without_summary(suite, &filters, list, &mut ConsoleReporter);
         summary.passed += s.passed;
         summary.failed += s.failed;
     }

@@ -72,3 +72,26 @@ fn trace() -> TestResult {
     defmt::println!("expect r5-trace: trace nonce {=u64:#x}", nonce);
     Ok(())
 }
+
+/// `crash=r5-fault`: asks the R5 to load from DDR its MPU does not cover. The firmware must
+/// fault, report it in its trace (the runner checks) and never reply.
+pub fn r5_fault_self_test() -> crate::kernel::Stop {
+    use crate::kernel::Stop;
+    if !rpu::is_started() {
+        defmt::error!("the RPU did not start");
+        return Stop::Failure;
+    }
+    let seq = rpu::next_seq();
+    if rpu::send(Message::new(op::FAULT_TEST, seq, [op::FAULT_TEST_KEY, 0x4000_0000, 0, 0, 0, 0, 0])).is_err() {
+        return Stop::Failure;
+    }
+    let until = crate::timer::now() + crate::timer::hz();
+    while crate::timer::now() < until {
+        if let Some(reply) = rpu::try_recv() {
+            defmt::error!("the R5 replied ({=u32:#x}) instead of faulting", reply.op);
+            return Stop::Failure;
+        }
+    }
+    defmt::println!("the R5 went silent after the fault self-test");
+    Stop::Success
+}

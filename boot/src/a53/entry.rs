@@ -20,7 +20,7 @@ pub const BOOT_TCR_EL1: u64 = 25
     | 0b01 << 8 // IRGN0: write-back, write-allocate
     | 0b01 << 10 // ORGN0
     | 0b11 << 12 // SH0: inner shareable
-    | 0b00 << 14 // TG0: 4 KiB
+    // TG0 (bits 15:14) = 0b00: 4 KiB
     | 25 << 16 // T1SZ
     | 0b01 << 24 // IRGN1
     | 0b01 << 26 // ORGN1

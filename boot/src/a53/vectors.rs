@@ -28,7 +28,7 @@ const _: () = {
     assert!(offset_of!(ExceptionFrame, elr) == 256);
     assert!(offset_of!(ExceptionFrame, q) == 272);
     assert!(offset_of!(ExceptionFrame, fpcr) == 784);
-    assert!(FRAME_SIZE == 800 && FRAME_SIZE % 16 == 0);
+    assert!(FRAME_SIZE == 800 && FRAME_SIZE.is_multiple_of(16));
 };
 
 /// Which of the sixteen vectors was taken: the source (current EL with SP_EL0 or SP_ELx,

@@ -9,6 +9,10 @@
 // The firmware runs on exactly one RPU core (R5-0 in split mode, or the lockstep pair), but
 // that core's MPIDR affinity is not 0 (QEMU models RPU core 0 with MPIDR 4), so aarch32-rt's
 // default reset code would park it as a "secondary". This entry starts it as core 0.
+//
+// The RPU also leaves reset with high vectors (SCTLR.V = 1, from the VINITHI signal; UG1085
+// "RPU"): exceptions would go to 0xffff_0000 in OCM. Our vector table is at 0, so clear V
+// first.
 core::arch::global_asm!(
     r#"
     .pushsection .text._start
@@ -17,6 +21,10 @@ core::arch::global_asm!(
     .type _start, %function
     .p2align 2
 _start:
+    mrc     p15, 0, r0, c1, c0, 0
+    bic     r0, r0, #(1 << 13)
+    mcr     p15, 0, r0, c1, c0, 0
+    isb
     bl      _asm_init_segments
     mov     r0, #0
     b       _asm_core_start
@@ -34,8 +42,8 @@ const MAX_REGIONS: usize = 12;
 fn region_size(bytes: u64) -> Option<RegionSize> {
     use RegionSize::*;
     const SIZES: [RegionSize; 27] = [
-        _32B, _64B, _128B, _256B, _512b, _1K, _2K, _4K, _8K, _16K, _32K, _64K, _128K, _256K, _512K,
-        _1M, _2M, _4M, _8M, _16M, _32M, _64M, _128M, _256M, _512M, _1G, _2G,
+        _32B, _64B, _128B, _256B, _512b, _1K, _2K, _4K, _8K, _16K, _32K, _64K, _128K, _256K, _512K, _1M, _2M, _4M, _8M,
+        _16M, _32M, _64M, _128M, _256M, _512M, _1G, _2G,
     ];
     if !bytes.is_power_of_two() || bytes < 32 {
         return None;

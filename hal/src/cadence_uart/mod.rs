@@ -23,9 +23,7 @@ impl Uart {
     /// Enables transmitter and receiver in 8N1 mode. The baud rate is left as the boot loader
     /// set it (FSBL on hardware; QEMU ignores it).
     pub fn init(&self) {
-        self.regs
-            .mode
-            .write(MODE::CHRL::Bits8 + MODE::PAR::None + MODE::NBSTOP::One + MODE::CHMODE::Normal);
+        self.regs.mode.write(MODE::CHRL::Bits8 + MODE::PAR::None + MODE::NBSTOP::One + MODE::CHMODE::Normal);
         self.regs.control.write(CONTROL::TX_EN::SET + CONTROL::RX_EN::SET);
     }
 
@@ -50,11 +48,7 @@ impl Uart {
     }
 
     pub fn read_byte(&self) -> Option<u8> {
-        if self.regs.status.is_set(STATUS::REMPTY) {
-            None
-        } else {
-            Some(self.regs.fifo.get() as u8)
-        }
+        if self.regs.status.is_set(STATUS::REMPTY) { None } else { Some(self.regs.fifo.get() as u8) }
     }
 
     /// Raises the receive interrupt as soon as one byte is in the FIFO.

@@ -135,12 +135,22 @@ fn host_tests(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
     let status = child.wait()?;
     if !status.success() && totals.failed == 0 {
         totals.failed += 1;
-        totals.failures.push(Failure { test: "<host build>".into(), reason: "cargo test failed to build or run".into(), log: vec![] });
+        totals.failures.push(Failure {
+            test: "<host build>".into(),
+            reason: "cargo test failed to build or run".into(),
+            log: vec![],
+        });
     }
     Ok(())
 }
 
-fn target_run(run: &TargetRun, qemu: &std::path::Path, images: &images::Images, opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
+fn target_run(
+    run: &TargetRun,
+    qemu: &std::path::Path,
+    images: &images::Images,
+    opts: &Options,
+    totals: &mut Totals,
+) -> anyhow::Result<()> {
     let mut boot_args = run.boot_args.to_string();
     if run.expect.is_summary() {
         if let Some(f) = &opts.filter {
@@ -198,7 +208,8 @@ fn target_run(run: &TargetRun, qemu: &std::path::Path, images: &images::Images, 
     match run.expect {
         Expect::Summary => totals.add_failures(run.name, parser.failures(end), &parser.results),
         Expect::Output { test, status, must_contain } => {
-            let missing: Vec<&str> = must_contain.iter().copied().filter(|m| !parser.log.iter().any(|l| l.contains(m))).collect();
+            let missing: Vec<&str> =
+                must_contain.iter().copied().filter(|m| !parser.log.iter().any(|l| l.contains(m))).collect();
             let ok = end == RunEnd::Exited(status) && missing.is_empty();
             totals.record(test, if ok { Outcome::Passed } else { Outcome::Failed });
             if !ok {

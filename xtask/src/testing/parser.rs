@@ -150,7 +150,8 @@ impl Parser {
                     "FAILED" => Outcome::Failed,
                     _ => return Parsed::Other,
                 };
-                let log = if self.running.as_deref() == Some(name) { std::mem::take(&mut self.running_log) } else { vec![] };
+                let log =
+                    if self.running.as_deref() == Some(name) { std::mem::take(&mut self.running_log) } else { vec![] };
                 self.running = None;
                 self.results.push(TestRecord { name: name.to_string(), outcome, log });
                 return Parsed::Finished(name.to_string(), outcome);
@@ -201,11 +202,19 @@ impl Parser {
         }
         match end {
             RunEnd::TimedOut if !ended_early => {
-                failures.push(Failure { test: unfinished.clone(), reason: "timed out (hang)".into(), log: self.running_log.clone() });
+                failures.push(Failure {
+                    test: unfinished.clone(),
+                    reason: "timed out (hang)".into(),
+                    log: self.running_log.clone(),
+                });
                 ended_early = true;
             }
             RunEnd::Lost if !ended_early => {
-                failures.push(Failure { test: unfinished.clone(), reason: "the output was cut off".into(), log: self.running_log.clone() });
+                failures.push(Failure {
+                    test: unfinished.clone(),
+                    reason: "the output was cut off".into(),
+                    log: self.running_log.clone(),
+                });
                 ended_early = true;
             }
             _ => {}
@@ -230,7 +239,11 @@ impl Parser {
         if let RunEnd::Exited(status) = end {
             let tests_failed = self.results.iter().any(|r| r.outcome == Outcome::Failed);
             if status != 0 && !tests_failed && !ended_early {
-                failures.push(Failure { test: "<image>".into(), reason: format!("exited with status {status}"), log: vec![] });
+                failures.push(Failure {
+                    test: "<image>".into(),
+                    reason: format!("exited with status {status}"),
+                    log: vec![],
+                });
             }
         }
         failures
@@ -262,7 +275,8 @@ mod tests {
         }
     }
 
-    const GOOD: &str = "INFO| booting\nrunning a::one\ntest a::one ... ok\nrunning a::two\ntest a::two ... ok\n2 passed, 0 failed";
+    const GOOD: &str =
+        "INFO| booting\nrunning a::one\ntest a::one ... ok\nrunning a::two\ntest a::two ... ok\n2 passed, 0 failed";
 
     #[test]
     fn good_run_passes() {
@@ -296,7 +310,10 @@ mod tests {
     #[test]
     fn r5_abort_is_a_failure_too() {
         let mut p = Parser::new();
-        feed(&mut p, "running a::one\nr5: ERROR| data abort at PC 0x00001234: DFAR 0x80000000, DFSR 0x00000008\ntest a::one ... ok\n1 passed, 0 failed");
+        feed(
+            &mut p,
+            "running a::one\nr5: ERROR| data abort at PC 0x00001234: DFAR 0x80000000, DFSR 0x00000008\ntest a::one ... ok\n1 passed, 0 failed",
+        );
         assert_eq!(p.failures(RunEnd::Exited(0)).len(), 1);
     }
 
@@ -341,10 +358,16 @@ mod tests {
     #[test]
     fn expectations_on_the_r5_trace() {
         let mut met = Parser::new();
-        feed(&mut met, "running t::x\nr5: INFO| trace nonce 0x12\nexpect r5-trace: trace nonce 0x12\ntest t::x ... ok\n1 passed, 0 failed");
+        feed(
+            &mut met,
+            "running t::x\nr5: INFO| trace nonce 0x12\nexpect r5-trace: trace nonce 0x12\ntest t::x ... ok\n1 passed, 0 failed",
+        );
         assert!(met.failures(RunEnd::Exited(0)).is_empty());
         let mut late = Parser::new();
-        feed(&mut late, "running t::x\nexpect r5-trace: trace nonce 0x12\ntest t::x ... ok\nr5: INFO| trace nonce 0x12\n1 passed, 0 failed");
+        feed(
+            &mut late,
+            "running t::x\nexpect r5-trace: trace nonce 0x12\ntest t::x ... ok\nr5: INFO| trace nonce 0x12\n1 passed, 0 failed",
+        );
         assert!(late.failures(RunEnd::Exited(0)).is_empty(), "the trace may arrive after the expectation");
         let mut unmet = Parser::new();
         feed(&mut unmet, "running t::x\nexpect r5-trace: trace nonce 0x12\ntest t::x ... ok\n1 passed, 0 failed");

@@ -94,7 +94,10 @@ pub const RUNS: &[TargetRun] = &[
         expect: Expect::Output {
             test: "runner::panic_prints_message_and_location",
             status: 101,
-            must_contain: &["panicked at a53-kernel/src/ktest/exceptions.rs:", "deliberate panic for the runner (value 42)"],
+            must_contain: &[
+                "panicked at a53-kernel/src/ktest/exceptions.rs:",
+                "deliberate panic for the runner (value 42)",
+            ],
         },
     },
     TargetRun {
@@ -113,6 +116,24 @@ pub const RUNS: &[TargetRun] = &[
                 "x00 ",
                 "x28 ",
                 "elr ffffffff8",
+            ],
+        },
+    },
+    TargetRun {
+        name: "crash-r5",
+        image: Image::Ktest,
+        r5: true,
+        virtualization: false,
+        boot_args: "crash=r5-fault",
+        timeout: Duration::from_secs(120),
+        expect: Expect::Output {
+            test: "runner::r5_mpu_refuses_unlisted_memory_and_the_abort_is_reported",
+            status: 0,
+            must_contain: &[
+                "fault self-test: loading from 0x40000000",
+                "data abort at PC",
+                "DFAR 0x40000000",
+                "the R5 went silent",
             ],
         },
     },
