@@ -7,7 +7,7 @@ use crate::arch::cpu;
 use crate::esr::{Esr, ExceptionClass};
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 use boot::a53::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 
 /// A synchronous exception, as a fault handler sees it.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +25,16 @@ pub enum Resolution {
     Resume,
     /// Not this handler's business.
     NotMine,
+    /// The handler recognised the fault but could not resolve it; the note says why and goes
+    /// into the report (or to [`catch_fault`]'s caller).
+    Failed(FaultNote),
+}
+
+/// Why a handler could not resolve a fault it recognised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultNote {
+    pub what: &'static str,
+    pub addr: u64,
 }
 
 pub type FaultHandler = fn(&mut ExceptionFrame, &Fault) -> Resolution;
@@ -44,55 +54,39 @@ pub struct CaughtFault {
     pub esr: Esr,
     pub far: u64,
     pub elr: u64,
+    /// What a fault handler said about it, if one recognised it.
+    pub note: Option<FaultNote>,
 }
 
 struct Catcher {
     armed: AtomicBool,
-    esr: AtomicU64,
-    far: AtomicU64,
-    elr: AtomicU64,
-    caught: AtomicBool,
+    caught: spin::Mutex<Option<CaughtFault>>,
 }
 
-static CATCHERS: [Catcher; 4] = [const {
-    Catcher {
-        armed: AtomicBool::new(false),
-        esr: AtomicU64::new(0),
-        far: AtomicU64::new(0),
-        elr: AtomicU64::new(0),
-        caught: AtomicBool::new(false),
-    }
-}; 4];
+static CATCHERS: [Catcher; 4] =
+    [const { Catcher { armed: AtomicBool::new(false), caught: spin::Mutex::new(None) } }; 4];
 
 /// Runs `f`; if it takes a synchronous exception at EL1, the exception is recorded, the
 /// faulting instruction is skipped and `f` continues. Returns the first fault, if any.
 /// Used to probe addresses and by the exception tests.
 pub fn catch_fault<R>(f: impl FnOnce() -> R) -> (R, Option<CaughtFault>) {
     let catcher = &CATCHERS[cpu::core_id()];
-    catcher.caught.store(false, Ordering::Relaxed);
+    *catcher.caught.lock() = None;
     catcher.armed.store(true, Ordering::SeqCst);
     let r = f();
     catcher.armed.store(false, Ordering::SeqCst);
-    let caught = catcher.caught.load(Ordering::SeqCst).then(|| CaughtFault {
-        esr: Esr(catcher.esr.load(Ordering::Relaxed)),
-        far: catcher.far.load(Ordering::Relaxed),
-        elr: catcher.elr.load(Ordering::Relaxed),
-    });
+    let caught = catcher.caught.lock().take();
     (r, caught)
 }
 
-fn try_catch(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
+fn try_catch(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNote>) -> bool {
     let catcher = &CATCHERS[cpu::core_id()];
     if fault.from_user || !catcher.armed.load(Ordering::SeqCst) {
-        return Resolution::NotMine;
+        return false;
     }
-    if !catcher.caught.swap(true, Ordering::SeqCst) {
-        catcher.esr.store(fault.esr.0, Ordering::Relaxed);
-        catcher.far.store(fault.far, Ordering::Relaxed);
-        catcher.elr.store(fault.elr, Ordering::Relaxed);
-    }
+    catcher.caught.lock().get_or_insert(CaughtFault { esr: fault.esr, far: fault.far, elr: fault.elr, note });
     frame.elr += 4;
-    Resolution::Resume
+    true
 }
 
 #[unsafe(no_mangle)]
@@ -108,23 +102,26 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
                 elr: frame.elr,
                 from_user: kind.source() == ExceptionSource::LowerElAarch64,
             };
-            if try_catch(frame, &fault) == Resolution::Resume {
-                return;
-            }
             let handlers = FAULT_HANDLERS.read().clone();
+            let mut note = None;
             for handler in &handlers {
-                if handler(frame, &fault) == Resolution::Resume {
-                    return;
+                match handler(frame, &fault) {
+                    Resolution::Resume => return,
+                    Resolution::Failed(n) => note = Some(n),
+                    Resolution::NotMine => {}
                 }
             }
-            fatal(frame, kind, Some(&fault));
+            if try_catch(frame, &fault, note) {
+                return;
+            }
+            fatal(frame, kind, Some(&fault), note);
         }
-        _ => fatal(frame, kind, None),
+        _ => fatal(frame, kind, None, None),
     }
 }
 
 /// Reports an exception nobody resolved and stops the kernel.
-pub fn fatal(frame: &ExceptionFrame, kind: ExceptionKind, fault: Option<&Fault>) -> ! {
+pub fn fatal(frame: &ExceptionFrame, kind: ExceptionKind, fault: Option<&Fault>, note: Option<FaultNote>) -> ! {
     crate::console::enter_panic();
     let core = cpu::core_id();
     match fault {
@@ -152,6 +149,9 @@ pub fn fatal(frame: &ExceptionFrame, kind: ExceptionKind, fault: Option<&Fault>)
             defmt::Debug2Format(&kind.source()),
             frame.elr
         ),
+    }
+    if let Some(n) = note {
+        defmt::error!("  {=str} at {=u64:#x}", n.what, n.addr);
     }
     report_registers(frame);
     let class = fault.map(|f| f.esr.class()).unwrap_or(ExceptionClass::Unknown);

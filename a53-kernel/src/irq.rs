@@ -66,6 +66,21 @@ pub fn send_sgi(sgi: u32, cpu_mask: u8) {
     DISTRIBUTOR.send_sgi(sgi, cpu_mask);
 }
 
+/// Runs the handler registered for `id` as if the GIC had signalled it: the PL interrupt glue
+/// of boards whose PL is emulated delivers lines this way.
+pub fn invoke(id: IntId) {
+    match HANDLERS.get(id) {
+        Some(handler) => handler(id),
+        None => defmt::warn!("interrupt {=u32} has no handler", id.0),
+    }
+}
+
+/// Registers `handler` for PL-to-PS interrupt line `line` (its GIC SPI on hardware; the
+/// platform glue delivers the same ID on QEMU).
+pub fn register_pl(line: u8, handler: Handler, cpu_mask: u8) -> Result<(), IrqError> {
+    register(IntId(board::pl::pl_irq_intid(line)), handler, cpu_mask)
+}
+
 /// Called from the IRQ vector: acknowledge, run the handler, end of interrupt; repeat while
 /// interrupts are pending.
 pub fn dispatch() {

@@ -2,7 +2,7 @@
 
 use crate::arch::{cpu, mmu, phys_to_virt, semihosting};
 use crate::esr::ExceptionClass;
-use crate::{console, heap, irq, rpu, smp, timer};
+use crate::{console, forward, heap, irq, rpu, smp, timer};
 use board::{Board as _, Exit};
 use core::sync::atomic::{AtomicU8, Ordering};
 use hal::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
@@ -47,6 +47,8 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
         panic!("cannot build the kernel map: {:?}", e);
     }
     irq::init_boot_core();
+    forward::init();
+    report_identity();
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {
@@ -65,6 +67,29 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
         }
     };
     BootReport { cores_online, rpu_firmware }
+}
+
+/// The system block: who this node is.
+pub fn sysblock() -> &'static hal::sysblock::Sysblock {
+    // SAFETY: the system block is device memory on hardware and forwarded on QEMU; its few
+    // registers are read-only or (scratch, doorbell) only used by tests and the doorbell handler.
+    static SYSBLOCK: hal::sysblock::Sysblock =
+        unsafe { hal::sysblock::Sysblock::new(phys_to_virt(board::pl::SYSBLOCK_BASE)) };
+    &SYSBLOCK
+}
+
+fn report_identity() {
+    match sysblock().identity() {
+        Ok(id) => defmt::info!(
+            "node {=u16} of {=u16}, coordinates ({=u8}, {=u8}, {=u8})",
+            id.node,
+            id.node_count,
+            id.coordinates.x,
+            id.coordinates.y,
+            id.coordinates.z
+        ),
+        Err(e) => defmt::error!("no system block: {}", defmt::Debug2Format(&e)),
+    }
 }
 
 /// A secondary core, from its entry: kernel map, interrupts, then the work loop.

@@ -21,6 +21,8 @@ pub mod console_input;
 #[cfg(target_arch = "aarch64")]
 pub mod exception;
 #[cfg(target_arch = "aarch64")]
+pub mod forward;
+#[cfg(target_arch = "aarch64")]
 pub mod heap;
 #[cfg(target_arch = "aarch64")]
 pub mod irq;

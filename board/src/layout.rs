@@ -7,7 +7,8 @@
 //! 0x0010_0000 +-----------------------------+
 //!             | IPC area | R5 trace ring    |  shared, uncached on both sides
 //! 0x0020_0000 +-----------------------------+
-//!             | platform area (QEMU):       |  boot args, forwarded-MMIO slots, R5 event word
+//!             | platform area:              |  boot args, forwarded-MMIO slots (QEMU), test
+//!             |                             |  rendezvous and buffer, R5 event word (QEMU)
 //! 0x0040_0000 +-----------------------------+
 //!             | A53 kernel image, stacks    |  linked at KERNEL_VA_OFFSET + this address
 //! 0x0100_0000 +-----------------------------+
@@ -55,6 +56,13 @@ pub const TRACE_RING_BASE: u64 = SHARED_BASE + 0x1_0000;
 pub const PLATFORM_BASE: u64 = 0x0020_0000;
 pub const PLATFORM_SIZE: u64 = 0x0020_0000;
 pub const BOOT_ARGS_BASE: u64 = PLATFORM_BASE;
+/// The second page holds the forwarded-access slots (QEMU board).
+pub const FORWARD_SLOTS_BASE: u64 = PLATFORM_BASE + 0x1000;
+/// Rendezvous words of the multi-node tests (barriers, roll call), 64 KiB.
+pub const TEST_RENDEZVOUS: u64 = PLATFORM_BASE + 0x1_0000;
+/// A buffer the multi-node tests write into through the global window, 256 KiB.
+pub const TEST_BUFFER: u64 = PLATFORM_BASE + 0x2_0000;
+pub const TEST_BUFFER_SIZE: u64 = 0x4_0000;
 
 /// Low DDR of a 2 GiB node (`-m 2G` in QEMU; the QFDB has 4 GiB per MPSoC, of which the low
 /// 2 GiB sit here and the rest above 0x8_0000_0000).
@@ -76,3 +84,4 @@ const _: () = assert!(KERNEL_VA_OFFSET.wrapping_neg() == 1 << 39);
 const _: () = assert!(KERNEL_IMAGE_VA_OFFSET.wrapping_neg() == 2 << 30);
 const _: () = assert!(DDR_LAYOUT.kernel_image + DDR_LAYOUT.kernel_image_max <= 2 << 30);
 const _: () = assert!(R5_BTCM.0 + R5_BTCM.1 <= SHARED_BASE);
+const _: () = assert!(TEST_BUFFER + TEST_BUFFER_SIZE <= PLATFORM_BASE + PLATFORM_SIZE - 4096);

@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod layout;
+pub mod pl;
 pub mod qfdb;
 pub mod zcu102_qemu;
 
@@ -87,6 +88,17 @@ pub struct Peripheral {
     pub intid: Option<u32>,
 }
 
+/// How a board reaches PL registers that QEMU lacks: the MMIO trap-and-forward channel
+/// (`docs/hw/forwarding.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Forwarding {
+    /// The request slots (`hal::forward::Slots`), in shared DDR.
+    pub slots: u64,
+    /// The UART whose bytes kick `qemu-virt` (guest to host) and name PL interrupt lines (host
+    /// to guest).
+    pub uart: Peripheral,
+}
+
 /// How the R5 waits for news (requests from the A53, model events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum R5Wait {
@@ -122,6 +134,8 @@ pub trait Board {
     const RPU_START: RpuStart;
     const R5_WAIT: R5Wait;
     const EXIT: Exit;
+    /// The forwarding channel, on boards whose PL is emulated.
+    const FORWARDING: Option<Forwarding>;
 }
 
 #[cfg(test)]

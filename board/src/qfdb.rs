@@ -13,6 +13,7 @@
 //! 0x0_fd80_0000 SMMU-500                128K (global space, then 16 context banks)
 //! 0x0_fe00_0000 LPD peripherals         UART0 0xff00_0000, IPI 0xff30_0000, CRL 0xff5e_0000
 //! 0x0_fffc_0000 OCM                     ATF BL31 lives here: not mapped by the kernel
+//! 0x10_0000_0000 global address window  M_AXI_HPM0_FPD high, 224 GiB (see crate::pl)
 //! ```
 //!
 //! The RPU is started through the platform-management firmware (see [`RpuStart`]): under ATF
@@ -21,7 +22,7 @@
 //! firmware's view of the node wrong (docs/hw/boot.md).
 
 use crate::layout::{self, DDR_LAYOUT, PLATFORM_BASE, PLATFORM_SIZE, SHARED_BASE, SHARED_SIZE};
-use crate::{Board, Exit, Peripheral, R5Wait, Region, RegionKind::*, RpuStart};
+use crate::{Board, Exit, Forwarding, Peripheral, R5Wait, Region, RegionKind::*, RpuStart, pl};
 
 pub struct Qfdb;
 
@@ -44,6 +45,7 @@ impl Board for Qfdb {
         Region::new("smmu", 0xfd80_0000, 0x0002_0000, Device),
         Region::new("fpd-upper", 0xfd82_0000, 0x007e_0000, Device),
         Region::new("lpd", 0xfe00_0000, 0x01fc_0000, Device),
+        Region::new("global-window", pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Device),
     ];
 
     const R5_MEMORY: &'static [Region] = &[
@@ -65,4 +67,5 @@ impl Board for Qfdb {
     const RPU_START: RpuStart = RpuStart::PmRequestWakeup { node_id: PM_NODE_RPU_0 };
     const R5_WAIT: R5Wait = R5Wait::Poll;
     const EXIT: Exit = Exit::Park;
+    const FORWARDING: Option<Forwarding> = None;
 }

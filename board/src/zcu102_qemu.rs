@@ -12,15 +12,19 @@
 //! 0x0_fd00_0000 FPD peripherals         device
 //! 0x0_fd80_0000 SMMU-500 registers      forwarded (QEMU has no SMMU)
 //! 0x0_fe00_0000 LPD peripherals         device (UART0 0xff00_0000, UART1 0xff01_0000)
+//! 0x10_0000_0000 global address window  forwarded (remote DDR, see crate::pl)
 //! ```
 
 use crate::layout::{self, DDR_LAYOUT, PLATFORM_BASE, PLATFORM_SIZE, SHARED_BASE, SHARED_SIZE};
-use crate::{Board, Exit, Peripheral, R5Wait, Region, RegionKind::*, RpuStart};
+use crate::{Board, Exit, Forwarding, Peripheral, R5Wait, Region, RegionKind::*, RpuStart, pl};
 
 pub struct Zcu102Qemu;
 
 /// UART1 is the byte channel to qemu-virt (forwarded-access kicks, PL interrupt lines).
 pub const PLATFORM_UART: Peripheral = Peripheral { base: 0xff01_0000, intid: Some(32 + 22) };
+
+/// The forwarded-access slots.
+pub const FORWARD_SLOTS: u64 = layout::FORWARD_SLOTS_BASE;
 
 /// The word the R5 sleeps on (see [`R5Wait::EventWord`]): the last word of the platform area.
 pub const R5_EVENT_WORD: u64 = PLATFORM_BASE + PLATFORM_SIZE - 64;
@@ -41,6 +45,7 @@ impl Board for Zcu102Qemu {
         Region::new("smmu", 0xfd80_0000, 0x0002_0000, Forwarded),
         Region::new("fpd-upper", 0xfd82_0000, 0x007e_0000, Device),
         Region::new("lpd", 0xfe00_0000, 0x01fc_0000, Device),
+        Region::new("global-window", pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Forwarded),
     ];
 
     const R5_MEMORY: &'static [Region] = &[
@@ -48,6 +53,7 @@ impl Board for Zcu102Qemu {
         Region::new("btcm", layout::R5_BTCM.0, layout::R5_BTCM.1, Ram),
         Region::new("shared", SHARED_BASE, SHARED_SIZE, SharedUncached),
         Region::new("platform", PLATFORM_BASE, PLATFORM_SIZE, SharedUncached),
+        Region::new("platform-uart", PLATFORM_UART.base, 0x1000, Device),
     ];
 
     const DDR_LAYOUT: layout::DdrLayout = DDR_LAYOUT;
@@ -61,4 +67,5 @@ impl Board for Zcu102Qemu {
     const RPU_START: RpuStart = RpuStart::PsciCpuOn { mpidr: 4 };
     const R5_WAIT: R5Wait = R5Wait::EventWord { addr: R5_EVENT_WORD };
     const EXIT: Exit = Exit::Semihosting;
+    const FORWARDING: Option<Forwarding> = Some(Forwarding { slots: FORWARD_SLOTS, uart: PLATFORM_UART });
 }

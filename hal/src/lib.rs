@@ -11,8 +11,12 @@
 
 pub mod boot_args;
 pub mod cadence_uart;
+pub mod forward;
 pub mod generic_timer;
 pub mod gic400;
 pub mod ipc;
 pub mod mmio;
+pub mod sysblock;
+/// Decoding and emulation of trapped loads and stores (MMIO trap and forward).
+pub use mmio_trap;
 pub mod trace_ring;

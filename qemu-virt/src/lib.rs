@@ -8,11 +8,20 @@
 //!
 //! The library is the API; the CLI lives in `xtask`.
 
+pub mod cluster;
 pub mod console;
+pub mod counters;
+pub mod fabric;
+pub mod interconnect;
+pub mod models;
 pub mod node;
+pub mod platform;
 pub mod qemu;
 pub mod qmp;
 pub mod shm;
+pub mod trace;
 
+pub use cluster::{Cluster, ClusterError, ClusterSpec};
 pub use console::{Decoder, Level, Line};
+pub use interconnect::LinkConfig;
 pub use node::{Event, Node, NodeSpec, Source};

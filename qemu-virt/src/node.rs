@@ -97,6 +97,7 @@ pub struct Node {
     uart0: UnixStream,
     uart1: UnixStream,
     ddr: Arc<Ddr>,
+    alive: Arc<AtomicBool>,
     waiter: Option<JoinHandle<()>>,
 }
 
@@ -201,8 +202,11 @@ impl Node {
             None => None,
         };
         let pid = child.id() as i32;
+        let alive = Arc::new(AtomicBool::new(true));
+        let alive_flag = alive.clone();
         let waiter = std::thread::spawn(move || {
             let status = child.wait().ok().and_then(|s| s.code());
+            alive_flag.store(false, Ordering::Release);
             let _ = console.join();
             stop_trace.store(true, Ordering::Release);
             if let Some(t) = trace {
@@ -210,7 +214,7 @@ impl Node {
             }
             let _ = events.send(Event::Exited { node: n, status });
         });
-        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, waiter: Some(waiter) })
+        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, alive, waiter: Some(waiter) })
     }
 
     /// Lets the paused node run.
@@ -230,6 +234,11 @@ impl Node {
 
     pub fn ddr(&self) -> &Arc<Ddr> {
         &self.ddr
+    }
+
+    /// Cleared when QEMU exits.
+    pub fn alive(&self) -> &Arc<AtomicBool> {
+        &self.alive
     }
 
     /// Kills QEMU at once (its `Exited` event still follows).

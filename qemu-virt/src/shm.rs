@@ -38,8 +38,71 @@ impl Ddr {
     }
 }
 
+impl Ddr {
+    /// Reads `size` bytes (1..=16) at byte `offset`, little-endian. Naturally aligned accesses
+    /// of 1, 2, 4 and 8 bytes are single accesses, as the guest's would be.
+    pub fn read(&self, offset: u64, size: u32) -> Option<u128> {
+        let ptr = self.range(offset, size)?;
+        // SAFETY: `range` checked bounds; the memory is shared with the guest, so accesses are
+        // volatile and their size follows the guest's access.
+        unsafe {
+            Some(match size {
+                1 => u128::from(ptr.read_volatile()),
+                2 if offset.is_multiple_of(2) => u128::from((ptr as *const u16).read_volatile()),
+                4 if offset.is_multiple_of(4) => u128::from((ptr as *const u32).read_volatile()),
+                8 if offset.is_multiple_of(8) => u128::from((ptr as *const u64).read_volatile()),
+                _ => (0..size as usize).fold(0u128, |v, i| v | u128::from(ptr.add(i).read_volatile()) << (8 * i)),
+            })
+        }
+    }
+
+    /// Writes the low `size` bytes (1..=16) of `value` at byte `offset`, little-endian.
+    pub fn write(&self, offset: u64, size: u32, value: u128) -> Option<()> {
+        let ptr = self.range(offset, size)?;
+        // SAFETY: as in `read`.
+        unsafe {
+            match size {
+                1 => ptr.write_volatile(value as u8),
+                2 if offset.is_multiple_of(2) => (ptr as *mut u16).write_volatile(value as u16),
+                4 if offset.is_multiple_of(4) => (ptr as *mut u32).write_volatile(value as u32),
+                8 if offset.is_multiple_of(8) => (ptr as *mut u64).write_volatile(value as u64),
+                _ => (0..size as usize).for_each(|i| ptr.add(i).write_volatile((value >> (8 * i)) as u8)),
+            }
+        }
+        Some(())
+    }
+
+    fn range(&self, offset: u64, size: u32) -> Option<*mut u8> {
+        let end = offset.checked_add(u64::from(size))?;
+        (size <= 16 && end <= self.map.len() as u64).then(|| {
+            // SAFETY: in bounds (checked above).
+            unsafe { self.map.as_mut_ptr().add(offset as usize) }
+        })
+    }
+}
+
 // SAFETY: the mapping is plain shared memory; concurrent access discipline is the caller's
 // (see `view`).
 unsafe impl Send for Ddr {}
 // SAFETY: see above.
 unsafe impl Sync for Ddr {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sized_accesses_round_trip_and_stay_in_bounds() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        file.as_file().set_len(4096).unwrap();
+        let ddr = Ddr::open(file.path()).unwrap();
+        for (offset, size) in [(0, 1), (2, 2), (4, 4), (8, 8), (16, 16), (33, 8), (63, 2)] {
+            let value = 0x0f1e_2d3c_4b5a_6978_8796_a5b4_c3d2_e1f0u128 & (u128::MAX >> (128 - 8 * size));
+            ddr.write(offset, size, value).unwrap();
+            assert_eq!(ddr.read(offset, size), Some(value), "{size} bytes at {offset}");
+        }
+        assert_eq!(ddr.read(4095, 2), None);
+        assert_eq!(ddr.write(4090, 8, 0), None);
+        assert_eq!(ddr.read(0, 32), None);
+    }
+}

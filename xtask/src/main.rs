@@ -18,6 +18,45 @@ struct Cli {
     command: Command,
 }
 
+/// The interconnect's behaviour: from a config file, then overridden by flags.
+#[derive(clap::Args, Clone, Debug, Default)]
+struct LinkArgs {
+    /// A platform config file with an `[interconnect]` table (latency_us, loss, duplicate,
+    /// reorder, seed).
+    #[arg(long)]
+    link_config: Option<PathBuf>,
+    /// Latency per hop, microseconds.
+    #[arg(long)]
+    latency_us: Option<f64>,
+    /// Probability that a packet is lost on a link.
+    #[arg(long)]
+    loss: Option<f64>,
+    /// Probability that a packet is duplicated on a link.
+    #[arg(long)]
+    duplicate: Option<f64>,
+    /// Probability that a packet is overtaken by later ones.
+    #[arg(long)]
+    reorder: Option<f64>,
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+impl LinkArgs {
+    fn config(&self) -> anyhow::Result<qemu_virt::LinkConfig> {
+        let mut config = match &self.link_config {
+            Some(path) => qemu_virt::LinkConfig::from_toml(&std::fs::read_to_string(path)?)?,
+            None => qemu_virt::LinkConfig::default(),
+        };
+        config.latency_us = self.latency_us.unwrap_or(config.latency_us);
+        config.loss = self.loss.unwrap_or(config.loss);
+        config.duplicate = self.duplicate.unwrap_or(config.duplicate);
+        config.reorder = self.reorder.unwrap_or(config.reorder);
+        config.seed = self.seed.unwrap_or(config.seed);
+        config.validate()?;
+        Ok(config)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Build the A53 kernel (and its test image) and the R5 firmware.
@@ -46,6 +85,12 @@ enum Command {
         /// Extra boot arguments for the kernel.
         #[arg(long)]
         boot_args: Option<String>,
+        /// Write a Chrome trace-event JSON file (Perfetto) of forwarded accesses, interrupts
+        /// and packets.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        #[command(flatten)]
+        link: LinkArgs,
     },
     /// Run every test: host unit tests, then the on-target test images in QEMU.
     Test {
@@ -79,9 +124,9 @@ fn main() {
     let result = match cli.command {
         Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),
         Command::Size { release } => size::run(release),
-        Command::Qemu { nodes, release, gdb, boot_args } => {
-            qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args })
-        }
+        Command::Qemu { nodes, release, gdb, boot_args, trace, link } => link
+            .config()
+            .and_then(|link| qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args, trace, link })),
         Command::Test { filter, list, release, target_only, host_only, serial, baud } => {
             testing::run(testing::Options {
                 filter,

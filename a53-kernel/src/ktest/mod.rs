@@ -1,14 +1,18 @@
 //! The kernel's on-target tests, run by the `a53-ktest` image.
 //!
-//! Boot arguments: `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
+//! Boot arguments: `cluster` runs the multi-node tests first (every node of the cluster runs
+//! this image; `cluster-filter=TEXT` selects among them), `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
 //! all of them), `list`
 //! lists them, `expect-el=N` makes the boot test check the entry exception level, and
 //! `crash=panic|fault` ends the image in a deliberate panic or unhandled fault, and
 //! `crash=r5-fault` makes the R5 take a data abort (the runner checks the reports).
 
 mod boot_checks;
+mod cluster;
+mod cluster_support;
 mod exceptions;
 mod heap;
+mod platform;
 mod rpu;
 mod smp;
 mod timer;
@@ -18,7 +22,11 @@ use boot::testkit::{self, Reporter, Test, TestResult};
 
 /// Every kernel test, in the order they run.
 pub const TESTS: &[&[Test]] =
-    &[boot_checks::TESTS, exceptions::TESTS, smp::TESTS, timer::TESTS, heap::TESTS, rpu::TESTS];
+    &[boot_checks::TESTS, exceptions::TESTS, smp::TESTS, timer::TESTS, heap::TESTS, rpu::TESTS, platform::TESTS];
+
+/// The tests every node of a cluster runs together (boot argument `cluster`), before the
+/// single-node ones.
+pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS];
 
 struct ConsoleReporter;
 
@@ -53,10 +61,13 @@ pub fn run() -> Stop {
         _ => {}
     }
     let filters: heapless::Vec<&str, 8> = args.values("filter").take(8).collect();
+    let cluster_filters: heapless::Vec<&str, 8> = args.values("cluster-filter").take(8).collect();
     let list = args.flag("list");
     let mut summary = testkit::Summary::default();
-    for suite in TESTS {
-        let s = testkit::run_without_summary(suite, &filters, list, &mut ConsoleReporter);
+    let cluster: &[&[Test]] = if args.flag("cluster") { CLUSTER_TESTS } else { &[] };
+    let suites = cluster.iter().map(|s| (s, &cluster_filters)).chain(TESTS.iter().map(|s| (s, &filters)));
+    for (suite, filters) in suites {
+        let s = testkit::run_without_summary(suite, filters, list, &mut ConsoleReporter);
         summary.passed += s.passed;
         summary.failed += s.failed;
     }

@@ -5,11 +5,11 @@ pub mod parser;
 pub mod runs;
 pub mod serial;
 
-use crate::qemu_run::RuntimeDir;
+use crate::qemu_run::{RuntimeDir, node_specs};
 use crate::{images, setup};
 use anyhow::Context;
 use parser::{Failure, Outcome, Parsed, Parser, RunEnd};
-use qemu_virt::{Decoder, Event, Node, NodeSpec, Source};
+use qemu_virt::{Cluster, ClusterSpec, Decoder, Event, Source};
 use runs::{Expect, Image, RUNS, TargetRun};
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -151,72 +151,123 @@ fn target_run(
     opts: &Options,
     totals: &mut Totals,
 ) -> anyhow::Result<()> {
-    let mut boot_args = run.boot_args.to_string();
-    if run.expect.is_summary() {
-        if let Some(f) = &opts.filter {
-            boot_args.push_str(&format!(" filter={f}"));
-        }
-        if opts.list {
-            boot_args.push_str(" list");
-        }
-    } else if opts.list {
-        if let Expect::Output { test, .. } = run.expect {
+    if opts.list && (run.nodes > 1 || !run.expect.is_summary()) {
+        // Multi-node runs repeat the image's tests per node; list the runner's own.
+        if let Some(test) = run.runner_test() {
             println!("test {test}");
         }
         return Ok(());
     }
-    let spec = NodeSpec {
-        index: 0,
-        kernel: match run.image {
-            Image::Ktest => images.ktest.clone(),
-            Image::Kernel => images.kernel.clone(),
-        },
-        r5: run.r5.then(|| images.r5.clone()),
-        boot_args: Some(boot_args.trim().to_string()),
-        virtualization: run.virtualization,
-        ..NodeSpec::default()
+    let mut boot_args = run.boot_args.to_string();
+    if run.expect.is_summary() && run.kill.is_none() {
+        if let Some(f) = &opts.filter {
+            boot_args.push_str(&format!(" filter={f} cluster-filter={f}"));
+        }
+        if opts.list {
+            boot_args.push_str(" list");
+        }
+    }
+    let kernel = match run.image {
+        Image::Ktest => &images.ktest,
+        Image::Kernel => &images.kernel,
     };
+    let mut nodes = node_specs(run.nodes, kernel, run.r5.then_some(images.r5.as_path()), &boot_args);
+    for node in &mut nodes {
+        node.virtualization = run.virtualization;
+    }
     let dir = RuntimeDir::new(run.name)?;
     let (tx, rx) = mpsc::channel();
-    let mut node = Node::start(&spec, qemu, &dir.0, tx)?;
-    node.resume()?;
-    let mut parser = Parser::new();
+    let cluster = Cluster::start(&ClusterSpec { nodes, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
+    let name = |node: usize, test: &str| if run.nodes > 1 { format!("node{node}/{test}") } else { test.to_string() };
+    let mut parsers: Vec<Parser> = (0..run.nodes).map(|_| Parser::new()).collect();
+    let mut ends: Vec<Option<RunEnd>> = vec![None; run.nodes];
     let deadline = Instant::now() + run.timeout;
-    let end = loop {
+    while ends.iter().any(Option::is_none) {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok(Event::Line { source, line, .. }) => match parser.line(source, &line) {
-                Parsed::Finished(name, outcome) if run.expect.is_summary() => totals.record(&name, outcome),
-                Parsed::Listed(name) => println!("test {name}"),
-                _ => {}
-            },
-            Ok(Event::Exited { status, .. }) => break status.map_or(RunEnd::Lost, RunEnd::Exited),
-            Err(_) => {
-                node.kill();
-                // Take the lines that arrived until QEMU went away.
-                while let Ok(Event::Line { source, line, .. }) = rx.recv_timeout(Duration::from_secs(2)) {
-                    parser.line(source, &line);
+            Ok(Event::Line { node, source, line }) => {
+                if let Some(kill) = run.kill
+                    && kill.node == node
+                    && line.text.contains(kill.when)
+                {
+                    println!("(killing node{node} now, as planned)");
+                    cluster.kill(node);
                 }
-                break RunEnd::TimedOut;
+                match parsers[node].line(source, &line) {
+                    Parsed::Finished(test, outcome) if run.expect.is_summary() => {
+                        totals.record(&name(node, &test), outcome)
+                    }
+                    Parsed::Listed(test) => println!("test {test}"),
+                    _ => {}
+                }
             }
+            Ok(Event::Exited { node, status }) => ends[node] = Some(status.map_or(RunEnd::Lost, RunEnd::Exited)),
+            Err(_) => break,
         }
-    };
-    drop(node);
+    }
+    let timed_out = ends.iter().any(Option::is_none);
+    if timed_out {
+        for (node, _) in ends.iter().enumerate().filter(|(_, e)| e.is_none()) {
+            cluster.kill(node);
+        }
+        // Take the lines that arrived until QEMU went away.
+        while let Ok(Event::Line { node, source, line }) = rx.recv_timeout(Duration::from_secs(2)) {
+            parsers[node].line(source, &line);
+        }
+    }
+    drop(cluster);
     if opts.list {
         return Ok(());
     }
+    let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
     match run.expect {
-        Expect::Summary => totals.add_failures(run.name, parser.failures(end), &parser.results),
+        Expect::Summary => {
+            for (node, parser) in parsers.iter().enumerate() {
+                if run.kill.is_some_and(|k| k.node == node) {
+                    continue;
+                }
+                let mut failures = parser.failures(ends[node]);
+                for f in &mut failures {
+                    f.test = name(node, &f.test);
+                }
+                let results: Vec<_> = parser
+                    .results
+                    .iter()
+                    .map(|r| parser::TestRecord { name: name(node, &r.name), ..r.clone() })
+                    .collect();
+                totals.add_failures(run.name, failures, &results);
+            }
+            if let Some(kill) = run.kill {
+                let killed = ends[kill.node] == RunEnd::Lost;
+                let others_finished = ends
+                    .iter()
+                    .enumerate()
+                    .all(|(n, e)| n == kill.node || *e == RunEnd::Exited(0) && parsers[n].summary.is_some());
+                let ok = killed && others_finished;
+                totals.record(kill.test, if ok { Outcome::Passed } else { Outcome::Failed });
+                if !ok {
+                    totals.failures.push(Failure {
+                        test: kill.test.into(),
+                        reason: format!(
+                            "node{} ended {:?} (expected a kill), others ended {ends:?}",
+                            kill.node, ends[kill.node]
+                        ),
+                        log: vec![],
+                    });
+                }
+            }
+        }
         Expect::Output { test, status, must_contain } => {
+            let log: Vec<&String> = parsers.iter().flat_map(|p| &p.log).collect();
             let missing: Vec<&str> =
-                must_contain.iter().copied().filter(|m| !parser.log.iter().any(|l| l.contains(m))).collect();
-            let ok = end == RunEnd::Exited(status) && missing.is_empty();
+                must_contain.iter().copied().filter(|m| !log.iter().any(|l| l.contains(m))).collect();
+            let ok = ends.iter().all(|e| *e == RunEnd::Exited(status)) && missing.is_empty();
             totals.record(test, if ok { Outcome::Passed } else { Outcome::Failed });
             if !ok {
                 totals.failures.push(Failure {
                     test: test.into(),
-                    reason: format!("ended {end:?} (expected exit {status}), missing {missing:?}"),
-                    log: parser.log.clone(),
+                    reason: format!("ended {ends:?} (expected exit {status}), missing {missing:?}"),
+                    log: log.into_iter().cloned().collect(),
                 });
             }
         }

@@ -20,10 +20,22 @@ pub enum Expect {
     Output { test: &'static str, status: i32, must_contain: &'static [&'static str] },
 }
 
+/// Kill a node's QEMU when it prints a line containing `when`, as a crash would.
+#[derive(Clone, Copy, Debug)]
+pub struct Kill {
+    pub node: usize,
+    pub when: &'static str,
+    /// The runner-level test that checks the kill was reported and the others finished.
+    pub test: &'static str,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct TargetRun {
     pub name: &'static str,
     pub image: Image,
+    /// Nodes in the cluster (each runs the image); test names get a `nodeN/` prefix when > 1.
+    pub nodes: usize,
+    pub kill: Option<Kill>,
     /// Load and start the R5 firmware (QEMU -smp 6); without it only the A53s exist.
     pub r5: bool,
     /// Enter the kernel at EL2 (`virtualization=on`).
@@ -34,11 +46,23 @@ pub struct TargetRun {
 }
 
 impl TargetRun {
-    /// Whether the run has anything selected by `filter` (summary runs decide on target).
+    /// Whether the run has anything selected by `filter` (summary runs decide on target). A run
+    /// with a kill plan is a fixed script: it is selected by its runner test's name.
     pub fn selected(&self, filter: Option<&str>) -> bool {
-        match (self.expect, filter) {
-            (_, None) | (Expect::Summary, Some(_)) => true,
-            (Expect::Output { test, .. }, Some(f)) => test.contains(f),
+        let Some(f) = filter else { return true };
+        match (self.expect, self.kill) {
+            (_, Some(kill)) => kill.test.contains(f),
+            (Expect::Summary, None) => true,
+            (Expect::Output { test, .. }, None) => test.contains(f),
+        }
+    }
+
+    /// The runner-level test this run stands for, if it is not a plain test-image run.
+    pub fn runner_test(&self) -> Option<&'static str> {
+        match (self.expect, self.kill) {
+            (_, Some(kill)) => Some(kill.test),
+            (Expect::Output { test, .. }, None) => Some(test),
+            (Expect::Summary, None) => None,
         }
     }
 }
@@ -47,6 +71,8 @@ pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "ktest",
         image: Image::Ktest,
+        nodes: 1,
+        kill: None,
         r5: true,
         virtualization: false,
         boot_args: "",
@@ -58,15 +84,49 @@ pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "ktest-el2",
         image: Image::Ktest,
+        nodes: 1,
+        kill: None,
         r5: false,
         virtualization: true,
         boot_args: "filter=boot:: expect-el=2",
         timeout: Duration::from_secs(120),
         expect: Expect::Summary,
     },
+    // Two nodes: the cluster tests (global window both ways, every access size), then each node's
+    // own suite.
+    TargetRun {
+        name: "cluster-2",
+        image: Image::Ktest,
+        nodes: 2,
+        kill: None,
+        r5: true,
+        virtualization: false,
+        boot_args: "cluster filter=platform::",
+        timeout: Duration::from_secs(240),
+        expect: Expect::Summary,
+    },
+    // A QFDB's worth of nodes: all see each other; then node 2 dies in the middle of its own
+    // tests and the others must still finish theirs.
+    TargetRun {
+        name: "cluster-4",
+        image: Image::Ktest,
+        nodes: 4,
+        kill: Some(Kill {
+            node: 2,
+            when: "running heap::",
+            test: "runner::a_killed_node_is_reported_and_the_others_finish",
+        }),
+        r5: false,
+        virtualization: false,
+        boot_args: "cluster cluster-filter=every_node filter=heap::",
+        timeout: Duration::from_secs(300),
+        expect: Expect::Summary,
+    },
     TargetRun {
         name: "demo",
         image: Image::Kernel,
+        nodes: 1,
+        kill: None,
         r5: true,
         virtualization: false,
         boot_args: "exit",
@@ -87,6 +147,8 @@ pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "crash-panic",
         image: Image::Ktest,
+        nodes: 1,
+        kill: None,
         r5: false,
         virtualization: false,
         boot_args: "crash=panic",
@@ -103,6 +165,8 @@ pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "crash-fault",
         image: Image::Ktest,
+        nodes: 1,
+        kill: None,
         r5: false,
         virtualization: false,
         boot_args: "crash=fault",
@@ -122,6 +186,8 @@ pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "crash-r5",
         image: Image::Ktest,
+        nodes: 1,
+        kill: None,
         r5: true,
         virtualization: false,
         boot_args: "crash=r5-fault",

@@ -1,0 +1,203 @@
+//! MMIO trap and forward, the A53 side (QEMU board only; `docs/hw/forwarding.md`).
+//!
+//! The board leaves its forwarded regions (PL windows, SMMU, global address window) unmapped.
+//! A load or store there takes a translation fault; this handler decodes the instruction at
+//! ELR, emulates it against the saved frame with this core's slot as the bus, and resumes after
+//! it. Interrupt lines of the emulated PL come back as bytes on the same UART and are dispatched
+//! to the handlers registered for the PL lines' GIC interrupt IDs, exactly as on hardware.
+
+use crate::Board;
+use crate::arch::{cpu, phys_to_virt};
+use crate::esr::FaultStatus;
+use crate::exception::{self, Fault, FaultNote, Resolution};
+use crate::irq::{self, IntId};
+use board::layout::KERNEL_VA_OFFSET;
+use board::{Board as _, RegionKind};
+use boot::a53::ExceptionFrame;
+use core::sync::atomic::{AtomicU64, Ordering};
+use hal::cadence_uart::Uart;
+use hal::forward::{Slots, Status};
+use hal::mmio_trap::{BusError, Size, a64};
+
+/// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
+const TIMEOUT_SECS: u64 = 2;
+
+fn uart() -> Option<&'static Uart> {
+    static UART: spin::Once<Uart> = spin::Once::new();
+    let fwd = Board::FORWARDING?;
+    // SAFETY: the board's platform UART is mapped device memory, driven only by this module.
+    Some(UART.call_once(|| unsafe { Uart::new(phys_to_virt(fwd.uart.base)) }))
+}
+
+fn slots() -> Option<&'static Slots> {
+    let fwd = Board::FORWARDING?;
+    // SAFETY: the board reserves this shared region for the slots; the kernel maps it for good.
+    Some(unsafe { &*(phys_to_virt(fwd.slots) as *const Slots) })
+}
+
+/// Forwarded accesses served so far (all cores).
+static FORWARDED: AtomicU64 = AtomicU64::new(0);
+
+pub fn forwarded_count() -> u64 {
+    FORWARDED.load(Ordering::Relaxed)
+}
+
+/// Whether physical address `pa` belongs to a region the platform serves.
+pub fn is_forwarded(pa: u64) -> bool {
+    Board::A53_MEMORY.iter().any(|r| r.kind == RegionKind::Forwarded && r.contains(pa))
+}
+
+/// Installs the fault handler and the PL interrupt glue, on boards with forwarding.
+pub fn init() {
+    let Some(uart) = uart() else { return };
+    uart.init();
+    exception::register_fault_handler(on_fault).expect("fault handler table full");
+    let intid = IntId(Board::FORWARDING.and_then(|f| f.uart.intid).expect("the platform UART has an interrupt"));
+    irq::register(intid, on_platform_bytes, 1 << cpu::core_id()).expect("platform UART interrupt taken");
+    uart.enable_rx_interrupt();
+}
+
+/// A byte from the platform names a PL interrupt line that went up.
+fn on_platform_bytes(_: IntId) {
+    let Some(uart) = uart() else { return };
+    while let Some(line) = uart.read_byte() {
+        if usize::from(line) < board::pl::PL_IRQ_LINES {
+            irq::invoke(IntId(board::pl::pl_irq_intid(line)));
+        } else {
+            defmt::warn!("platform named PL interrupt line {=u8}, which does not exist", line);
+        }
+    }
+    uart.clear_rx_interrupt();
+}
+
+/// The kernel's virtual address -> physical, for the linear map (where the kernel's views of
+/// forwarded regions are).
+fn kernel_pa(va: u64) -> Option<u64> {
+    va.checked_sub(KERNEL_VA_OFFSET).filter(|&pa| pa < 1 << 39)
+}
+
+struct FrameRegs<'a> {
+    frame: &'a mut ExceptionFrame,
+    from_user: bool,
+}
+
+impl a64::RegisterFile for FrameRegs<'_> {
+    fn x(&self, n: u8) -> u64 {
+        self.frame.x[n as usize]
+    }
+    fn set_x(&mut self, n: u8, value: u64) {
+        self.frame.x[n as usize] = value;
+    }
+    fn sp(&self) -> u64 {
+        if self.from_user {
+            self.frame.sp_el0
+        } else {
+            // SP_EL1 before the exception: the vectors pushed exactly one frame.
+            self.frame as *const ExceptionFrame as u64 + size_of::<ExceptionFrame>() as u64
+        }
+    }
+    fn set_sp(&mut self, value: u64) {
+        // Kernel SP write-back is refused before emulation (see `on_fault`).
+        if self.from_user {
+            self.frame.sp_el0 = value;
+        }
+    }
+    fn v(&self, n: u8) -> u128 {
+        self.frame.q[n as usize]
+    }
+    fn set_v(&mut self, n: u8, value: u128) {
+        self.frame.q[n as usize] = value;
+    }
+}
+
+/// This core's slot as the emulator's bus.
+struct SlotBus {
+    slot: usize,
+    translate: fn(u64) -> Option<u64>,
+}
+
+impl hal::mmio_trap::Bus for SlotBus {
+    fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
+        self.access(false, addr, size, 0)
+    }
+    fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
+        self.access(true, addr, size, value).map(drop)
+    }
+}
+
+impl SlotBus {
+    fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
+        let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
+        let (slots, uart) = (slots().ok_or(BusError::Unmapped)?, uart().ok_or(BusError::Unmapped)?);
+        let slot = &slots.0[self.slot];
+        let seq = slot.post(write, size.bytes() as u32, pa, value);
+        uart.write_byte(self.slot as u8);
+        let give_up = crate::timer::now() + TIMEOUT_SECS * crate::timer::hz();
+        loop {
+            match slot.finished(seq) {
+                Some(Ok(data)) => {
+                    FORWARDED.fetch_add(1, Ordering::Relaxed);
+                    return Ok(data);
+                }
+                Some(Err(Status::Unmapped)) => return Err(BusError::Unmapped),
+                Some(Err(Status::Rejected)) => return Err(BusError::Rejected),
+                Some(Err(status)) => return Err(BusError::Other(status as u32)),
+                None if crate::timer::now() > give_up => return Err(BusError::Timeout),
+                None => core::hint::spin_loop(),
+            }
+        }
+    }
+}
+
+fn note(what: &'static str, addr: u64) -> Resolution {
+    Resolution::Failed(FaultNote { what, addr })
+}
+
+fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
+    use crate::esr::ExceptionClass::{DataAbortLower, DataAbortSame};
+    if !matches!(fault.esr.class(), DataAbortSame | DataAbortLower)
+        || !matches!(fault.esr.fault_status(), FaultStatus::Translation { .. })
+    {
+        return Resolution::NotMine;
+    }
+    // EL0 accesses are forwarded once processes hold interface pages (a later issue); until
+    // then only the kernel's own views qualify.
+    if fault.from_user {
+        return Resolution::NotMine;
+    }
+    let translate = kernel_pa;
+    match translate(fault.far) {
+        Some(pa) if is_forwarded(pa) => {}
+        _ => return Resolution::NotMine,
+    }
+    // SAFETY: ELR is the address of the instruction that just faulted: mapped and readable.
+    let word = unsafe { (fault.elr as *const u32).read_volatile() };
+    let access = match a64::decode(fault.elr, word) {
+        Ok(a) => a,
+        Err(e) => {
+            defmt::error!("cannot forward: {}", defmt::Display2Format(&e));
+            return note("forwarded access with an unsupported instruction", fault.elr);
+        }
+    };
+    if access.rn == 31 && access.addressing.writeback() && !fault.from_user {
+        return note("forwarded access with SP write-back in the kernel", fault.elr);
+    }
+    let mut regs = FrameRegs { frame, from_user: fault.from_user };
+    let mut bus = SlotBus { slot: cpu::core_id(), translate };
+    match a64::emulate(&access, &mut regs, &mut bus) {
+        Ok(done) => {
+            frame.elr += done.pc_advance;
+            Resolution::Resume
+        }
+        Err(hal::mmio_trap::EmulateError::Bus { addr, error, .. }) => {
+            let pa = translate(addr).unwrap_or(addr);
+            match error {
+                BusError::Unmapped => note("forwarded access to an address no device model serves", pa),
+                BusError::Rejected => note("forwarded access the device rejected (size or alignment)", pa),
+                BusError::Timeout => note("forwarded access the platform never answered", pa),
+                _ => note("forwarded access the device failed", pa),
+            }
+        }
+        Err(_) => note("forwarded access failed", translate(fault.far).unwrap_or(fault.far)),
+    }
+}

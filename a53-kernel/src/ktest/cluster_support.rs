@@ -1,0 +1,62 @@
+//! Helpers for tests that run on every node of a cluster at once: access to another node's
+//! memory through the global address window, and a barrier built on it.
+//!
+//! Rendezvous words live in each node's `TEST_RENDEZVOUS` page (fresh QEMU memory is zero, so
+//! nothing needs clearing): word `i` of block `BARRIER` / `ROLL_CALL` in node 0's page belongs
+//! to node `i`; word `i` of block `FLAGS` in a node's own page is set by node `i`.
+
+use crate::arch::phys_to_virt;
+use board::layout::TEST_RENDEZVOUS;
+use board::pl::window_address;
+use embedded_hal::delay::DelayNs;
+
+pub const BARRIER: u64 = 0x000;
+pub const ROLL_CALL: u64 = 0x100;
+pub const FLAGS: u64 = 0x200;
+
+/// This node's id and the cluster's size, from the system block.
+pub fn whoami() -> Result<(u16, u16), &'static str> {
+    let id = crate::kernel::sysblock().identity().map_err(|_| "no system block")?;
+    Ok((id.node, id.node_count))
+}
+
+/// The kernel's pointer to physical address `pa` of node `node`, through the window.
+pub fn remote<T>(node: u16, pa: u64) -> *mut T {
+    phys_to_virt(window_address(node, pa).expect("address outside the window")) as *mut T
+}
+
+/// The kernel's pointer to this node's own physical address `pa`.
+pub fn local<T>(pa: u64) -> *mut T {
+    phys_to_virt(pa) as *mut T
+}
+
+pub fn rendezvous(block: u64, index: u16) -> u64 {
+    TEST_RENDEZVOUS + block + 8 * u64::from(index)
+}
+
+fn pause() {
+    crate::timer::timer().delay_us(200);
+}
+
+/// Waits until `ready()` or `seconds` pass.
+pub fn wait_for(seconds: u64, mut ready: impl FnMut() -> bool) -> Result<(), &'static str> {
+    let give_up = crate::timer::now() + seconds * crate::timer::hz();
+    while !ready() {
+        if crate::timer::now() > give_up {
+            return Err("timed out waiting for the other nodes");
+        }
+        pause();
+    }
+    Ok(())
+}
+
+/// Every node calls this with the same, increasing `generation`; it returns when all have.
+pub fn barrier(generation: u64) -> Result<(), &'static str> {
+    let (me, n) = whoami()?;
+    // SAFETY: the rendezvous page is reserved for these words; the window forwards the store.
+    unsafe { remote::<u64>(0, rendezvous(BARRIER, me)).write_volatile(generation) };
+    wait_for(60, || {
+        // SAFETY: as above; reads of other nodes' words.
+        (0..n).all(|i| unsafe { remote::<u64>(0, rendezvous(BARRIER, i)).read_volatile() } >= generation)
+    })
+}

@@ -1,0 +1,129 @@
+//! The (emulated or real) PL as one node sees it: the system block, PL interrupts, the global
+//! window to itself, and clear faults where nothing answers.
+
+use super::cluster_support::{local, remote, whoami};
+use super::ensure;
+use crate::arch::cpu;
+use crate::exception::catch_fault;
+use crate::irq::{self, IntId};
+use crate::kernel::sysblock;
+use board::layout::TEST_BUFFER;
+use board::pl::{self, irq_line};
+use boot::testkit::{Test, TestResult};
+use core::arch::asm;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+pub const TESTS: &[Test] = &[
+    Test::new("platform", "sysblock_identifies_the_node", identity),
+    Test::new("platform", "sysblock_scratch_registers_round_trip", scratch),
+    Test::new("platform", "pl_interrupt_reaches_its_handler", pl_interrupt),
+    Test::new("platform", "unmodelled_pl_address_is_a_clear_fault", unmodelled),
+    Test::new("platform", "window_to_a_missing_node_is_a_clear_fault", missing_node),
+    Test::new("platform", "window_accesses_of_every_size_reach_local_ddr", window_sizes),
+];
+
+fn identity() -> TestResult {
+    let (node, count) = whoami()?;
+    ensure(count >= 1 && node < count, "node id outside the node count")
+}
+
+fn scratch() -> TestResult {
+    let block = sysblock();
+    for value in [0, 0xdead_beef, 0x1234_5678, u32::MAX] {
+        block.set_scratch(value);
+        ensure(block.scratch() == value, "32-bit scratch did not keep its value")?;
+    }
+    let scratch64 = (crate::arch::phys_to_virt(pl::SYSBLOCK_BASE) + 0x28) as *mut u64;
+    for value in [0x0123_4567_89ab_cdef, u64::MAX, 0] {
+        // SAFETY: SCRATCH64 of the system block (docs/hw/sysblock.md).
+        let back = unsafe {
+            scratch64.write_volatile(value);
+            scratch64.read_volatile()
+        };
+        ensure(back == value, "64-bit scratch did not keep its value")?;
+    }
+    Ok(())
+}
+
+static DOORBELLS: AtomicU32 = AtomicU32::new(0);
+
+fn on_doorbell(_: IntId) {
+    if sysblock().take_doorbell() {
+        DOORBELLS.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn pl_interrupt() -> TestResult {
+    DOORBELLS.store(0, Ordering::SeqCst);
+    irq::register_pl(irq_line::SYSBLOCK, on_doorbell, 1 << cpu::core_id()).map_err(|_| "line taken")?;
+    sysblock().enable_doorbell_irq();
+    let mut result = Ok(());
+    for ring in 1..=3 {
+        sysblock().ring_doorbell();
+        let give_up = crate::timer::now() + crate::timer::hz();
+        cpu::idle_until(|| DOORBELLS.load(Ordering::SeqCst) >= ring || crate::timer::now() > give_up);
+        if DOORBELLS.load(Ordering::SeqCst) != ring {
+            result = Err("the doorbell interrupt did not reach its handler exactly once");
+            break;
+        }
+    }
+    irq::unregister(IntId(pl::pl_irq_intid(irq_line::SYSBLOCK)));
+    result
+}
+
+fn unmodelled() -> TestResult {
+    let addr = crate::arch::phys_to_virt(0x8050_0000) as *const u32;
+    let start = crate::timer::now();
+    // SAFETY: no device answers here: the access faults and the catcher skips it.
+    let (_, caught) = catch_fault(|| unsafe { addr.read_volatile() });
+    let f = caught.ok_or("an access to an unmodelled PL address did not fault")?;
+    ensure(f.far == addr as u64, "the fault names a different address")?;
+    if <crate::Board as board::Board>::FORWARDING.is_some() {
+        let note = f.note.ok_or("the fault report does not say why")?;
+        ensure(note.what.contains("no device model"), "the fault report does not say that no device answers")?;
+        ensure(note.addr == 0x8050_0000, "the note names a different physical address")?;
+    }
+    ensure(crate::timer::now() - start < crate::timer::hz(), "the fault took a second: it behaved like a hang")
+}
+
+fn missing_node() -> TestResult {
+    let (_, count) = whoami()?;
+    let p = remote::<u64>(count, TEST_BUFFER);
+    // SAFETY: no such node: the access faults and the catcher skips it.
+    let (_, caught) = catch_fault(|| unsafe { p.read_volatile() });
+    ensure(caught.is_some(), "a window access to a node that does not exist did not fault")
+}
+
+fn window_sizes() -> TestResult {
+    let (me, _) = whoami()?;
+    let at = TEST_BUFFER + 0x3_0000;
+    let through = |off: u64| remote::<u8>(me, at + off);
+    let direct = |off: u64| local::<u8>(at + off);
+    // SAFETY: TEST_BUFFER is reserved for these tests; the window view and the linear view are
+    // the same bytes of this node's DDR.
+    unsafe {
+        (through(0x01)).write_volatile(0xa5);
+        (through(0x02) as *mut u16).write_volatile(0xbeef);
+        (through(0x04) as *mut u32).write_volatile(0xdead_beef);
+        (through(0x08) as *mut u64).write_volatile(0x0123_4567_89ab_cdef);
+        let q: u128 = 0xfedc_ba98_7654_3210_0f1e_2d3c_4b5a_6978;
+        asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) &q, dst = in(reg) through(0x10), t = out(vreg) _);
+        ensure(direct(0x01).read_volatile() == 0xa5, "8-bit store")?;
+        ensure((direct(0x02) as *const u16).read_volatile() == 0xbeef, "16-bit store")?;
+        ensure((direct(0x04) as *const u32).read_volatile() == 0xdead_beef, "32-bit store")?;
+        ensure((direct(0x08) as *const u64).read_volatile() == 0x0123_4567_89ab_cdef, "64-bit store")?;
+        ensure((direct(0x10) as *const u128).read_volatile() == q, "128-bit store")?;
+        ensure(through(0x01).read_volatile() == 0xa5, "8-bit load")?;
+        ensure((through(0x02) as *const u16).read_volatile() == 0xbeef, "16-bit load")?;
+        ensure((through(0x04) as *const u32).read_volatile() == 0xdead_beef, "32-bit load")?;
+        ensure((through(0x08) as *const u64).read_volatile() == 0x0123_4567_89ab_cdef, "64-bit load")?;
+        let mut back: u128 = 0;
+        asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) through(0x10), dst = in(reg) &mut back, t = out(vreg) _);
+        ensure(back == q, "128-bit load")?;
+        // Sign extension happens in the core, after the forwarded load.
+        let signed: i64;
+        asm!("ldrsb {v}, [{a}]", a = in(reg) through(0x01), v = out(reg) signed);
+        ensure(signed == 0xa5u8 as i8 as i64, "sign-extending load")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! A cluster of nodes: their QEMU processes, the shared fabric, the platform servers and the
+//! interconnect's delivery thread, started and stopped together.
+//!
+//! Start-up: every node's QEMU starts paused, the fabric and device models are built once all
+//! DDR files exist, and only then are the nodes released (`cont` over QMP), so no guest access
+//! can reach a model that is not ready.
+
+use crate::counters::Snapshot;
+use crate::fabric::Fabric;
+use crate::interconnect::{Interconnect, LinkConfig, qfdb_coordinates};
+use crate::node::{Event, Node, NodeError, NodeSpec};
+use crate::platform::Platform;
+use crate::trace::TraceWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+use std::thread::JoinHandle;
+
+#[derive(Clone, Debug, Default)]
+pub struct ClusterSpec {
+    pub nodes: Vec<NodeSpec>,
+    pub link: LinkConfig,
+    pub trace: Option<PathBuf>,
+    /// Leave the nodes paused (for gdb): `continue` in gdb runs a node.
+    pub paused: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterError {
+    #[error(transparent)]
+    Node(#[from] NodeError),
+    #[error("node {node}: {source}")]
+    Platform { node: usize, source: crate::platform::MapError },
+    #[error("cannot write the trace file {path}: {source}")]
+    Trace { path: PathBuf, source: std::io::Error },
+    #[error("a cluster has 1 to {max} nodes, not {0}", max = board::pl::MAX_NODES)]
+    Size(usize),
+}
+
+pub struct Cluster {
+    nodes: Vec<Node>,
+    fabric: Arc<Fabric>,
+    platforms: Vec<Arc<Platform>>,
+    servers: Vec<JoinHandle<()>>,
+    delivery: Option<JoinHandle<()>>,
+}
+
+impl Cluster {
+    /// Starts every node paused, builds the platform, then lets the nodes run.
+    pub fn start(
+        spec: &ClusterSpec,
+        qemu: &Path,
+        runtime_dir: &Path,
+        events: Sender<Event>,
+    ) -> Result<Self, ClusterError> {
+        let n = spec.nodes.len();
+        if n == 0 || n as u64 > board::pl::MAX_NODES {
+            return Err(ClusterError::Size(n));
+        }
+        let mut nodes = Vec::with_capacity(n);
+        for node in &spec.nodes {
+            nodes.push(Node::start(node, qemu, runtime_dir, events.clone())?);
+        }
+        let trace = match &spec.trace {
+            Some(path) => Some(Arc::new(
+                TraceWriter::create(path, n).map_err(|source| ClusterError::Trace { path: path.clone(), source })?,
+            )),
+            None => None,
+        };
+        let interconnect = Interconnect::new((0..n).map(qfdb_coordinates).collect(), spec.link);
+        let fabric = Arc::new(Fabric::new(
+            interconnect.clone(),
+            nodes.iter().map(|node| node.ddr().clone()).collect(),
+            nodes.iter().map(|node| node.alive().clone()).collect(),
+            trace,
+        ));
+        let mut platforms = Vec::with_capacity(n);
+        let mut servers = Vec::with_capacity(n);
+        for node in &nodes {
+            let channel = |node: &Node| {
+                node.platform_channel().map_err(|source| NodeError::Io {
+                    node: node.index,
+                    what: "platform channel",
+                    source,
+                })
+            };
+            let platform = Platform::new(node.index, fabric.clone(), channel(node)?)
+                .map_err(|source| ClusterError::Platform { node: node.index, source })?;
+            servers.push(platform.spawn_server(channel(node)?));
+            platforms.push(platform);
+        }
+        let delivery = Some(interconnect.spawn_delivery());
+        let mut cluster = Self { nodes, fabric, platforms, servers, delivery };
+        if !spec.paused {
+            for node in &mut cluster.nodes {
+                node.resume()?;
+            }
+        }
+        Ok(cluster)
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node_mut(&mut self, index: usize) -> Option<&mut Node> {
+        self.nodes.get_mut(index)
+    }
+
+    pub fn platform(&self, node: usize) -> Option<&Arc<Platform>> {
+        self.platforms.get(node)
+    }
+
+    pub fn fabric(&self) -> &Arc<Fabric> {
+        &self.fabric
+    }
+
+    /// Kills one node's QEMU, as a crash would (its `Exited` event follows).
+    pub fn kill(&self, node: usize) {
+        if let Some(n) = self.nodes.get(node) {
+            n.kill();
+        }
+    }
+
+    pub fn counters(&self) -> Vec<Snapshot> {
+        self.fabric.counters.iter().map(|c| c.snapshot()).collect()
+    }
+
+    /// Stops everything and removes the shared-memory files.
+    pub fn shut_down(mut self) -> Vec<Snapshot> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> Vec<Snapshot> {
+        for node in &mut self.nodes {
+            node.shut_down();
+        }
+        self.fabric.interconnect.stop();
+        if let Some(d) = self.delivery.take() {
+            let _ = d.join();
+        }
+        for s in self.servers.drain(..) {
+            let _ = s.join();
+        }
+        if let Some(t) = &self.fabric.trace {
+            t.finish();
+        }
+        self.counters()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

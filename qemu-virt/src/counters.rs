@@ -1,0 +1,70 @@
+//! Counters per node, printed at the end of a run and available to tests.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Debug, Default)]
+pub struct NodeCounters {
+    pub forwarded_reads: AtomicU64,
+    pub forwarded_writes: AtomicU64,
+    pub forward_errors: AtomicU64,
+    pub interrupts: AtomicU64,
+    pub packets_sent: AtomicU64,
+    pub packets_received: AtomicU64,
+    pub packets_dropped: AtomicU64,
+    pub packets_duplicated: AtomicU64,
+    pub window_accesses: AtomicU64,
+}
+
+/// A consistent-enough copy of a node's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub forwarded_reads: u64,
+    pub forwarded_writes: u64,
+    pub forward_errors: u64,
+    pub interrupts: u64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub packets_dropped: u64,
+    pub packets_duplicated: u64,
+    pub window_accesses: u64,
+}
+
+impl NodeCounters {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Snapshot {
+            forwarded_reads: get(&self.forwarded_reads),
+            forwarded_writes: get(&self.forwarded_writes),
+            forward_errors: get(&self.forward_errors),
+            interrupts: get(&self.interrupts),
+            packets_sent: get(&self.packets_sent),
+            packets_received: get(&self.packets_received),
+            packets_dropped: get(&self.packets_dropped),
+            packets_duplicated: get(&self.packets_duplicated),
+            window_accesses: get(&self.window_accesses),
+        }
+    }
+}
+
+impl fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "forwarded {} reads, {} writes ({} errors), {} interrupts, {} window accesses, packets {} sent, {} received, {} dropped, {} duplicated",
+            self.forwarded_reads,
+            self.forwarded_writes,
+            self.forward_errors,
+            self.interrupts,
+            self.window_accesses,
+            self.packets_sent,
+            self.packets_received,
+            self.packets_dropped,
+            self.packets_duplicated
+        )
+    }
+}
