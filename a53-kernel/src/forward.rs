@@ -16,7 +16,7 @@ use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::cadence_uart::Uart;
-use hal::forward::{Slots, Status};
+use hal::forward::{Slots, forward};
 use hal::mmio_trap::{BusError, Size, a64};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
@@ -129,23 +129,12 @@ impl SlotBus {
     fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
         let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
         let (slots, uart) = (slots().ok_or(BusError::Unmapped)?, uart().ok_or(BusError::Unmapped)?);
-        let slot = &slots.0[self.slot];
-        let seq = slot.post(write, size.bytes() as u32, pa, value);
-        uart.write_byte(self.slot as u8);
         let give_up = crate::timer::now() + TIMEOUT_SECS * crate::timer::hz();
-        loop {
-            match slot.finished(seq) {
-                Some(Ok(data)) => {
-                    FORWARDED.fetch_add(1, Ordering::Relaxed);
-                    return Ok(data);
-                }
-                Some(Err(Status::Unmapped)) => return Err(BusError::Unmapped),
-                Some(Err(Status::Rejected)) => return Err(BusError::Rejected),
-                Some(Err(status)) => return Err(BusError::Other(status as u32)),
-                None if crate::timer::now() > give_up => return Err(BusError::Timeout),
-                None => core::hint::spin_loop(),
-            }
-        }
+        let kick = || uart.write_byte(self.slot as u8);
+        let result =
+            forward(&slots.0[self.slot], write, size.bytes() as u32, pa, value, kick, || crate::timer::now() > give_up);
+        FORWARDED.fetch_add(1, Ordering::Relaxed);
+        result.map_err(|e| e.bus_error())
     }
 }
 

@@ -66,6 +66,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
             None
         }
     };
+    defmt::info!("node ready");
     BootReport { cores_online, rpu_firmware }
 }
 

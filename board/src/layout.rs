@@ -32,6 +32,9 @@ pub const KERNEL_IMAGE_VA_OFFSET: u64 = 0xffff_ffff_8000_0000;
 pub const KERNEL_STACK_SIZE: u64 = 64 * 1024;
 pub const KERNEL_STACK_GUARD: u64 = 4096;
 
+/// RPU cores in a node.
+pub const R5_CORES: u32 = 2;
+
 /// The R5's tightly-coupled memories in its own view (split mode, R5-0), and the stand-in
 /// region in DDR used on QEMU.
 pub const R5_ATCM: (u64, u64) = (0x0000_0000, 64 * 1024);

@@ -132,6 +132,51 @@ impl Slot {
     }
 }
 
+/// Why a forwarded access failed, as the guest sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForwardError {
+    /// The host answered with this status.
+    Host(Status),
+    /// The host never answered (a platform that is gone must not hang the guest).
+    TimedOut,
+}
+
+/// Guest: one forwarded access, start to end. `kick` tells the host (one UART byte), and
+/// `timed_out` is polled while waiting.
+pub fn forward(
+    slot: &Slot,
+    write: bool,
+    size: u32,
+    pa: u64,
+    data: u128,
+    kick: impl FnOnce(),
+    mut timed_out: impl FnMut() -> bool,
+) -> Result<u128, ForwardError> {
+    let seq = slot.post(write, size, pa, data);
+    kick();
+    loop {
+        if let Some(result) = slot.finished(seq) {
+            return result.map_err(ForwardError::Host);
+        }
+        if timed_out() {
+            return Err(ForwardError::TimedOut);
+        }
+        core::hint::spin_loop();
+    }
+}
+
+impl ForwardError {
+    /// The emulator's view of the failure.
+    pub fn bus_error(self) -> mmio_trap::BusError {
+        match self {
+            ForwardError::Host(Status::Unmapped) => mmio_trap::BusError::Unmapped,
+            ForwardError::Host(Status::Rejected) => mmio_trap::BusError::Rejected,
+            ForwardError::Host(status) => mmio_trap::BusError::Other(status as u32),
+            ForwardError::TimedOut => mmio_trap::BusError::Timeout,
+        }
+    }
+}
+
 /// The slot array at the board's forwarding address.
 #[repr(C)]
 pub struct Slots(pub [Slot; SLOTS]);

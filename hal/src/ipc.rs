@@ -46,6 +46,12 @@ pub mod op {
     /// Write a trace line that carries args[0] (a nonce), so the host can check that the R5
     /// trace reaches it; the reply comes after the line was written.
     pub const TRACE_NONCE: u32 = 0x03;
+    /// The R5 reaches the PL: it reads the system block's ID and node id, writes args[0] to the
+    /// scratch register and reads it back, then times args[1] (at most 1024) reads of it. The
+    /// reply: [node id, scratch read back, ID register, reads timed, median cycles, p99 cycles].
+    pub const PL_PROBE: u32 = 0x04;
+    /// Reads timed by one PL_PROBE at most.
+    pub const PL_PROBE_MAX_READS: u64 = 1024;
     /// Self-test of the firmware's fault path: with args[0] == [`FAULT_TEST_KEY`] the
     /// firmware loads from args[1], an address its MPU must refuse, and reports the abort in
     /// its trace (it does not reply, and stops). Without the key it answers UNKNOWN.

@@ -7,7 +7,7 @@
 
 use crate::counters::Snapshot;
 use crate::fabric::Fabric;
-use crate::interconnect::{Interconnect, LinkConfig, qfdb_coordinates};
+use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
 use crate::node::{Event, Node, NodeError, NodeSpec};
 use crate::platform::Platform;
 use crate::trace::TraceWriter;
@@ -67,11 +67,14 @@ impl Cluster {
             )),
             None => None,
         };
-        let interconnect = Interconnect::new((0..n).map(qfdb_coordinates).collect(), spec.link);
+        let counters: Vec<_> = (0..n).map(|_| Arc::default()).collect();
+        let observers = Observers { counters: counters.clone(), trace: trace.clone() };
+        let interconnect = Interconnect::with_observers((0..n).map(qfdb_coordinates).collect(), spec.link, observers);
         let fabric = Arc::new(Fabric::new(
             interconnect.clone(),
             nodes.iter().map(|node| node.ddr().clone()).collect(),
             nodes.iter().map(|node| node.alive().clone()).collect(),
+            counters,
             trace,
         ));
         let mut platforms = Vec::with_capacity(n);

@@ -17,13 +17,14 @@ pub struct Fabric {
 }
 
 impl Fabric {
+    /// `counters` and `trace` are shared with the interconnect's observers.
     pub fn new(
         interconnect: Arc<Interconnect>,
         ddrs: Vec<Arc<Ddr>>,
         alive: Vec<Arc<AtomicBool>>,
+        counters: Vec<Arc<NodeCounters>>,
         trace: Option<Arc<TraceWriter>>,
     ) -> Self {
-        let counters = ddrs.iter().map(|_| Arc::default()).collect();
         Self { interconnect, ddrs, alive, counters, trace }
     }
 

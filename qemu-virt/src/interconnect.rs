@@ -9,6 +9,8 @@
 //!   (loss), maybe twice (duplication), maybe after a later one (reordering); end-to-end
 //!   protocols above must cope.
 
+use crate::counters::NodeCounters;
+use crate::trace::TraceWriter;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -121,6 +123,20 @@ impl Rng {
     }
 }
 
+/// Waits `d`: short waits spin, because a sleeping thread wakes tens of microseconds late and
+/// link latencies are a few microseconds.
+fn wait(d: Duration) {
+    const SPIN_BELOW: Duration = Duration::from_micros(200);
+    if d >= SPIN_BELOW {
+        std::thread::sleep(d);
+    } else if !d.is_zero() {
+        let until = Instant::now() + d;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// A datagram in flight.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Datagram {
@@ -157,9 +173,17 @@ impl Ord for Pending {
     }
 }
 
+/// Where the interconnect reports what it does: per-node counters and the trace.
+#[derive(Default)]
+pub struct Observers {
+    pub counters: Vec<Arc<NodeCounters>>,
+    pub trace: Option<Arc<TraceWriter>>,
+}
+
 pub struct Interconnect {
     coordinates: Vec<Coordinates>,
     config: LinkConfig,
+    observers: Observers,
     rng: Mutex<Rng>,
     links: Mutex<std::collections::HashMap<Link, Arc<LinkCounters>>>,
     receivers: Mutex<Vec<Option<Arc<Receiver>>>>,
@@ -169,10 +193,16 @@ pub struct Interconnect {
 
 impl Interconnect {
     pub fn new(coordinates: Vec<Coordinates>, config: LinkConfig) -> Arc<Self> {
+        let observers = Observers { counters: coordinates.iter().map(|_| Arc::default()).collect(), trace: None };
+        Self::with_observers(coordinates, config, observers)
+    }
+
+    pub fn with_observers(coordinates: Vec<Coordinates>, config: LinkConfig, observers: Observers) -> Arc<Self> {
         let n = coordinates.len();
         Arc::new(Self {
             coordinates,
             config,
+            observers,
             rng: Mutex::new(Rng::new(config.seed)),
             links: Mutex::default(),
             receivers: Mutex::new(vec![None; n]),
@@ -256,10 +286,7 @@ impl Interconnect {
                 lost += 1;
             }
         }
-        let wait = self.latency(path.len() + lost as usize);
-        if !wait.is_zero() {
-            std::thread::sleep(wait);
-        }
+        wait(self.latency(path.len() + lost as usize));
         lost
     }
 
@@ -268,8 +295,22 @@ impl Interconnect {
         self.receivers.lock().unwrap()[node] = Some(Arc::new(receiver));
     }
 
+    fn note(&self, node: usize, counter: impl Fn(&NodeCounters) -> &AtomicU64, by: u64) {
+        if let Some(c) = self.observers.counters.get(node) {
+            counter(c).fetch_add(by, Ordering::Relaxed);
+        }
+    }
+
+    fn trace(&self, d: &Datagram, what: &str) {
+        if let Some(t) = &self.observers.trace {
+            t.packet(d.src, d.dst, d.channel, d.payload.len(), what);
+        }
+    }
+
     /// Sends a datagram; loss, duplication and reordering are decided here, per link.
     pub fn send(&self, datagram: Datagram) {
+        self.note(datagram.src, |c| &c.packets_sent, 1);
+        self.trace(&datagram, "sent");
         let path = self.hops(datagram.src, datagram.dst);
         let mut copies = 1u32;
         let mut extra_delay = 0u32;
@@ -298,7 +339,12 @@ impl Interconnect {
             }
         }
         if copies == 0 {
+            self.note(datagram.src, |c| &c.packets_dropped, 1);
+            self.trace(&datagram, "dropped");
             return;
+        }
+        if copies > 1 {
+            self.note(datagram.src, |c| &c.packets_duplicated, u64::from(copies - 1));
         }
         // A reordered packet is held back long enough for the next ones to overtake it.
         let base = self.latency(path.len().max(1));
@@ -336,6 +382,8 @@ impl Interconnect {
                     let Pending { datagram, .. } = queue.0.pop().unwrap();
                     drop(queue);
                     let receiver = self.receivers.lock().unwrap().get(datagram.dst).cloned().flatten();
+                    self.note(datagram.dst, |c| &c.packets_received, 1);
+                    self.trace(&datagram, "delivered");
                     if let Some(r) = receiver {
                         r(datagram);
                     }
@@ -438,6 +486,18 @@ mod tests {
         let reordered = c.reordered.load(Ordering::Relaxed) as f64;
         assert!(within(reordered / survivors, 0.02), "reorder rate {}", reordered / survivors);
         assert!(late as f64 >= reordered * 0.5, "held-back packets arrive late ({late} of {reordered})");
+    }
+
+    #[test]
+    fn per_node_counters_see_sends_drops_and_deliveries() {
+        let (got, net) = run(LinkConfig { latency_us: 0.0, loss: 0.5, seed: 3, ..LinkConfig::default() }, 1000);
+        let (sent, dropped) = (
+            net.observers.counters[0].packets_sent.load(Ordering::Relaxed),
+            net.observers.counters[0].packets_dropped.load(Ordering::Relaxed),
+        );
+        assert_eq!(sent, 1000);
+        assert_eq!(got.len() as u64, sent - dropped);
+        assert_eq!(net.observers.counters[1].packets_received.load(Ordering::Relaxed), got.len() as u64);
     }
 
     #[test]

@@ -179,6 +179,7 @@ impl Node {
         let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;
         let qmp_stream = accept(n, &qmp_l, &mut child, &log_path)?;
         let qmp = Qmp::handshake(qmp_stream).map_err(|source| NodeError::Qmp { node: n, source })?;
+        deprioritise_r5_threads(child.id());
         let ddr = Arc::new(Ddr::open(&memory_file).map_err(io(n, "map DDR"))?);
 
         let console = {
@@ -261,6 +262,21 @@ impl Drop for Node {
         self.shut_down();
         let _ = std::fs::remove_file(&self.memory_file);
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// QEMU's RPU has no interrupt controller, so the R5 firmware cannot sleep: it polls, and
+/// WFE only yields. Its vCPU threads get the lowest priority so that the poll only uses CPU
+/// time nothing else wants (the A53s sleep in WFI and cost nothing when idle).
+fn deprioritise_r5_threads(pid: u32) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return };
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let is_r5 = (4..4 + board::layout::R5_CORES).any(|cpu| comm.starts_with(&format!("CPU {cpu}/")));
+        if let (true, Some(tid)) = (is_r5, task.file_name().to_str().and_then(|t| t.parse::<libc::id_t>().ok())) {
+            // SAFETY: setpriority on a thread of our own child; no memory is involved.
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 19) };
+        }
     }
 }
 

@@ -56,6 +56,9 @@ pub fn node_args(spec: &crate::NodeSpec, parts: &CommandParts<'_>) -> Vec<String
         "xlnx-zcu102,memory-backend=ram"
     };
     let mut args: Vec<String> = vec![
+        // Named vCPU threads ("CPU 4/TCG"), so the platform can find the R5's (see node.rs).
+        "-name".into(),
+        format!("node{},debug-threads=on", spec.index),
         "-M".into(),
         machine.into(),
         "-smp".into(),

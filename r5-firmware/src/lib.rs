@@ -5,7 +5,19 @@
 pub mod service;
 
 #[cfg(target_arch = "arm")]
+pub mod forward;
+#[cfg(target_arch = "arm")]
+pub mod probe;
+#[cfg(target_arch = "arm")]
 pub mod trace;
+
+/// Stops the firmware for good (after a fatal report).
+#[cfg(target_arch = "arm")]
+pub fn halt() -> ! {
+    loop {
+        aarch32_cpu::asm::wfi();
+    }
+}
 
 /// The board this firmware is built for.
 pub type Board = board::Selected;

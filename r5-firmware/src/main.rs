@@ -2,12 +2,12 @@
 #![no_std]
 #![no_main]
 
-use aarch32_cpu::register::{Dfar, Dfsr, Ifar, Ifsr};
+use aarch32_cpu::register::{Ifar, Ifsr};
 use aarch32_rt::{entry, exception};
 use board::{Board as _, R5Wait};
 use hal::ipc::{IpcArea, Message};
 use r5_firmware::service::{Action, Service};
-use r5_firmware::{Board, VERSION, trace};
+use r5_firmware::{Board, VERSION, halt, probe, trace};
 
 fn ipc_area() -> &'static IpcArea {
     // SAFETY: the board reserves this shared region for the IPC area at the same address on
@@ -30,7 +30,12 @@ fn main() -> ! {
     trace::init();
     defmt::info!("R5 firmware {=u32:#x} on {=str}", VERSION, Board::NAME);
     if let Err(e) = boot::r5::configure_mpu(Board::R5_MEMORY) {
-        defmt::error!("MPU set-up failed: {}", defmt::Debug2Format(&e));
+        let why = match e {
+            boot::r5::MpuSetupError::BadRegion(name) => name,
+            boot::r5::MpuSetupError::TooManyRegions => "too many regions",
+            boot::r5::MpuSetupError::Mpu(_) => "the MPU refused the configuration",
+        };
+        defmt::error!("MPU set-up failed: {=str}", why);
     }
     let area = ipc_area();
     while !area.is_valid() {
@@ -49,9 +54,15 @@ fn main() -> ! {
     let mut service = Service::new();
     loop {
         while let Some(request) = rx.pop() {
-            let (reply, action) = service.handle(&request);
+            let (mut reply, action) = service.handle(&request);
             match action {
                 Action::TraceNonce(nonce) => defmt::info!("trace nonce {=u64:#x}", nonce),
+                Action::PlProbe { scratch, reads } => {
+                    let (id, p) = (probe::identity(), probe::scratch_round_trip(scratch));
+                    let (median, p99) = probe::time_reads(reads);
+                    let (node, id_reg) = id;
+                    reply.args = [u64::from(node), u64::from(p), u64::from(id_reg), u64::from(reads), median, p99, 0];
+                }
                 Action::FaultTest(addr) => {
                     defmt::warn!("fault self-test: loading from {=u32:#010x}", addr);
                     // SAFETY: not safe: the load is meant to fault, and the abort handler stops
@@ -68,23 +79,6 @@ fn main() -> ! {
         }
         wait_for_news();
     }
-}
-
-fn halt() -> ! {
-    loop {
-        aarch32_cpu::asm::wfi();
-    }
-}
-
-#[exception(DataAbort)]
-fn data_abort(addr: usize) -> ! {
-    defmt::error!(
-        "data abort at PC {=usize:#010x}: DFAR {=u32:#010x}, DFSR {=u32:#010x}",
-        addr,
-        Dfar::read().0,
-        Dfsr::read().raw_value()
-    );
-    halt()
 }
 
 #[exception(PrefetchAbort)]

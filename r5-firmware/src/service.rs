@@ -8,6 +8,11 @@ pub enum Action {
     None,
     /// Write a trace line carrying this nonce before replying.
     TraceNonce(u64),
+    /// Probe the PL (`op::PL_PROBE`): the image performs the accesses and fills the reply.
+    PlProbe {
+        scratch: u32,
+        reads: u32,
+    },
     /// Load from this address (which the MPU must refuse): the fault-path self-test. There is
     /// no reply.
     FaultTest(u32),
@@ -39,6 +44,13 @@ impl Service {
             op::TRACE_NONCE => {
                 action = Action::TraceNonce(req.args[0]);
                 Message::new(op::TRACE_NONCE | op::REPLY, req.seq, [req.args[0], 0, 0, 0, 0, 0, 0])
+            }
+            op::PL_PROBE => {
+                action = Action::PlProbe {
+                    scratch: req.args[0] as u32,
+                    reads: req.args[1].min(op::PL_PROBE_MAX_READS) as u32,
+                };
+                Message::new(op::PL_PROBE | op::REPLY, req.seq, [0; 7])
             }
             op::FAULT_TEST if req.args[0] == op::FAULT_TEST_KEY => {
                 action = Action::FaultTest(req.args[1] as u32);
@@ -78,6 +90,13 @@ mod tests {
         let (reply, action) = Service::new().handle(&Message::new(op::TRACE_NONCE, 3, [0xabc, 0, 0, 0, 0, 0, 0]));
         assert_eq!(action, Action::TraceNonce(0xabc));
         assert_eq!(reply.args[0], 0xabc);
+    }
+
+    #[test]
+    fn pl_probe_bounds_its_read_count() {
+        let (reply, action) = Service::new().handle(&Message::new(op::PL_PROBE, 6, [7, u64::MAX, 0, 0, 0, 0, 0]));
+        assert_eq!(action, Action::PlProbe { scratch: 7, reads: op::PL_PROBE_MAX_READS as u32 });
+        assert_eq!(reply.op, op::PL_PROBE | op::REPLY);
     }
 
     #[test]

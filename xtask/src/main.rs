@@ -2,6 +2,7 @@
 //!
 //! Every subcommand is what CI and the README use; nothing else is needed on top of cargo.
 
+mod bench;
 mod images;
 mod qemu_run;
 mod setup;
@@ -113,6 +114,12 @@ enum Command {
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
+    /// Run a benchmark and print its figures (`name: value unit`): platform.
+    Bench {
+        name: String,
+        #[arg(long)]
+        release: bool,
+    },
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
     /// Install QEMU if it is missing (Debian bookworm-backports), or say how.
@@ -138,6 +145,7 @@ fn main() {
                 baud,
             })
         }
+        Command::Bench { name, release } => bench::run(&name, release),
         Command::Lint => images::lint(),
         Command::Setup => setup::ensure_qemu().map(drop),
     };

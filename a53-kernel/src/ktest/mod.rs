@@ -4,9 +4,11 @@
 //! this image; `cluster-filter=TEXT` selects among them), `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
 //! all of them), `list`
 //! lists them, `expect-el=N` makes the boot test check the entry exception level, and
+//! `bench=NAME` runs a benchmark instead of the tests;
 //! `crash=panic|fault` ends the image in a deliberate panic or unhandled fault, and
 //! `crash=r5-fault` makes the R5 take a data abort (the runner checks the reports).
 
+mod bench;
 mod boot_checks;
 mod cluster;
 mod cluster_support;
@@ -59,6 +61,9 @@ pub fn run() -> Stop {
         Some("fault") => exceptions::deliberate_unhandled_fault(),
         Some("r5-fault") => return rpu::r5_fault_self_test(),
         _ => {}
+    }
+    if let Some(name) = args.value("bench") {
+        return bench::run(name);
     }
     let filters: heapless::Vec<&str, 8> = args.values("filter").take(8).collect();
     let cluster_filters: heapless::Vec<&str, 8> = args.values("cluster-filter").take(8).collect();

@@ -10,6 +10,7 @@ pub const TESTS: &[Test] = &[
     Test::new("rpu", "thousand_messages_round_trip_in_order", round_trip),
     Test::new("rpu", "unknown_request_gets_an_error_reply", unknown),
     Test::new("rpu", "r5_trace_reaches_the_host", trace),
+    Test::new("rpu", "r5_reaches_the_pl_through_forwarding", r5_pl_access),
 ];
 
 fn started() -> TestResult {
@@ -94,4 +95,14 @@ pub fn r5_fault_self_test() -> crate::kernel::Stop {
     }
     defmt::println!("the R5 went silent after the fault self-test");
     Stop::Success
+}
+
+fn r5_pl_access() -> TestResult {
+    started()?;
+    let (me, _) = super::cluster_support::whoami()?;
+    let reply = rpu::call(op::PL_PROBE, [0xfeed_f00d, 8, 0, 0, 0, 0, 0]).map_err(|_| "no reply")?;
+    ensure(reply.args[2] == u64::from(hal::sysblock::regs::ID_VALUE), "the R5 read a wrong ID register")?;
+    ensure(reply.args[0] == u64::from(me), "the R5 sees a different node id")?;
+    ensure(reply.args[1] == 0xfeed_f00d, "the R5's scratch write did not read back")?;
+    ensure(reply.args[3] == 8 && reply.args[4] > 0, "the R5 did not time its reads")
 }

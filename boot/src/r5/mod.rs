@@ -33,6 +33,68 @@ _start:
 "#
 );
 
+/// The context saved by the data-abort entry below, for the firmware's handler
+/// `r5_data_abort(frame: &mut AbortFrame)`. Whatever the handler leaves here is restored, and
+/// execution resumes at `pc`: to emulate a load, write `r[n]` and advance `pc`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct AbortFrame {
+    /// SP and LR of SYS/USR mode (the firmware's normal mode) at the time of the abort.
+    pub sp: u32,
+    pub lr: u32,
+    _pad: u32,
+    /// r0..r12.
+    pub r: [u32; 13],
+    /// The aborted instruction's address.
+    pub pc: u32,
+    /// The interrupted CPSR (SPSR_abt).
+    pub cpsr: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<AbortFrame>() == 72);
+
+// Data-abort entry, replacing aarch32-rt's default: save every general register, the SYS-mode
+// SP/LR and the VFP state, call the firmware's handler with the frame, restore, and return to
+// the (possibly changed) PC. A32 code, as the vector table requires.
+core::arch::global_asm!(
+    r#"
+    .pushsection .text._asm_data_abort_handler
+    .arm
+    .fpu vfp3-d16
+    .global _asm_data_abort_handler
+    .type _asm_data_abort_handler, %function
+    .p2align 2
+_asm_data_abort_handler:
+    sub     lr, lr, #8
+    srsdb   sp!, #0x17
+    push    {{r0-r12}}
+    cps     #0x1f
+    mov     r0, sp
+    mov     r1, lr
+    cps     #0x17
+    mov     r2, #0
+    push    {{r0-r2}}
+    mov     r4, sp
+    vpush   {{d0-d15}}
+    vmrs    r0, fpscr
+    push    {{r0, r1}}
+    mov     r0, r4
+    bl      r5_data_abort
+    pop     {{r0, r1}}
+    vmsr    fpscr, r0
+    vpop    {{d0-d15}}
+    pop     {{r0-r2}}
+    cps     #0x1f
+    mov     sp, r0
+    mov     lr, r1
+    cps     #0x17
+    pop     {{r0-r12}}
+    rfeia   sp!
+    .size _asm_data_abort_handler, . - _asm_data_abort_handler
+    .popsection
+"#
+);
+
 use aarch32_cpu::pmsav7::{AccessPerms, Config, Error, MemAttr, Mpu, Region as MpuRegion, RegionSize};
 use board::{Region, RegionKind};
 

@@ -31,7 +31,16 @@ impl Window {
             return Err(Status::Rejected);
         }
         NodeCounters::bump(&self.fabric.counters[self.node].window_accesses);
-        self.fabric.interconnect.transact(self.node, node);
+        let lost = self.fabric.interconnect.transact(self.node, node);
+        if let Some(t) = &self.fabric.trace {
+            t.packet(
+                self.node,
+                node,
+                0,
+                size as usize,
+                if lost > 0 { "window access (retried)" } else { "window access" },
+            );
+        }
         Ok((node, at))
     }
 }

@@ -176,8 +176,10 @@ fn target_run(
         node.virtualization = run.virtualization;
     }
     let dir = RuntimeDir::new(run.name)?;
+    let trace = run.trace_check.map(|_| dir.0.join("trace.json"));
     let (tx, rx) = mpsc::channel();
-    let cluster = Cluster::start(&ClusterSpec { nodes, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
+    let cluster =
+        Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
     let name = |node: usize, test: &str| if run.nodes > 1 { format!("node{node}/{test}") } else { test.to_string() };
     let mut parsers: Vec<Parser> = (0..run.nodes).map(|_| Parser::new()).collect();
     let mut ends: Vec<Option<RunEnd>> = vec![None; run.nodes];
@@ -218,6 +220,13 @@ fn target_run(
     drop(cluster);
     if opts.list {
         return Ok(());
+    }
+    if let (Some(test), Some(path)) = (run.trace_check, &trace) {
+        let verdict = check_trace(path, run.nodes);
+        totals.record(test, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
+        if let Err(reason) = verdict {
+            totals.failures.push(Failure { test: test.into(), reason, log: vec![] });
+        }
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
     match run.expect {
@@ -269,6 +278,23 @@ fn target_run(
                     reason: format!("ended {ends:?} (expected exit {status}), missing {missing:?}"),
                     log: log.into_iter().cloned().collect(),
                 });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The trace of a cluster run must be valid JSON with forwarded accesses, interrupts and
+/// interconnect packets from every node.
+fn check_trace(path: &std::path::Path, nodes: usize) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("no trace file: {e}"))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("the trace is not valid JSON: {e}"))?;
+    let events = doc["traceEvents"].as_array().ok_or("no traceEvents array")?;
+    for node in 0..nodes as u64 {
+        for category in ["mmio", "irq", "interconnect"] {
+            if !events.iter().any(|e| e["cat"] == category && e["pid"] == node) {
+                return Err(format!("no {category} event from node{node}"));
             }
         }
     }

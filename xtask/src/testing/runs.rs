@@ -36,6 +36,8 @@ pub struct TargetRun {
     /// Nodes in the cluster (each runs the image); test names get a `nodeN/` prefix when > 1.
     pub nodes: usize,
     pub kill: Option<Kill>,
+    /// Write a Chrome trace and check it (this runner test's name).
+    pub trace_check: Option<&'static str>,
     /// Load and start the R5 firmware (QEMU -smp 6); without it only the A53s exist.
     pub r5: bool,
     /// Enter the kernel at EL2 (`virtualization=on`).
@@ -73,6 +75,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Ktest,
         nodes: 1,
         kill: None,
+        trace_check: None,
         r5: true,
         virtualization: false,
         boot_args: "",
@@ -86,6 +89,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Ktest,
         nodes: 1,
         kill: None,
+        trace_check: None,
         r5: false,
         virtualization: true,
         boot_args: "filter=boot:: expect-el=2",
@@ -99,6 +103,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Ktest,
         nodes: 2,
         kill: None,
+        trace_check: Some("runner::trace_file_holds_accesses_interrupts_and_packets_of_every_node"),
         r5: true,
         virtualization: false,
         boot_args: "cluster filter=platform::",
@@ -111,6 +116,7 @@ pub const RUNS: &[TargetRun] = &[
         name: "cluster-4",
         image: Image::Ktest,
         nodes: 4,
+        trace_check: None,
         kill: Some(Kill {
             node: 2,
             when: "running heap::",
@@ -127,6 +133,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Kernel,
         nodes: 1,
         kill: None,
+        trace_check: None,
         r5: true,
         virtualization: false,
         boot_args: "exit",
@@ -149,6 +156,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Ktest,
         nodes: 1,
         kill: None,
+        trace_check: None,
         r5: false,
         virtualization: false,
         boot_args: "crash=panic",
@@ -167,6 +175,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Ktest,
         nodes: 1,
         kill: None,
+        trace_check: None,
         r5: false,
         virtualization: false,
         boot_args: "crash=fault",
@@ -188,6 +197,7 @@ pub const RUNS: &[TargetRun] = &[
         image: Image::Ktest,
         nodes: 1,
         kill: None,
+        trace_check: None,
         r5: true,
         virtualization: false,
         boot_args: "crash=r5-fault",
