@@ -5,7 +5,7 @@ use crate::Board;
 use crate::arch::{phys_to_virt, psci};
 use board::{Board as _, RpuStart};
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::ipc::{self, Consumer, IpcArea, Message, MessageRing, Producer, RING_SLOTS};
+use hal::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
 use spin::Mutex;
 
 /// Where the R5 starts: its reset vector (the firmware links its vector table at 0).
@@ -14,7 +14,6 @@ const R5_ENTRY: u64 = 0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RpuError {
     PsciCpuOn(psci::PsciError),
-    PmWakeup(i32),
     NoReadyMessage,
     Timeout,
     Full,
@@ -37,23 +36,40 @@ static FIRMWARE_VERSION: AtomicU32 = AtomicU32::new(0);
 
 /// Initialises the shared area, starts the R5 and waits (bounded) for its ready message.
 pub fn start() -> Result<u32, RpuError> {
+    handshake(true)
+}
+
+/// Re-initialises the shared area under a new boot nonce and waits for the running firmware
+/// to follow (what happens on a warm reboot, or when the FSBL started the R5 first).
+pub fn reconnect() -> Result<u32, RpuError> {
+    handshake(false)
+}
+
+fn handshake(start: bool) -> Result<u32, RpuError> {
     let area = area();
-    area.init();
-    let ring = |r: &'static MessageRing| r;
+    // Any value that differs from the previous boot's will do: the counter's low bits.
+    let nonce = (crate::timer::now() as u32) | 1;
+    area.init(nonce);
     // SAFETY: the kernel is the only producer of `to_r5` and the only consumer of `to_a53`.
     unsafe {
-        *TX.lock() = Some(ring(&area.to_r5).producer());
-        *RX.lock() = Some(ring(&area.to_a53).consumer());
+        *TX.lock() = Some(area.to_r5.producer());
+        *RX.lock() = Some(area.to_a53.consumer());
     }
     match Board::RPU_START {
+        _ if !start => {}
         RpuStart::PsciCpuOn { mpidr } => {
             psci::cpu_on_32(mpidr as u32, R5_ENTRY as u32, 0).map_err(RpuError::PsciCpuOn)?
         }
+        // On hardware the FSBL has usually started the firmware from its BOOT.bin partition
+        // already; the PMU firmware then refuses the wake-up, and the READY below decides.
         RpuStart::PmRequestWakeup { node_id } => {
-            crate::arch::pm::request_wakeup(node_id, R5_ENTRY).map_err(RpuError::PmWakeup)?
+            if let Err(status) = crate::arch::pm::request_wakeup(node_id, R5_ENTRY) {
+                defmt::info!("RPU wake-up request: status {=i32} (already running?)", status);
+            }
         }
     }
-    let ready = wait_reply(|m| m.op == ipc::op::READY, crate::timer::hz() * 5).ok_or(RpuError::NoReadyMessage)?;
+    let is_ours = |m: &Message| m.op == ipc::op::READY && m.args[1] == u64::from(nonce);
+    let ready = wait_reply(is_ours, crate::timer::hz() * 5).ok_or(RpuError::NoReadyMessage)?;
     let version = ready.args[0] as u32;
     FIRMWARE_VERSION.store(version, Ordering::Relaxed);
     Ok(version)

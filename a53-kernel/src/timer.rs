@@ -28,7 +28,7 @@ static CORE_TIMERS: [CoreTimer; CORES] =
 pub type AlarmCallback = fn(now: u64);
 
 pub fn timer() -> SystemTimer {
-    SystemTimer::new()
+    SystemTimer::with_fallback(crate::Board::TIMER_HZ)
 }
 
 pub fn now() -> u64 {

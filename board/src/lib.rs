@@ -131,6 +131,8 @@ pub trait Board {
     const GIC_CPU_INTERFACE: u64;
     /// PPI of the EL1 physical timer (INTID).
     const TIMER_INTID: u32 = 30;
+    /// The system counter's frequency, for when firmware left CNTFRQ_EL0 unset.
+    const TIMER_HZ: u64;
     const RPU_START: RpuStart;
     const R5_WAIT: R5Wait;
     const EXIT: Exit;

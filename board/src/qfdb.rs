@@ -62,6 +62,9 @@ impl Board for Qfdb {
     /// The test runner can place boot arguments as a data partition of BOOT.bin.
     const BOOT_ARGS: Option<u64> = Some(layout::BOOT_ARGS_BASE);
     const CONSOLE_UART: Peripheral = Peripheral { base: 0xff00_0000, intid: Some(32 + 21) };
+    /// The system timestamp counter as the FSBL clocks it (IOU_SCNTRS, 100 MHz nominal; ATF
+    /// programs CNTFRQ_EL0 with the same value).
+    const TIMER_HZ: u64 = 100_000_000;
     const GIC_DISTRIBUTOR: u64 = 0xf901_0000;
     const GIC_CPU_INTERFACE: u64 = 0xf902_0000;
     const RPU_START: RpuStart = RpuStart::PmRequestWakeup { node_id: PM_NODE_RPU_0 };

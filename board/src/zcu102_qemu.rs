@@ -61,6 +61,8 @@ impl Board for Zcu102Qemu {
     const TRACE_RING_BASE: u64 = layout::TRACE_RING_BASE;
     const BOOT_ARGS: Option<u64> = Some(layout::BOOT_ARGS_BASE);
     const CONSOLE_UART: Peripheral = Peripheral { base: 0xff00_0000, intid: Some(32 + 21) };
+    /// QEMU's generic timer runs at 62.5 MHz (and sets CNTFRQ_EL0 itself).
+    const TIMER_HZ: u64 = 62_500_000;
     const GIC_DISTRIBUTOR: u64 = 0xf901_0000;
     const GIC_CPU_INTERFACE: u64 = 0xf902_0000;
     /// QEMU models RPU core 0 with MPIDR 4 and starts it in AArch32 through PSCI CPU_ON.

@@ -45,6 +45,12 @@ mod arch {
             Self { rate: TickRate { hz: CNTFRQ_EL0.get() } }
         }
 
+        /// Like [`SystemTimer::new`], with `fallback_hz` when firmware left CNTFRQ_EL0 at zero.
+        pub fn with_fallback(fallback_hz: u64) -> Self {
+            let hz = CNTFRQ_EL0.get();
+            Self { rate: TickRate { hz: if hz == 0 { fallback_hz } else { hz } } }
+        }
+
         pub fn rate(&self) -> TickRate {
             self.rate
         }

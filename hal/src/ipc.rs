@@ -57,7 +57,8 @@ pub mod op {
     /// its trace (it does not reply, and stops). Without the key it answers UNKNOWN.
     pub const FAULT_TEST: u32 = 0x7e;
     pub const FAULT_TEST_KEY: u64 = 0xfa17_7e57_fa17_7e57;
-    /// Sent once by the firmware when it runs, unasked: args[0] = firmware version.
+    /// Sent by the firmware, unasked, for every kernel boot it sees: args[0] = firmware version,
+    /// args[1] = the boot nonce it answers.
     pub const READY: u32 = REPLY | 0x7fff_0001;
     /// A request with an op the firmware does not know is answered with this op and the
     /// unknown op in args[0].
@@ -190,7 +191,10 @@ pub type MessageRing = Ring<Message, RING_SLOTS>;
 pub struct IpcArea {
     pub magic: AtomicU32,
     pub version: AtomicU32,
-    _reserved: [u32; 14],
+    /// Chosen afresh by the kernel at every boot; the firmware's READY echoes it, so neither
+    /// side mistakes stale DDR (a warm reset, an R5 the FSBL started earlier) for a live peer.
+    pub boot_nonce: AtomicU32,
+    _reserved: [u32; 13],
     /// Requests, A53 -> R5.
     pub to_r5: MessageRing,
     /// Replies and events, R5 -> A53.
@@ -198,17 +202,27 @@ pub struct IpcArea {
 }
 
 impl IpcArea {
-    /// Empties both rings and marks the area valid. Only before the R5 runs.
-    pub fn init(&self) {
+    /// Empties both rings and marks the area valid for boot `nonce` (non-zero). The firmware
+    /// may already run (the FSBL starts it on hardware): it waits for a nonce it has not
+    /// answered, and the rings are reset before the nonce is published.
+    pub fn init(&self, nonce: u32) {
+        self.magic.store(0, Ordering::Relaxed);
+        system_barrier();
         self.to_r5.reset();
         self.to_a53.reset();
         self.version.store(VERSION, Ordering::Relaxed);
+        self.boot_nonce.store(nonce, Ordering::Relaxed);
         system_barrier();
         self.magic.store(MAGIC, Ordering::Release);
     }
 
     pub fn is_valid(&self) -> bool {
         self.magic.load(Ordering::Acquire) == MAGIC && self.version.load(Ordering::Relaxed) == VERSION
+    }
+
+    /// The kernel's current boot nonce, once the area is valid.
+    pub fn nonce(&self) -> Option<u32> {
+        self.is_valid().then(|| self.boot_nonce.load(Ordering::Acquire)).filter(|&n| n != 0)
     }
 }
 

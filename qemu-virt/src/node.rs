@@ -38,6 +38,9 @@ pub struct NodeSpec {
     /// Enter the kernel at EL2 (`virtualization=on`), as under ATF on hardware.
     pub virtualization: bool,
     pub gdb_port: Option<u16>,
+    /// Put the console on a pseudo-terminal (as a board's serial port) instead of decoding it
+    /// here; [`Node::console_pty`] names it.
+    pub console_pty: bool,
     pub extra_args: Vec<String>,
 }
 
@@ -94,7 +97,7 @@ pub struct Node {
     dir: PathBuf,
     memory_file: PathBuf,
     qmp: Qmp,
-    uart0: UnixStream,
+    uart0: Option<UnixStream>,
     uart1: UnixStream,
     ddr: Arc<Ddr>,
     alive: Arc<AtomicBool>,
@@ -175,25 +178,28 @@ impl Node {
             .spawn()
             .map_err(io(n, "spawn QEMU"))?;
 
-        let uart0 = accept(n, &uart0_l, &mut child, &log_path)?;
+        let uart0 = if spec.console_pty { None } else { Some(accept(n, &uart0_l, &mut child, &log_path)?) };
         let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;
         let qmp_stream = accept(n, &qmp_l, &mut child, &log_path)?;
         let qmp = Qmp::handshake(qmp_stream).map_err(|source| NodeError::Qmp { node: n, source })?;
         deprioritise_r5_threads(child.id());
         let ddr = Arc::new(Ddr::open(&memory_file).map_err(io(n, "map DDR"))?);
 
-        let console = {
-            let mut decoder = Decoder::for_elf(&spec.kernel)?;
-            let mut stream = uart0.try_clone().map_err(io(n, "socket"))?;
-            let events = events.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                while let Ok(len @ 1..) = stream.read(&mut buf) {
-                    for line in decoder.feed(&buf[..len]) {
-                        let _ = events.send(Event::Line { node: n, source: Source::Console, line });
+        let console = match &uart0 {
+            Some(uart0) => {
+                let mut decoder = Decoder::for_elf(&spec.kernel)?;
+                let mut stream = uart0.try_clone().map_err(io(n, "socket"))?;
+                let events = events.clone();
+                Some(std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(len @ 1..) = stream.read(&mut buf) {
+                        for line in decoder.feed(&buf[..len]) {
+                            let _ = events.send(Event::Line { node: n, source: Source::Console, line });
+                        }
                     }
-                }
-            })
+                }))
+            }
+            None => None,
         };
         let stop_trace = Arc::new(AtomicBool::new(false));
         let trace = match &spec.r5 {
@@ -208,7 +214,9 @@ impl Node {
         let waiter = std::thread::spawn(move || {
             let status = child.wait().ok().and_then(|s| s.code());
             alive_flag.store(false, Ordering::Release);
-            let _ = console.join();
+            if let Some(c) = console {
+                let _ = c.join();
+            }
             stop_trace.store(true, Ordering::Release);
             if let Some(t) = trace {
                 let _ = t.join();
@@ -225,7 +233,23 @@ impl Node {
 
     /// Bytes written here arrive on the node's console UART (keyboard input).
     pub fn console_input(&self) -> std::io::Result<UnixStream> {
-        self.uart0.try_clone()
+        match &self.uart0 {
+            Some(s) => s.try_clone(),
+            None => Err(std::io::Error::other("the console is on a pseudo-terminal")),
+        }
+    }
+
+    /// The pseudo-terminal the console is on (`NodeSpec::console_pty`).
+    pub fn console_pty(&mut self) -> Result<PathBuf, NodeError> {
+        let chardevs =
+            self.qmp.execute("query-chardev").map_err(|source| NodeError::Qmp { node: self.index, source })?;
+        chardevs
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["label"] == "uart0")
+            .and_then(|c| c["filename"].as_str()?.strip_prefix("pty:").map(PathBuf::from))
+            .ok_or_else(|| NodeError::Qmp { node: self.index, source: QmpError::Protocol("no pty for uart0".into()) })
     }
 
     /// The node's second UART (the platform channel).

@@ -72,7 +72,11 @@ pub fn node_args(spec: &crate::NodeSpec, parts: &CommandParts<'_>) -> Vec<String
         "-audio".into(),
         "none".into(),
         "-chardev".into(),
-        format!("socket,id=uart0,path={}", parts.uart0_socket.display()),
+        if spec.console_pty {
+            "pty,id=uart0".into()
+        } else {
+            format!("socket,id=uart0,path={}", parts.uart0_socket.display())
+        },
         "-serial".into(),
         "chardev:uart0".into(),
         "-chardev".into(),

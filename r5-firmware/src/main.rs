@@ -38,21 +38,38 @@ fn main() -> ! {
         defmt::error!("MPU set-up failed: {=str}", why);
     }
     let area = ipc_area();
-    while !area.is_valid() {
-        wait_for_news();
+    let mut service = Service::new();
+    // Serve each kernel boot in turn: a new nonce means the kernel (re)initialised the rings.
+    loop {
+        let nonce = loop {
+            if let Some(n) = area.nonce() {
+                break n;
+            }
+            wait_for_news();
+        };
+        serve(area, nonce, &mut service);
+        defmt::info!("the kernel rebooted: serving its new rings");
     }
-    // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`.
+}
+
+/// Answers requests until the kernel publishes a different boot nonce.
+fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
+    // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`;
+    // the previous handles (of an older boot) were dropped when `serve` last returned.
     let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
+    let current = || area.nonce() == Some(nonce);
     let mut send = |msg: Message| {
         // A full reply ring is back-pressure, never a reason to drop: wait for the A53.
         while tx.push(msg).is_err() {
+            if !current() {
+                return;
+            }
             wait_for_news();
         }
     };
-    send(Service::ready(VERSION));
+    send(Service::ready(VERSION, nonce));
     defmt::info!("serving requests");
-    let mut service = Service::new();
-    loop {
+    while current() {
         while let Some(request) = rx.pop() {
             let (mut reply, action) = service.handle(&request);
             match action {

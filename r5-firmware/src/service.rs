@@ -29,9 +29,9 @@ impl Service {
         Self::default()
     }
 
-    /// The ready message sent once when the firmware runs.
-    pub fn ready(version: u32) -> Message {
-        Message::new(op::READY, 0, [u64::from(version), 0, 0, 0, 0, 0, 0])
+    /// The ready message, answering kernel boot `nonce`.
+    pub fn ready(version: u32, nonce: u32) -> Message {
+        Message::new(op::READY, 0, [u64::from(version), u64::from(nonce), 0, 0, 0, 0, 0])
     }
 
     /// Answers one request. Every request gets exactly one reply, unknown ones included.
@@ -74,6 +74,12 @@ mod tests {
         let (reply, action) = s.handle(&req);
         assert_eq!(reply, Message::new(op::ECHO | op::REPLY, 77, [1, 2, 3, 4, 5, 6, 7]));
         assert_eq!(action, Action::None);
+    }
+
+    #[test]
+    fn ready_answers_the_boot_nonce() {
+        let ready = Service::ready(0x100, 0xabcd);
+        assert_eq!((ready.op, ready.args[0], ready.args[1]), (op::READY, 0x100, 0xabcd));
     }
 
     #[test]

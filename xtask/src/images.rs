@@ -22,6 +22,12 @@ impl Options {
     fn profile(self) -> &'static str {
         if self.release { "fw-release" } else { "fw-dev" }
     }
+
+    /// Each board builds into a directory of its own, so that neither overwrites the other.
+    fn target_root(self) -> PathBuf {
+        let target = workspace_root().join("target");
+        if self.qfdb { target.join("qfdb") } else { target }
+    }
 }
 
 /// Paths of the built images.
@@ -69,6 +75,7 @@ pub fn kernel_cargo(verb: &str, opts: Options) -> Command {
     let mut cmd = cargo();
     cmd.args([verb, "--package", "a53-kernel", "--bins", "--target", A53_TARGET, "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
+    cmd.arg("--target-dir").arg(opts.target_root());
     cmd
 }
 
@@ -80,7 +87,7 @@ pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     cmd.args([verb, "--package", "r5-firmware", "--target", R5_TARGET, "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
     cmd.args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem"]);
-    cmd.arg("--target-dir").arg(r5_target_dir());
+    cmd.arg("--target-dir").arg(r5_target_dir(opts));
     Ok(cmd)
 }
 
@@ -111,17 +118,17 @@ pub fn lint() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn r5_target_dir() -> PathBuf {
-    workspace_root().join("target").join("r5")
+/// The R5 builds with `RUSTC_BOOTSTRAP`, which would invalidate a shared build directory.
+fn r5_target_dir(opts: Options) -> PathBuf {
+    opts.target_root().join("r5")
 }
 
 pub fn paths(opts: Options) -> Images {
-    let root = workspace_root().join("target");
-    let a53 = root.join(A53_TARGET).join(opts.profile());
+    let a53 = opts.target_root().join(A53_TARGET).join(opts.profile());
     Images {
         kernel: a53.join("a53-kernel"),
         ktest: a53.join("a53-ktest"),
-        r5: r5_target_dir().join(R5_TARGET).join(opts.profile()).join("r5-firmware"),
+        r5: r5_target_dir(opts).join(R5_TARGET).join(opts.profile()).join("r5-firmware"),
     }
 }
 

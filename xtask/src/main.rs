@@ -3,6 +3,7 @@
 //! Every subcommand is what CI and the README use; nothing else is needed on top of cargo.
 
 mod bench;
+mod bootbin;
 mod images;
 mod qemu_run;
 mod setup;
@@ -120,6 +121,11 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
+    /// Write a ZynqMP boot image (BOOT.bin) from FSBL, PMU firmware, bitstream, ATF and our
+    /// images, or dump and verify one.
+    Bootbin(bootbin::BootbinArgs),
+    /// Write an SD card image (MBR + FAT32) holding a BOOT.bin.
+    Sdimage(bootbin::SdimageArgs),
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
     /// Install QEMU if it is missing (Debian bookworm-backports), or say how.
@@ -146,6 +152,8 @@ fn main() {
             })
         }
         Command::Bench { name, release } => bench::run(&name, release),
+        Command::Bootbin(args) => bootbin::run(args),
+        Command::Sdimage(args) => bootbin::sdimage(args),
         Command::Lint => images::lint(),
         Command::Setup => setup::ensure_qemu().map(drop),
     };

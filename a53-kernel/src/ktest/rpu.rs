@@ -11,6 +11,7 @@ pub const TESTS: &[Test] = &[
     Test::new("rpu", "unknown_request_gets_an_error_reply", unknown),
     Test::new("rpu", "r5_trace_reaches_the_host", trace),
     Test::new("rpu", "r5_reaches_the_pl_through_forwarding", r5_pl_access),
+    Test::new("rpu", "firmware_follows_a_kernel_that_reinitialises_the_rings", reconnect),
 ];
 
 fn started() -> TestResult {
@@ -105,4 +106,14 @@ fn r5_pl_access() -> TestResult {
     ensure(reply.args[0] == u64::from(me), "the R5 sees a different node id")?;
     ensure(reply.args[1] == 0xfeed_f00d, "the R5's scratch write did not read back")?;
     ensure(reply.args[3] == 8 && reply.args[4] > 0, "the R5 did not time its reads")
+}
+
+fn reconnect() -> TestResult {
+    started()?;
+    for _ in 0..3 {
+        rpu::reconnect().map_err(|_| "the firmware did not answer the new boot nonce")?;
+        let reply = rpu::call(op::ECHO, [42; 7]).map_err(|_| "no reply after reconnecting")?;
+        ensure(reply.args == [42; 7], "wrong echo after reconnecting")?;
+    }
+    Ok(())
 }

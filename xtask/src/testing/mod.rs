@@ -81,6 +81,13 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                 for run in RUNS.iter().filter(|r| r.selected(opts.filter.as_deref())) {
                     target_run(run, &qemu, &images, &opts, &mut totals)?;
                 }
+                if opts.filter.as_deref().is_none_or(|f| SERIAL_CHECK.contains(f)) {
+                    if opts.list {
+                        println!("test {SERIAL_CHECK}");
+                    } else {
+                        serial_pty_check(&qemu, &images, &mut totals)?;
+                    }
+                }
             }
         }
     }
@@ -176,7 +183,9 @@ fn target_run(
         node.virtualization = run.virtualization;
     }
     let dir = RuntimeDir::new(run.name)?;
-    let trace = run.trace_check.map(|_| dir.0.join("trace.json"));
+    // The trace check needs the run's full set of tests: only without a filter, or when asked for.
+    let trace_check = run.trace_check.filter(|t| opts.filter.as_deref().is_none_or(|f| t.contains(f)));
+    let trace = trace_check.map(|_| dir.0.join("trace.json"));
     let (tx, rx) = mpsc::channel();
     let cluster =
         Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
@@ -221,7 +230,7 @@ fn target_run(
     if opts.list {
         return Ok(());
     }
-    if let (Some(test), Some(path)) = (run.trace_check, &trace) {
+    if let (Some(test), Some(path)) = (trace_check, &trace) {
         let verdict = check_trace(path, run.nodes);
         totals.record(test, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
         if let Err(reason) = verdict {
@@ -301,43 +310,89 @@ fn check_trace(path: &std::path::Path, nodes: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The on-target tests on a board: the test image's console is read from `port`.
-fn serial_run(port: &std::path::Path, baud: u32, elf: &std::path::Path, totals: &mut Totals) -> anyhow::Result<()> {
+/// Reads a test image's console from a serial port (a board's, or a pseudo-terminal) until
+/// the summary (plus a moment for stragglers), a crash, silence, or the timeout. Test lines are
+/// recorded with `prefix`.
+fn serial_session(
+    tty: &mut std::fs::File,
+    elf: &std::path::Path,
+    prefix: &str,
+    timeout: Duration,
+    totals: &mut Totals,
+) -> anyhow::Result<(Parser, RunEnd)> {
     /// A board has no exit status: after the summary, wait this long for stragglers.
     const AFTER_SUMMARY: Duration = Duration::from_secs(1);
-    const TIMEOUT: Duration = Duration::from_secs(600);
-    let mut tty = serial::open(port, baud)?;
     let mut decoder = Decoder::for_elf(elf)?;
     let mut parser = Parser::new();
-    println!("waiting for the test image on {} (reset the board now)", port.display());
     let started = Instant::now();
-    let mut summary_at = None;
+    let mut ended_at = None;
     let mut buf = [0u8; 1024];
     let end = loop {
-        if summary_at.is_some_and(|t: Instant| t.elapsed() > AFTER_SUMMARY) {
+        if ended_at.is_some_and(|t: Instant| t.elapsed() > AFTER_SUMMARY) {
             break RunEnd::Quiet;
         }
-        if started.elapsed() > TIMEOUT {
+        if started.elapsed() > timeout {
             break RunEnd::TimedOut;
         }
         let n = match tty.read(&mut buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+            // A port that goes away after the summary (a board reset, QEMU exiting) lost nothing.
+            Err(_) if parser.summary.is_some() => break RunEnd::Quiet,
             Err(_) => break RunEnd::Lost,
         };
         for line in decoder.feed(&buf[..n]) {
             if let Parsed::Finished(name, outcome) = parser.line(Source::Console, &line) {
-                totals.record(&name, outcome);
+                totals.record(&format!("{prefix}{name}"), outcome);
             }
-            if parser.summary.is_some() && summary_at.is_none() {
-                summary_at = Some(Instant::now());
-            }
-            if parser.crash.is_some() {
-                summary_at.get_or_insert_with(Instant::now);
+            if parser.summary.is_some() || parser.crash.is_some() {
+                ended_at.get_or_insert_with(Instant::now);
             }
         }
     };
+    Ok((parser, end))
+}
+
+/// The on-target tests on a board: the test image's console is read from `port`.
+fn serial_run(port: &std::path::Path, baud: u32, elf: &std::path::Path, totals: &mut Totals) -> anyhow::Result<()> {
+    let mut tty = serial::open(port, baud)?;
+    println!("waiting for the test image on {} (reset the board now)", port.display());
+    let (parser, end) = serial_session(&mut tty, elf, "", Duration::from_secs(600), totals)?;
     totals.add_failures("serial", parser.failures(end), &parser.results);
+    Ok(())
+}
+
+/// The serial runner, checked without a board: QEMU puts the test image's console on a
+/// pseudo-terminal and the runner reads it exactly as it reads `/dev/ttyUSB1`.
+const SERIAL_CHECK: &str = "runner::serial_runner_reads_the_test_image_over_a_pty";
+
+fn serial_pty_check(qemu: &std::path::Path, images: &images::Images, totals: &mut Totals) -> anyhow::Result<()> {
+    let dir = RuntimeDir::new("serial")?;
+    let (tx, _rx) = mpsc::channel();
+    let mut nodes = node_specs(1, &images.ktest, Some(&images.r5), "filter=boot::");
+    nodes[0].console_pty = true;
+    let mut cluster = Cluster::start(&ClusterSpec { nodes, paused: true, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
+    let node = cluster.node_mut(0).context("no node")?;
+    let pty = node.console_pty()?;
+    let mut tty = serial::open(&pty, 115_200)?;
+    node.resume()?;
+    let (parser, end) = serial_session(&mut tty, &images.ktest, "serial/", Duration::from_secs(120), totals)?;
+    drop(cluster);
+    let failures = parser.failures(end);
+    let ok = failures.is_empty() && parser.summary == Some((parser.results.len(), 0)) && parser.results.len() >= 4;
+    totals.record(SERIAL_CHECK, if ok { Outcome::Passed } else { Outcome::Failed });
+    if !ok {
+        totals.failures.push(Failure {
+            test: SERIAL_CHECK.into(),
+            reason: format!(
+                "over {}: ended {end:?}, summary {:?}, {} failures",
+                pty.display(),
+                parser.summary,
+                failures.len()
+            ),
+            log: parser.log.clone(),
+        });
+    }
     Ok(())
 }
 

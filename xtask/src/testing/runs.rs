@@ -48,13 +48,14 @@ pub struct TargetRun {
 }
 
 impl TargetRun {
-    /// Whether the run has anything selected by `filter` (summary runs decide on target). A run
-    /// with a kill plan is a fixed script: it is selected by its runner test's name.
+    /// Whether the run has anything selected by `filter` (summary runs decide on target, unless
+    /// the filter names a runner-level test). A run with a kill plan is a fixed script: it is
+    /// selected by its runner test's name.
     pub fn selected(&self, filter: Option<&str>) -> bool {
         let Some(f) = filter else { return true };
         match (self.expect, self.kill) {
             (_, Some(kill)) => kill.test.contains(f),
-            (Expect::Summary, None) => true,
+            (Expect::Summary, None) => !f.starts_with("runner::") || self.trace_check.is_some_and(|t| t.contains(f)),
             (Expect::Output { test, .. }, None) => test.contains(f),
         }
     }

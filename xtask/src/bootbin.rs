@@ -1,0 +1,149 @@
+//! `cargo xtask bootbin` and `cargo xtask sdimage`: ZynqMP boot images written natively (no
+//! Vivado, SDK or bootgen), and SD card images that hold them (`docs/hw/boot-image.md`,
+//! `docs/hardware.md`).
+
+use crate::images;
+use anyhow::{Context, bail};
+use bootimage::spec::{FsblTarget, KernelEl, R5Mode, StandardStack};
+use bootimage::{DestCpu, PartitionSpec};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct BootbinArgs {
+    /// Print every header field and partition of FILE and verify its checksums.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["fsbl", "config"])]
+    pub dump: Option<PathBuf>,
+    /// Describe the image in a TOML file instead of the flags below.
+    #[arg(long, value_name = "TOML")]
+    pub config: Option<PathBuf>,
+    /// First-stage boot loader (ELF).
+    #[arg(long, required_unless_present_any = ["dump", "config"])]
+    pub fsbl: Option<PathBuf>,
+    /// Run the FSBL on R5-0 instead of A53-0.
+    #[arg(long)]
+    pub fsbl_on_r5: bool,
+    /// PMU firmware (ELF or raw), loaded by the boot ROM.
+    #[arg(long)]
+    pub pmufw: Option<PathBuf>,
+    /// PL bitstream (.bit or .bin).
+    #[arg(long)]
+    pub bitstream: Option<PathBuf>,
+    /// ARM Trusted Firmware BL31 (ELF): A53-0, EL3, secure.
+    #[arg(long)]
+    pub bl31: Option<PathBuf>,
+    /// The R5 firmware (ELF); default: our freshly built QFDB firmware.
+    #[arg(long)]
+    pub r5: Option<PathBuf>,
+    /// Run the R5 cores in lockstep instead of split mode (R5-0).
+    #[arg(long)]
+    pub lockstep: bool,
+    /// The A53 kernel (ELF); default: our freshly built QFDB kernel.
+    #[arg(long)]
+    pub kernel: Option<PathBuf>,
+    /// Put the test image (a53-ktest) in instead of the kernel, for `cargo xtask test --serial`.
+    #[arg(long, conflicts_with = "kernel")]
+    pub test_image: bool,
+    /// Hand the kernel over at EL1 instead of EL2.
+    #[arg(long)]
+    pub el1: bool,
+    /// Boot arguments for the kernel, as a data partition (docs/hw/boot-args.md).
+    #[arg(long)]
+    pub boot_args: Option<String>,
+    /// Use release builds of our images.
+    #[arg(long)]
+    pub release: bool,
+    #[arg(short, long, value_name = "BOOT.bin", required_unless_present = "dump")]
+    pub output: Option<PathBuf>,
+}
+
+fn read(path: &Path) -> anyhow::Result<(String, Vec<u8>)> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let name = path.file_name().map_or_else(|| "image".into(), |n| n.to_string_lossy().into_owned());
+    Ok((name, bytes))
+}
+
+fn boot_args_partition(text: &str) -> anyhow::Result<PartitionSpec> {
+    use board::Board;
+    let addr = board::qfdb::Qfdb::BOOT_ARGS.context("the QFDB board has no boot-arguments block")?;
+    let mut block = vec![0u8; hal::boot_args::HEADER_SIZE + hal::boot_args::MAX_TEXT];
+    let len = hal::boot_args::encode(text, &mut block).context("boot arguments too long")?;
+    block.truncate(len.next_multiple_of(4));
+    Ok(PartitionSpec::raw("bootargs", block, addr, addr).cpu(DestCpu::None))
+}
+
+pub fn run(args: BootbinArgs) -> anyhow::Result<()> {
+    if let Some(path) = &args.dump {
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let image =
+            bootimage::parse(&bytes).with_context(|| format!("{} is not a valid ZynqMP boot image", path.display()))?;
+        print!("{image}");
+        return Ok(());
+    }
+    let output = args.output.clone().context("--output is required")?;
+    let spec = match &args.config {
+        Some(toml) => bootimage::config::load_spec(toml).with_context(|| format!("cannot use {}", toml.display()))?,
+        None => standard_stack(&args)?,
+    };
+    let bytes = bootimage::build(&spec)?;
+    // Read back before writing: the image we hand out always passes our own checks.
+    let image = bootimage::parse(&bytes).context("the image just built does not parse back")?;
+    std::fs::write(&output, &bytes).with_context(|| format!("cannot write {}", output.display()))?;
+    println!("wrote {} ({} bytes, {} partitions)", output.display(), bytes.len(), image.partitions.len());
+    Ok(())
+}
+
+fn standard_stack(args: &BootbinArgs) -> anyhow::Result<bootimage::ImageSpec> {
+    let Some(fsbl) = &args.fsbl else { bail!("--fsbl is required (or --config)") };
+    let (name, elf) = read(fsbl)?;
+    let mut stack = StandardStack::new(name, elf);
+    stack.fsbl_target = if args.fsbl_on_r5 { FsblTarget::R5_0 } else { FsblTarget::A53_0 };
+    stack.pmufw = args.pmufw.as_deref().map(read).transpose()?;
+    stack.bitstream = args.bitstream.as_deref().map(read).transpose()?;
+    stack.bl31 = args.bl31.as_deref().map(read).transpose()?;
+    if args.bl31.is_none() {
+        eprintln!("note: no --bl31: the kernel is started by the FSBL, without ATF (no PSCI, no PM calls)");
+    }
+    let ours = if args.r5.is_none() || args.kernel.is_none() {
+        Some(images::build_all(images::Options { release: args.release, qfdb: true })?)
+    } else {
+        None
+    };
+    let r5 = args.r5.clone().or_else(|| ours.as_ref().map(|i| i.r5.clone()));
+    let kernel = args
+        .kernel
+        .clone()
+        .or_else(|| ours.as_ref().map(|i| if args.test_image { i.ktest.clone() } else { i.kernel.clone() }));
+    stack.r5 = r5.as_deref().map(read).transpose()?;
+    stack.r5_mode = if args.lockstep { R5Mode::Lockstep } else { R5Mode::Split0 };
+    stack.kernel = kernel.as_deref().map(read).transpose()?;
+    stack.kernel_el = if args.el1 { KernelEl::El1 } else { KernelEl::El2 };
+    let mut spec = stack.to_spec();
+    if let Some(text) = &args.boot_args {
+        spec.partitions.push(boot_args_partition(text)?);
+    }
+    Ok(spec)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SdimageArgs {
+    /// The boot image to put on the card.
+    pub boot_bin: PathBuf,
+    #[arg(short, long, value_name = "sd.img")]
+    pub output: PathBuf,
+    /// Size of the disk image in MiB.
+    #[arg(long, default_value_t = 64)]
+    pub size_mib: u32,
+}
+
+pub fn sdimage(args: SdimageArgs) -> anyhow::Result<()> {
+    let boot = std::fs::read(&args.boot_bin).with_context(|| format!("cannot read {}", args.boot_bin.display()))?;
+    bootimage::parse(&boot).with_context(|| format!("{} is not a valid ZynqMP boot image", args.boot_bin.display()))?;
+    bootimage::sdimage::write_sd_image_file(&boot, &args.output, args.size_mib)?;
+    // Read BOOT.bin back through the FAT driver before saying it is there.
+    let mut disk = std::fs::File::open(&args.output)?;
+    let back = bootimage::sdimage::read_boot_bin(&mut disk)?;
+    anyhow::ensure!(back == boot, "the SD image does not hold BOOT.bin byte for byte");
+    println!("wrote {} ({} MiB, FAT32 partition with BOOT.BIN)", args.output.display(), args.size_mib);
+    println!("write it to a card with: sudo dd if={} of=/dev/sdX bs=4M conv=fsync", args.output.display());
+    Ok(())
+}
