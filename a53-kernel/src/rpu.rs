@@ -49,12 +49,13 @@ fn handshake(start: bool) -> Result<u32, RpuError> {
     let area = area();
     // Any value that differs from the previous boot's will do: the counter's low bits.
     let nonce = (crate::timer::now() as u32) | 1;
-    area.init(nonce);
+    let mut rx = RX.lock();
     // SAFETY: the kernel is the only producer of `to_r5` and the only consumer of `to_a53`.
-    unsafe {
-        *TX.lock() = Some(area.to_r5.producer());
-        *RX.lock() = Some(area.to_a53.consumer());
-    }
+    let replies = rx.get_or_insert_with(|| unsafe { area.to_a53.consumer() });
+    area.init(nonce, replies);
+    drop(rx);
+    // SAFETY: as above.
+    TX.lock().get_or_insert_with(|| unsafe { area.to_r5.producer() });
     match Board::RPU_START {
         _ if !start => {}
         RpuStart::PsciCpuOn { mpidr } => {

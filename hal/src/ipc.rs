@@ -103,14 +103,6 @@ pub struct Full;
 impl<T: Copy, const N: usize> Ring<T, N> {
     const CHECK: () = assert!(N.is_power_of_two() && N <= 1 << 16);
 
-    /// Empties the ring. Only while neither side is using it (before the R5 starts).
-    pub fn reset(&self) {
-        let () = Self::CHECK;
-        self.head.store(0, Ordering::Relaxed);
-        self.tail.store(0, Ordering::Relaxed);
-        system_barrier();
-    }
-
     #[cfg(test)]
     fn reset_at(&self, start: u32) {
         self.head.store(start, Ordering::Relaxed);
@@ -119,6 +111,12 @@ impl<T: Copy, const N: usize> Ring<T, N> {
 
     pub fn len(&self) -> usize {
         self.head.load(Ordering::Acquire).wrapping_sub(self.tail.load(Ordering::Acquire)) as usize
+    }
+
+    /// Indices that no correct producer/consumer pair can produce (stale memory from an earlier
+    /// boot): the ring then reads as empty and refuses pushes until its consumer discards.
+    fn is_inconsistent(head: u32, tail: u32) -> bool {
+        head.wrapping_sub(tail) as usize > N
     }
 
     pub fn is_empty(&self) -> bool {
@@ -147,6 +145,7 @@ pub struct Producer<'a, T: Copy, const N: usize> {
 impl<T: Copy, const N: usize> Producer<'_, T, N> {
     /// Queues `value`, or returns [`Full`] and leaves the ring unchanged.
     pub fn push(&mut self, value: T) -> Result<(), Full> {
+        let () = Ring::<T, N>::CHECK;
         let head = self.ring.head.load(Ordering::Relaxed);
         let tail = self.ring.tail.load(Ordering::Acquire);
         if head.wrapping_sub(tail) as usize >= N {
@@ -170,7 +169,7 @@ impl<T: Copy, const N: usize> Consumer<'_, T, N> {
     pub fn pop(&mut self) -> Option<T> {
         let tail = self.ring.tail.load(Ordering::Relaxed);
         let head = self.ring.head.load(Ordering::Acquire);
-        if head == tail {
+        if head == tail || Ring::<T, N>::is_inconsistent(head, tail) {
             return None;
         }
         system_barrier();
@@ -181,6 +180,16 @@ impl<T: Copy, const N: usize> Consumer<'_, T, N> {
         system_barrier();
         self.ring.tail.store(tail.wrapping_add(1), Ordering::Release);
         Some(value)
+    }
+
+    /// Drops whatever the ring holds (messages of an earlier boot), by moving this side's own
+    /// index; the producer's is never touched, so a producer still running is not disturbed.
+    pub fn discard_pending(&mut self) -> usize {
+        let head = self.ring.head.load(Ordering::Acquire);
+        let tail = self.ring.tail.load(Ordering::Relaxed);
+        self.ring.tail.store(head, Ordering::Release);
+        system_barrier();
+        head.wrapping_sub(tail) as usize
     }
 }
 
@@ -202,14 +211,16 @@ pub struct IpcArea {
 }
 
 impl IpcArea {
-    /// Empties both rings and marks the area valid for boot `nonce` (non-zero). The firmware
-    /// may already run (the FSBL starts it on hardware): it waits for a nonce it has not
-    /// answered, and the rings are reset before the nonce is published.
-    pub fn init(&self, nonce: u32) {
+    /// Kernel: marks the area valid for boot `nonce` (non-zero), after dropping replies of an
+    /// earlier boot with `replies` (the kernel's consumer of `to_a53`).
+    ///
+    /// Each side only ever moves its own index (docs/hw/ipc.md): the firmware, which may
+    /// already run (the FSBL starts it on hardware), drops stale requests when it sees a nonce
+    /// it has not answered. The kernel sends nothing before the firmware's READY for `nonce`.
+    pub fn init(&self, nonce: u32, replies: &mut Consumer<'_, Message, RING_SLOTS>) {
         self.magic.store(0, Ordering::Relaxed);
         system_barrier();
-        self.to_r5.reset();
-        self.to_a53.reset();
+        replies.discard_pending();
         self.version.store(VERSION, Ordering::Relaxed);
         self.boot_nonce.store(nonce, Ordering::Relaxed);
         system_barrier();
@@ -245,6 +256,34 @@ mod tests {
         assert_eq!(size_of::<MessageRing>(), 128 + 64 * RING_SLOTS);
         assert_eq!(offset_of!(IpcArea, to_r5), 64);
         assert_eq!(offset_of!(IpcArea, to_a53), 64 + size_of::<MessageRing>());
+    }
+
+    #[test]
+    fn discarding_moves_only_the_consumer_index() {
+        let ring = new_ring::<8>();
+        // SAFETY: one producer and one consumer in this test.
+        let (mut tx, mut rx) = unsafe { (ring.producer(), ring.consumer()) };
+        for i in 0..5 {
+            tx.push(i).unwrap();
+        }
+        assert_eq!(rx.discard_pending(), 5);
+        assert_eq!(rx.pop(), None);
+        tx.push(77).unwrap();
+        assert_eq!(rx.pop(), Some(77), "the producer goes on undisturbed");
+    }
+
+    #[test]
+    fn stale_indices_read_as_empty_until_discarded() {
+        let ring = new_ring::<8>();
+        ring.head.store(3, Ordering::Relaxed);
+        ring.tail.store(1000, Ordering::Relaxed);
+        // SAFETY: one producer and one consumer in this test.
+        let (mut tx, mut rx) = unsafe { (ring.producer(), ring.consumer()) };
+        assert_eq!(rx.pop(), None, "no replay of stale slots");
+        assert_eq!(tx.push(1), Err(Full), "no push into a ring in an impossible state");
+        rx.discard_pending();
+        tx.push(2).unwrap();
+        assert_eq!(rx.pop(), Some(2));
     }
 
     #[test]

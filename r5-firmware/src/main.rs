@@ -57,6 +57,8 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
     // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`;
     // the previous handles (of an older boot) were dropped when `serve` last returned.
     let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
+    // Requests of an earlier boot are dropped; the new kernel sends nothing before READY.
+    rx.discard_pending();
     let current = || area.nonce() == Some(nonce);
     let mut send = |msg: Message| {
         // A full reply ring is back-pressure, never a reason to drop: wait for the A53.
