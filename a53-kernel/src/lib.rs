@@ -6,12 +6,13 @@
 //! demo, `a53-ktest` boots and runs the on-target tests.
 #![cfg_attr(not(test), no_std)]
 
+extern crate alloc;
+
 pub mod esr;
+pub mod gsas;
 pub mod irq_table;
 pub mod kernel_map;
 
-#[cfg(target_arch = "aarch64")]
-extern crate alloc;
 #[cfg(target_arch = "aarch64")]
 pub mod arch;
 #[cfg(target_arch = "aarch64")]

@@ -2,7 +2,9 @@
 //! register block (offsets and fields come from those definitions), because every guest access
 //! reaches it through MMIO forwarding.
 
+pub mod packetizer;
 pub mod sysblock;
+pub mod vmbox;
 pub mod window;
 
 use hal::forward::Status;
@@ -25,4 +27,52 @@ macro_rules! reg_offset {
     ($block:ty, $field:ident) => {
         core::mem::offset_of!($block, $field) as u64
     };
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelError {
+    /// No register at this offset.
+    Unmapped {
+        offset: u64,
+    },
+    /// The register exists but does not take this access size.
+    AccessSize {
+        offset: u64,
+        size: usize,
+    },
+    /// Write to a read-only register.
+    ReadOnly {
+        offset: u64,
+    },
+    /// `complete` for a packet that is not outstanding (already completed or aborted by CLR_REQ).
+    NoPendingPacket {
+        pif: u8,
+        seq: u64,
+    },
+    InvalidConfig,
+}
+
+/// The fate of a packet: the destination vmbox's answer, carried back by the interconnect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Ack,
+    Nack,
+    /// Not known yet (asynchronous interconnect): the sender calls
+    /// [`packetizer::PacketizerModel::complete`] later.
+    Pending,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Completion {
+    Ack,
+    Nack,
+}
+
+pub(crate) fn check_size(offset: u64, size: usize, allowed: &[usize]) -> Result<(), ModelError> {
+    if allowed.contains(&size) { Ok(()) } else { Err(ModelError::AccessSize { offset, size }) }
+}
+
+/// `value` cut to `size` bytes.
+pub(crate) fn truncate(value: u128, size: usize) -> u128 {
+    if size >= 16 { value } else { value & ((1u128 << (size * 8)) - 1) }
 }

@@ -1,0 +1,185 @@
+//! The atomic service (seed §2.2.4, §2.2.6-§2.2.8; `docs/gsas-packets.md`), as a pure function
+//! of its state (the software MMU and the next free virtual page) and its inputs (one packet
+//! from vmbox interface 0 and the backends in [`Env`]).
+//!
+//! Every request is answered (choice: the seed drops invalid requests, §2.2.6 step 11, which
+//! leaves the requester waiting forever; we answer with an error code instead), except a packet
+//! whose sender PID names interface 0: only atomic services send from PIF 0, so it is a reply
+//! that reached a service interface, and answering it could start a loop between services.
+//!
+//! Checks, in this order: opcode and reserved byte; the address's node is this node; the
+//! address's alignment and page bounds (seed §2.4.1, enforced instead of "ignoring" low bits);
+//! unused arguments are zero and used ones in range; translation; the sender's rights;
+//! resources. The first failing check is the error code.
+
+mod backend;
+mod ops;
+mod replies;
+
+pub use backend::{
+    Env, FrameAllocator, LocalMemory, MailboxActions, MemoryFault, NotificationSink, SpawnError, SpawnRequest, Spawner,
+    Width,
+};
+pub use replies::Replies;
+
+use alloc::boxed::Box;
+
+use crate::gsas::softmmu::{Access, FibonacciHasher, MmuError, PageEntry, PageHasher, SoftMmu};
+use hal::gsas::{
+    AddressUse, DomainId, ErrorCode, GlobalAddress, Opcode, PAGE_SIZE, Pid, RawRequest, Request, RequestError, Response,
+};
+use hal::packetizer::PACKET_BYTES;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServiceConfig {
+    /// This node: the partition the service serves.
+    pub node: u16,
+    /// Most pages one allocSharedPage may ask for (the API's quantity is a `uint16_t`).
+    pub max_alloc_pages: u32,
+    /// Software MMU: 2^bits buckets.
+    pub mmu_bucket_bits: u32,
+    /// Software MMU entries: the most shared pages the node holds.
+    pub mmu_capacity: usize,
+}
+
+impl ServiceConfig {
+    pub const fn new(node: u16) -> Self {
+        Self { node, max_alloc_pages: 256, mmu_bucket_bits: 12, mmu_capacity: 16384 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServiceStats {
+    pub requests: u64,
+    pub errors: u64,
+    pub dropped: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropReason {
+    /// The sender PID names interface 0 (see the module comment).
+    FromServiceInterface,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Reply(Replies),
+    Dropped(DropReason),
+}
+
+/// What a successful operation produced.
+enum Done {
+    Value(u64),
+    Page(Box<[u8; PAGE_SIZE as usize]>),
+}
+
+#[derive(Debug)]
+pub struct AtomicService<H = FibonacciHasher> {
+    node: u16,
+    mmu: SoftMmu<H>,
+    /// Next unused page index of this partition. Index 0 is never handed out, so no allocation
+    /// is at offset 0 (NULL on node 0), and indices are never reused, so a stale address after a
+    /// free is Unmapped instead of reaching a later allocation.
+    next_page: u64,
+    max_alloc_pages: u32,
+    stats: ServiceStats,
+}
+
+impl AtomicService<FibonacciHasher> {
+    pub fn new(config: ServiceConfig) -> Result<Self, MmuError> {
+        Self::with_hasher(config, FibonacciHasher)
+    }
+}
+
+impl<H: PageHasher> AtomicService<H> {
+    pub fn with_hasher(config: ServiceConfig, hasher: H) -> Result<Self, MmuError> {
+        Ok(Self {
+            node: config.node,
+            mmu: SoftMmu::with_hasher(config.mmu_bucket_bits, config.mmu_capacity, hasher)?,
+            next_page: 1,
+            max_alloc_pages: config.max_alloc_pages,
+            stats: ServiceStats::default(),
+        })
+    }
+
+    pub fn node(&self) -> u16 {
+        self.node
+    }
+
+    /// The PID the packetizer puts on this service's replies (PIF 0).
+    pub fn pid(&self) -> Pid {
+        Pid::atomic_service(self.node)
+    }
+
+    pub fn mmu(&self) -> &SoftMmu<H> {
+        &self.mmu
+    }
+
+    pub fn stats(&self) -> ServiceStats {
+        self.stats
+    }
+
+    /// Serves one packet dequeued from mailbox interface 0. The sender is the packetizer's
+    /// prefix (bytes 0..6); nothing in the rest of the packet can change who is asking.
+    pub fn handle(&mut self, packet: &[u8; PACKET_BYTES], env: &mut Env<'_>) -> Outcome {
+        let raw = RawRequest::from_bytes(packet);
+        if raw.sender.interface() == 0 {
+            self.stats.dropped += 1;
+            return Outcome::Dropped(DropReason::FromServiceInterface);
+        }
+        self.stats.requests += 1;
+        let done = match Request::try_from(raw) {
+            Err(RequestError::UnknownOpcode(_)) => Err(ErrorCode::BadOpcode),
+            Err(RequestError::ReservedNotZero(_)) => Err(ErrorCode::BadArgument),
+            Ok(request) => self.check(&request).and_then(|()| self.apply(&request, env)),
+        };
+        let (status, page) = match done {
+            Ok(Done::Value(v)) => (Response::ok(v), None),
+            Ok(Done::Page(page)) => (Response::ok(PAGE_SIZE), Some(page)),
+            Err(code) => {
+                self.stats.errors += 1;
+                (Response::err(code), None)
+            }
+        };
+        Outcome::Reply(Replies::new(self.pid(), raw.sender, raw.opcode, status, page))
+    }
+
+    /// Everything that does not need the software MMU.
+    fn check(&self, r: &Request) -> Result<(), ErrorCode> {
+        if r.address.node() != self.node {
+            return Err(ErrorCode::WrongNode);
+        }
+        match r.opcode.address_use() {
+            AddressUse::Data { align, width } => {
+                if !r.address.is_aligned(align) || r.address.page_offset() + width > PAGE_SIZE {
+                    return Err(ErrorCode::Unaligned);
+                }
+            }
+            AddressUse::Page if !r.address.is_aligned(PAGE_SIZE) => return Err(ErrorCode::Unaligned),
+            AddressUse::NodeOnly if r.address.offset() != 0 => return Err(ErrorCode::BadArgument),
+            AddressUse::Page | AddressUse::NodeOnly => {}
+        }
+        let (uses1, uses2) = r.opcode.uses_args();
+        let in_range = match r.opcode {
+            Opcode::Write8 => r.arg1 <= u64::from(u8::MAX),
+            Opcode::Write32 => r.arg1 <= u64::from(u32::MAX),
+            _ => true,
+        };
+        if (!uses1 && r.arg1 != 0) || (!uses2 && r.arg2 != 0) || !in_range {
+            return Err(ErrorCode::BadArgument);
+        }
+        Ok(())
+    }
+
+    /// Translates `addr` and checks that `who` may do `access` there.
+    fn resolve(&self, addr: GlobalAddress, who: DomainId, access: Access) -> Result<(u64, PageEntry), ErrorCode> {
+        let (pa, entry) = self.mmu.translate(addr).ok_or(ErrorCode::Unmapped)?;
+        if !entry.permits(who, access) {
+            return Err(ErrorCode::PermissionDenied);
+        }
+        Ok((pa, *entry))
+    }
+}
+
+#[cfg(test)]
+mod tests;

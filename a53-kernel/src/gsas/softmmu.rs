@@ -1,0 +1,354 @@
+//! The atomic service's software MMU (seed §2.2.5, Fig. 10): a chained hash map from global page
+//! to ⟨local frame, owning domain, sharing, allocation role⟩.
+//!
+//! Seed §2.2.5 gives the structure (buckets, chains through a "next translation pair" field) but
+//! the table size exponent is unreadable and the hash function unspecified. Choice: the caller
+//! picks 2^`bucket_bits` buckets and a fixed entry capacity; all memory is allocated once at
+//! construction, so the table never grows and a full table is a typed error; the default hash
+//! is Fibonacci hashing of the page number.
+
+use alloc::vec::Vec;
+
+use hal::gsas::{DomainId, GlobalAddress, GlobalPage, PAGE_SIZE};
+
+/// A 4 KiB-aligned local physical frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Frame(u64);
+
+impl Frame {
+    pub const fn new(addr: u64) -> Option<Self> {
+        if addr.is_multiple_of(PAGE_SIZE) { Some(Self(addr)) } else { None }
+    }
+
+    pub const fn addr(self) -> u64 {
+        self.0
+    }
+}
+
+/// Who besides the owner may access a page (`docs/gsas-packets.md` "Rights").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sharing {
+    /// Every domain may read and write (the seed's behaviour: all pages are "shared").
+    Shared,
+    /// Other domains may read.
+    ReadOnly,
+    /// Only the owner.
+    Private,
+}
+
+impl Sharing {
+    pub const fn bits(self) -> u64 {
+        match self {
+            Sharing::Shared => 0,
+            Sharing::ReadOnly => 1,
+            Sharing::Private => 2,
+        }
+    }
+
+    pub const fn from_bits(bits: u64) -> Option<Self> {
+        match bits {
+            0 => Some(Sharing::Shared),
+            1 => Some(Sharing::ReadOnly),
+            2 => Some(Sharing::Private),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    /// Writes and read-modify-writes (CAS, FAD, SWAP).
+    Write,
+}
+
+/// The page's place in the allocation it came from (freeSharedPage frees whole allocations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chunk {
+    /// First page of an allocation of `pages` consecutive pages.
+    Head {
+        pages: u32,
+    },
+    Member,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageEntry {
+    pub frame: Frame,
+    pub owner: DomainId,
+    pub sharing: Sharing,
+    pub chunk: Chunk,
+}
+
+impl PageEntry {
+    pub fn permits(&self, who: DomainId, access: Access) -> bool {
+        who == self.owner
+            || match (self.sharing, access) {
+                (Sharing::Shared, _) | (Sharing::ReadOnly, Access::Read) => true,
+                (Sharing::ReadOnly, Access::Write) | (Sharing::Private, _) => false,
+            }
+    }
+}
+
+/// Picks a bucket among 2^`bits`.
+pub trait PageHasher {
+    fn bucket(&self, page: GlobalPage, bits: u32) -> usize;
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FibonacciHasher;
+
+impl PageHasher for FibonacciHasher {
+    fn bucket(&self, page: GlobalPage, bits: u32) -> usize {
+        (page.raw().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmuError {
+    /// `bucket_bits` not in 1..=MAX_BUCKET_BITS or capacity not in 1..=MAX_CAPACITY.
+    InvalidConfig,
+    /// Every entry is in use.
+    Full,
+    AlreadyMapped(GlobalPage),
+    NotMapped(GlobalPage),
+}
+
+pub const MAX_BUCKET_BITS: u32 = 24;
+pub const MAX_CAPACITY: usize = 1 << 24;
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    mapping: Option<(GlobalPage, PageEntry)>,
+    /// Next slot in the bucket's chain, or in the free list.
+    next: u32,
+}
+
+#[derive(Debug)]
+pub struct SoftMmu<H = FibonacciHasher> {
+    bucket_bits: u32,
+    heads: Vec<u32>,
+    slots: Vec<Slot>,
+    free: u32,
+    len: usize,
+    hasher: H,
+}
+
+impl SoftMmu<FibonacciHasher> {
+    pub fn new(bucket_bits: u32, capacity: usize) -> Result<Self, MmuError> {
+        Self::with_hasher(bucket_bits, capacity, FibonacciHasher)
+    }
+}
+
+impl<H: PageHasher> SoftMmu<H> {
+    pub fn with_hasher(bucket_bits: u32, capacity: usize, hasher: H) -> Result<Self, MmuError> {
+        if !(1..=MAX_BUCKET_BITS).contains(&bucket_bits) || !(1..=MAX_CAPACITY).contains(&capacity) {
+            return Err(MmuError::InvalidConfig);
+        }
+        let slots = (0..capacity)
+            .map(|i| Slot { mapping: None, next: if i + 1 < capacity { i as u32 + 1 } else { NIL } })
+            .collect();
+        Ok(Self { bucket_bits, heads: alloc::vec![NIL; 1 << bucket_bits], slots, free: 0, len: 0, hasher })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn free_slots(&self) -> usize {
+        self.capacity() - self.len
+    }
+
+    fn bucket(&self, page: GlobalPage) -> usize {
+        self.hasher.bucket(page, self.bucket_bits) & (self.heads.len() - 1)
+    }
+
+    /// Slots of the chain of `page`'s bucket, in chain order.
+    fn chain(&self, bucket: usize) -> impl Iterator<Item = u32> + '_ {
+        let mut at = self.heads[bucket];
+        core::iter::from_fn(move || {
+            let here = at;
+            let slot = self.slots.get(here as usize)?;
+            at = slot.next;
+            Some(here)
+        })
+    }
+
+    fn find(&self, page: GlobalPage) -> Option<u32> {
+        self.chain(self.bucket(page)).find(|&i| matches!(self.slots[i as usize].mapping, Some((p, _)) if p == page))
+    }
+
+    pub fn insert(&mut self, page: GlobalPage, entry: PageEntry) -> Result<(), MmuError> {
+        if self.find(page).is_some() {
+            return Err(MmuError::AlreadyMapped(page));
+        }
+        let index = self.free;
+        let bucket = self.bucket(page);
+        let head = self.heads[bucket];
+        let slot = self.slots.get_mut(index as usize).ok_or(MmuError::Full)?;
+        self.free = slot.next;
+        *slot = Slot { mapping: Some((page, entry)), next: head };
+        self.heads[bucket] = index;
+        self.len += 1;
+        Ok(())
+    }
+
+    pub fn lookup(&self, page: GlobalPage) -> Option<&PageEntry> {
+        let index = self.find(page)?;
+        self.slots[index as usize].mapping.as_ref().map(|(_, e)| e)
+    }
+
+    /// The local physical address of `addr` and its page's entry (seed §2.2.5 lookup).
+    pub fn translate(&self, addr: GlobalAddress) -> Option<(u64, &PageEntry)> {
+        let entry = self.lookup(addr.page())?;
+        Some((entry.frame.addr() + addr.page_offset(), entry))
+    }
+
+    pub fn remove(&mut self, page: GlobalPage) -> Result<PageEntry, MmuError> {
+        let bucket = self.bucket(page);
+        let mut prev = NIL;
+        let mut at = self.heads[bucket];
+        while let Some(slot) = self.slots.get(at as usize) {
+            let next = slot.next;
+            if let Some((p, entry)) = slot.mapping
+                && p == page
+            {
+                match self.slots.get_mut(prev as usize) {
+                    Some(prev_slot) => prev_slot.next = next,
+                    None => self.heads[bucket] = next,
+                }
+                self.slots[at as usize] = Slot { mapping: None, next: self.free };
+                self.free = at;
+                self.len -= 1;
+                return Ok(entry);
+            }
+            prev = at;
+            at = next;
+        }
+        Err(MmuError::NotMapped(page))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (GlobalPage, &PageEntry)> {
+        self.slots.iter().filter_map(|s| s.mapping.as_ref().map(|(p, e)| (*p, e)))
+    }
+
+    /// Entries in the longest chain (for statistics and the collision tests).
+    pub fn longest_chain(&self) -> usize {
+        (0..self.heads.len()).map(|b| self.chain(b).count()).max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Puts every page into bucket 0: every insert collides.
+    struct Collide;
+    impl PageHasher for Collide {
+        fn bucket(&self, _: GlobalPage, _: u32) -> usize {
+            0
+        }
+    }
+
+    fn page(i: u64) -> GlobalPage {
+        GlobalPage::new(1, i).unwrap()
+    }
+
+    fn entry(frame: u64) -> PageEntry {
+        PageEntry {
+            frame: Frame::new(frame * PAGE_SIZE).unwrap(),
+            owner: DomainId::new(1, 2),
+            sharing: Sharing::Shared,
+            chunk: Chunk::Member,
+        }
+    }
+
+    #[test]
+    fn insert_lookup_remove() {
+        let mut mmu = SoftMmu::new(4, 8).unwrap();
+        assert!(mmu.is_empty());
+        mmu.insert(page(1), entry(10)).unwrap();
+        mmu.insert(page(2), entry(20)).unwrap();
+        assert_eq!(mmu.lookup(page(1)), Some(&entry(10)));
+        assert_eq!(mmu.lookup(page(3)), None);
+        let addr = GlobalAddress::from_raw(page(2).base().raw() + 0x123);
+        assert_eq!(mmu.translate(addr).map(|(pa, _)| pa), Some(20 * PAGE_SIZE + 0x123));
+        assert_eq!(mmu.insert(page(1), entry(11)), Err(MmuError::AlreadyMapped(page(1))));
+        assert_eq!(mmu.remove(page(1)), Ok(entry(10)));
+        assert_eq!(mmu.remove(page(1)), Err(MmuError::NotMapped(page(1))));
+        assert_eq!(mmu.lookup(page(1)), None);
+        assert_eq!(mmu.len(), 1);
+    }
+
+    #[test]
+    fn forced_collisions_remove_head_middle_tail() {
+        let mut mmu = SoftMmu::with_hasher(3, 16, Collide).unwrap();
+        for i in 0..6 {
+            mmu.insert(page(i), entry(i)).unwrap();
+        }
+        assert_eq!(mmu.longest_chain(), 6);
+        // Chain order is newest first: 5 (head) .. 0 (tail).
+        for victim in [5, 2, 0] {
+            assert_eq!(mmu.remove(page(victim)), Ok(entry(victim)));
+            assert_eq!(mmu.lookup(page(victim)), None);
+        }
+        for kept in [1, 3, 4] {
+            assert_eq!(mmu.lookup(page(kept)), Some(&entry(kept)));
+        }
+        assert_eq!(mmu.longest_chain(), 3);
+        assert_eq!(mmu.lookup(page(99)), None);
+        assert_eq!(mmu.remove(page(99)), Err(MmuError::NotMapped(page(99))));
+    }
+
+    #[test]
+    fn full_table_then_reuse() {
+        let mut mmu = SoftMmu::with_hasher(1, 4, Collide).unwrap();
+        for i in 0..4 {
+            mmu.insert(page(i), entry(i)).unwrap();
+        }
+        assert_eq!(mmu.free_slots(), 0);
+        assert_eq!(mmu.insert(page(4), entry(4)), Err(MmuError::Full));
+        assert_eq!(mmu.lookup(page(4)), None);
+        mmu.remove(page(2)).unwrap();
+        mmu.insert(page(4), entry(4)).unwrap();
+        mmu.insert(page(2), entry(7)).unwrap_err();
+        mmu.remove(page(0)).unwrap();
+        mmu.insert(page(2), entry(7)).unwrap();
+        assert_eq!(mmu.lookup(page(2)), Some(&entry(7)));
+        assert_eq!(mmu.iter().count(), 4);
+    }
+
+    #[test]
+    fn invalid_config() {
+        assert!(matches!(SoftMmu::new(0, 1), Err(MmuError::InvalidConfig)));
+        assert!(matches!(SoftMmu::new(25, 1), Err(MmuError::InvalidConfig)));
+        assert!(matches!(SoftMmu::new(4, 0), Err(MmuError::InvalidConfig)));
+    }
+
+    #[test]
+    fn rights() {
+        let owner = DomainId::new(1, 2);
+        let other = DomainId::new(1, 3);
+        let same_number_other_node = DomainId::new(2, 2);
+        let mut e = entry(0);
+        for (sharing, read, write) in
+            [(Sharing::Shared, true, true), (Sharing::ReadOnly, true, false), (Sharing::Private, false, false)]
+        {
+            e.sharing = sharing;
+            assert!(e.permits(owner, Access::Read) && e.permits(owner, Access::Write));
+            assert_eq!((e.permits(other, Access::Read), e.permits(other, Access::Write)), (read, write));
+            assert_eq!(e.permits(same_number_other_node, Access::Write), write);
+            assert_eq!(Sharing::from_bits(sharing.bits()), Some(sharing));
+        }
+        assert_eq!(Sharing::from_bits(3), None);
+    }
+}
