@@ -21,6 +21,7 @@ pub mod ipc;
 pub mod mmio;
 pub mod packetizer;
 pub mod sysblock;
+pub mod syscall;
 /// Decoding and emulation of trapped loads and stores (MMIO trap and forward).
 pub use mmio_trap;
 pub mod trace_ring;

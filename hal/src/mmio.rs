@@ -43,3 +43,58 @@ impl<T> Deref for Mmio<T> {
 unsafe impl<T> Send for Mmio<T> {}
 // SAFETY: see `Send`.
 unsafe impl<T> Sync for Mmio<T> {}
+
+/// One 128-bit load (`ldr q` on AArch64), never two 64-bit halves: a mailbox DATA read is a
+/// dequeue, and a packetizer payload is one register.
+///
+/// # Safety
+///
+/// `ptr` must be valid for a 16-byte read (device or normal memory) and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn read_u128(ptr: *const u128) -> u128 {
+    #[cfg(target_arch = "aarch64")]
+    {
+        let (lo, hi): (u64, u64);
+        // SAFETY: per the caller; the load is a single 128-bit access into v0.
+        unsafe {
+            core::arch::asm!(
+                "ldr {q:q}, [{p}]",
+                "mov {lo}, {q}.d[0]",
+                "mov {hi}, {q}.d[1]",
+                p = in(reg) ptr, q = out(vreg) _, lo = out(reg) lo, hi = out(reg) hi,
+                options(nostack, readonly),
+            );
+        }
+        u128::from(lo) | u128::from(hi) << 64
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: per the caller.
+    unsafe {
+        ptr.read_volatile()
+    }
+}
+
+/// One 128-bit store (`str q` on AArch64).
+///
+/// # Safety
+///
+/// `ptr` must be valid for a 16-byte write and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn write_u128(ptr: *mut u128, value: u128) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: per the caller; the store is a single 128-bit access from v0.
+    unsafe {
+        core::arch::asm!(
+            "mov {q}.d[0], {lo}",
+            "mov {q}.d[1], {hi}",
+            "str {q:q}, [{p}]",
+            p = in(reg) ptr, q = out(vreg) _, lo = in(reg) value as u64, hi = in(reg) (value >> 64) as u64,
+            options(nostack),
+        );
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: per the caller.
+    unsafe {
+        ptr.write_volatile(value)
+    }
+}
