@@ -35,6 +35,8 @@ pub enum ClusterError {
     Trace { path: PathBuf, source: std::io::Error },
     #[error("a cluster has 1 to {max} nodes, not {0}", max = board::pl::MAX_NODES)]
     Size(usize),
+    #[error(transparent)]
+    Platforms(#[from] crate::fabric::PlatformsError),
 }
 
 pub struct Cluster {
@@ -92,6 +94,8 @@ impl Cluster {
             servers.push(platform.spawn_server(channel(node)?));
             platforms.push(platform);
         }
+        // Before any node runs: a packet can reach every node from the first guest access on.
+        fabric.set_platforms(&platforms)?;
         let delivery = Some(interconnect.spawn_delivery());
         let mut cluster = Self { nodes, fabric, platforms, servers, delivery };
         if !spec.paused {

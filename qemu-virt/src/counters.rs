@@ -9,8 +9,12 @@ pub struct NodeCounters {
     pub forwarded_writes: AtomicU64,
     pub forward_errors: AtomicU64,
     pub interrupts: AtomicU64,
+    /// Packets this node sent: packetizer packets and datagrams.
     pub packets_sent: AtomicU64,
+    /// Packets that reached this node: datagrams delivered, packetizer packets its vmbox accepted.
     pub packets_received: AtomicU64,
+    /// Packetizer packets this node sent that came back NACK (full MIF, missing or stopped node).
+    pub packets_nacked: AtomicU64,
     pub packets_dropped: AtomicU64,
     pub packets_duplicated: AtomicU64,
     pub window_accesses: AtomicU64,
@@ -25,6 +29,7 @@ pub struct Snapshot {
     pub interrupts: u64,
     pub packets_sent: u64,
     pub packets_received: u64,
+    pub packets_nacked: u64,
     pub packets_dropped: u64,
     pub packets_duplicated: u64,
     pub window_accesses: u64,
@@ -44,6 +49,7 @@ impl NodeCounters {
             interrupts: get(&self.interrupts),
             packets_sent: get(&self.packets_sent),
             packets_received: get(&self.packets_received),
+            packets_nacked: get(&self.packets_nacked),
             packets_dropped: get(&self.packets_dropped),
             packets_duplicated: get(&self.packets_duplicated),
             window_accesses: get(&self.window_accesses),
@@ -55,7 +61,7 @@ impl fmt::Display for Snapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "forwarded {} reads, {} writes ({} errors), {} interrupts, {} window accesses, packets {} sent, {} received, {} dropped, {} duplicated",
+            "forwarded {} reads, {} writes ({} errors), {} interrupts, {} window accesses, packets {} sent, {} received, {} nacked, {} dropped, {} duplicated",
             self.forwarded_reads,
             self.forwarded_writes,
             self.forward_errors,
@@ -63,8 +69,25 @@ impl fmt::Display for Snapshot {
             self.window_accesses,
             self.packets_sent,
             self.packets_received,
+            self.packets_nacked,
             self.packets_dropped,
             self.packets_duplicated
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_and_display_carry_every_counter() {
+        let c = NodeCounters::default();
+        NodeCounters::bump(&c.packets_sent);
+        NodeCounters::bump(&c.packets_sent);
+        NodeCounters::bump(&c.packets_nacked);
+        let s = c.snapshot();
+        assert_eq!((s.packets_sent, s.packets_nacked, s.packets_received), (2, 1, 0));
+        assert!(s.to_string().ends_with("packets 2 sent, 0 received, 1 nacked, 0 dropped, 0 duplicated"), "{s}");
     }
 }

@@ -1,12 +1,14 @@
 //! What the nodes of a cluster share: the interconnect, every node's DDR (for the global
-//! address window), liveness, counters and the trace.
+//! address window), liveness, counters, the trace, and a way to reach every node's platform
+//! (a packet delivered to a node may raise one of its PL interrupt lines).
 
 use crate::counters::NodeCounters;
 use crate::interconnect::Interconnect;
+use crate::platform::Platform;
 use crate::shm::Ddr;
 use crate::trace::TraceWriter;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 pub struct Fabric {
     pub interconnect: Arc<Interconnect>,
@@ -14,6 +16,17 @@ pub struct Fabric {
     alive: Vec<Arc<AtomicBool>>,
     pub counters: Vec<Arc<NodeCounters>>,
     pub trace: Option<Arc<TraceWriter>>,
+    /// Weak: every platform holds the fabric, so strong references back would be a cycle and
+    /// neither would ever be freed. Whoever built the platforms (the cluster) owns them.
+    platforms: OnceLock<Vec<Weak<Platform>>>,
+}
+
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlatformsError {
+    #[error("the fabric's platforms are already set")]
+    AlreadySet,
+    #[error("the fabric has {expected} nodes, not {got} platforms")]
+    Count { expected: usize, got: usize },
 }
 
 impl Fabric {
@@ -25,7 +38,7 @@ impl Fabric {
         counters: Vec<Arc<NodeCounters>>,
         trace: Option<Arc<TraceWriter>>,
     ) -> Self {
-        Self { interconnect, ddrs, alive, counters, trace }
+        Self { interconnect, ddrs, alive, counters, trace, platforms: OnceLock::new() }
     }
 
     pub fn nodes(&self) -> usize {
@@ -36,5 +49,19 @@ impl Fabric {
     pub fn ddr(&self, node: usize) -> Option<&Ddr> {
         let alive = self.alive.get(node)?.load(Ordering::Acquire);
         alive.then(|| &*self.ddrs[node])
+    }
+
+    /// Makes the platforms reachable by node index, once all of them exist (platform `i` is node
+    /// `i`'s). Until then, and after a platform is dropped, packets to that node are refused.
+    pub fn set_platforms(&self, platforms: &[Arc<Platform>]) -> Result<(), PlatformsError> {
+        if platforms.len() != self.nodes() {
+            return Err(PlatformsError::Count { expected: self.nodes(), got: platforms.len() });
+        }
+        self.platforms.set(platforms.iter().map(Arc::downgrade).collect()).map_err(|_| PlatformsError::AlreadySet)
+    }
+
+    /// Node `node`'s platform, if it is set and still exists.
+    pub fn platform(&self, node: usize) -> Option<Arc<Platform>> {
+        self.platforms.get()?.get(node)?.upgrade()
     }
 }

@@ -2,12 +2,11 @@
 //! z), with configurable latency, loss, duplication and reordering, and counters per link.
 //!
 //! Two kinds of traffic cross it:
-//! - **transactions** (global-window loads and stores): the link layer retransmits a lost
-//!   request, as the Unimem links do, so a transaction always completes; injected losses show
-//!   up as retries and latency, duplicates as discarded copies;
-//! - **datagrams** (packetizer and PLDMA packets): delivered after the latency, maybe never
-//!   (loss), maybe twice (duplication), maybe after a later one (reordering); end-to-end
-//!   protocols above must cope.
+//! - **transactions** (global-window loads and stores, packetizer packets with their ACK/NACK):
+//!   the link layer retransmits a lost request, as the Unimem links do, so a transaction always
+//!   completes; injected losses show up as retries and latency, duplicates as discarded copies;
+//! - **datagrams** (PLDMA packets): delivered after the latency, maybe never (loss), maybe twice
+//!   (duplication), maybe after a later one (reordering); end-to-end protocols above must cope.
 
 use crate::counters::NodeCounters;
 use crate::trace::TraceWriter;
@@ -72,6 +71,14 @@ impl LinkConfig {
         }
         Ok(())
     }
+}
+
+/// What a packet carries, as the trace's `channel` argument and a datagram's `channel` name it.
+pub mod channel {
+    /// A global-window load or store.
+    pub const WINDOW: u8 = 0;
+    /// A packetizer packet on its way to a vmbox.
+    pub const PACKETIZER: u8 = 1;
 }
 
 /// A node's position. On a QFDB the four MPSoCs are x = 0..3; boards stack along y.

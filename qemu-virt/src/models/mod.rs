@@ -2,6 +2,7 @@
 //! register block (offsets and fields come from those definitions), because every guest access
 //! reaches it through MMIO forwarding.
 
+pub mod devices;
 pub mod packetizer;
 pub mod sysblock;
 pub mod vmbox;
@@ -50,6 +51,22 @@ pub enum ModelError {
         seq: u64,
     },
     InvalidConfig,
+}
+
+/// How a model's refusal reaches the guest through the forwarding slot.
+impl From<ModelError> for Status {
+    fn from(error: ModelError) -> Self {
+        match error {
+            ModelError::Unmapped { .. } => Status::Unmapped,
+            ModelError::AccessSize { .. } => Status::Rejected,
+            // Choice (the docs only say "R"): a store to a read-only register is a driver bug, so
+            // it is refused like a wrong size: the register does not change (as on the board),
+            // and the guest takes a data abort that names the address instead of carrying on.
+            ModelError::ReadOnly { .. } => Status::Rejected,
+            // Not answers to an access; listed so that a new variant has to be placed here.
+            ModelError::NoPendingPacket { .. } | ModelError::InvalidConfig => Status::DeviceError,
+        }
+    }
 }
 
 /// The fate of a packet: the destination vmbox's answer, carried back by the interconnect.

@@ -5,6 +5,7 @@
 use super::MmioDevice;
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
+use crate::interconnect::channel;
 use board::pl::{GLOBAL_WINDOW_BASE, window_target};
 use hal::forward::Status;
 use std::sync::Arc;
@@ -36,7 +37,7 @@ impl Window {
             t.packet(
                 self.node,
                 node,
-                0,
+                channel::WINDOW,
                 size as usize,
                 if lost > 0 { "window access (retried)" } else { "window access" },
             );

@@ -33,14 +33,25 @@ impl AddressMap {
         size: u64,
         device: impl MmioDevice + 'static,
     ) -> Result<SharedDevice, MapError> {
-        let name = device.name();
+        let device = Arc::new(Mutex::new(device));
+        self.insert_shared(base, size, device.clone())?;
+        Ok(device)
+    }
+
+    /// Maps a device the caller keeps a typed handle to (for calls beyond `MmioDevice`).
+    pub fn insert_shared<D: MmioDevice + 'static>(
+        &mut self,
+        base: u64,
+        size: u64,
+        device: Arc<Mutex<D>>,
+    ) -> Result<(), MapError> {
+        let name = device.lock().unwrap().name();
         if let Some(e) = self.entries.iter().find(|e| base < e.base + e.size && e.base < base + size) {
             return Err(MapError::Overlap { new: name, existing: e.device.lock().unwrap().name(), base });
         }
-        let device: SharedDevice = Arc::new(Mutex::new(device));
-        self.entries.push(Entry { base, size, device: device.clone() });
+        self.entries.push(Entry { base, size, device });
         self.entries.sort_by_key(|e| e.base);
-        Ok(device)
+        Ok(())
     }
 
     /// The device serving `[addr, addr + size)` entirely, and the offset into it.

@@ -3,11 +3,15 @@
 //! (`docs/hw/forwarding.md`).
 
 mod address_map;
+mod routing;
 
 pub use address_map::{AddressMap, MapError};
 
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
+use crate::models::devices::{PacketizerDevice, VmboxDevice};
+use crate::models::packetizer::PacketizerModel;
+use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
 use crate::trace::AccessRecord;
 use board::Board as _;
@@ -15,6 +19,7 @@ use board::pl;
 use hal::forward::{Request, Slots, Status};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -23,12 +28,18 @@ type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
 pub struct Platform {
     node: usize,
     map: AddressMap,
+    /// Also in `map`; kept typed so that other nodes' packetizers can deliver to it.
+    vmbox: Arc<Mutex<VmboxDevice>>,
+    /// Bit n: this node's packetizer reached node n's vmbox since the last access finished, so
+    /// node n's PL lines may have changed (set by the packetizer's sink, `routing`).
+    touched: Arc<AtomicU64>,
     irq_out: Mutex<(UnixStream, u16)>,
     fabric: Arc<Fabric>,
 }
 
 impl Platform {
-    /// The standard set of PL blocks of node `node`.
+    /// The standard set of PL blocks of node `node`. Packets reach other nodes once the fabric
+    /// knows their platforms (`Fabric::set_platforms`).
     pub fn new(node: usize, fabric: Arc<Fabric>, irq_out: UnixStream) -> Result<Arc<Self>, MapError> {
         let net = &fabric.interconnect;
         let c = net.coordinates(node);
@@ -39,27 +50,67 @@ impl Platform {
             hal::sysblock::regs::WINDOW_SIZE,
             Sysblock::new(node as u16, coordinates, net.nodes() as u16, pl::irq_line::SYSBLOCK),
         )?;
+        let touched = Arc::new(AtomicU64::new(0));
+        let sink = routing::sink(node, fabric.clone(), touched.clone());
+        map.insert(
+            pl::PACKETIZER_BASE,
+            pl::PACKETIZER_SIZE,
+            PacketizerDevice::new(PacketizerModel::new(node as u16, sink)),
+        )?;
+        let depth = hal::vmbox::REFERENCE_DEPTH;
+        let vmbox = VmboxModel::new(depth).expect("the reference depth holds a packet");
+        let vmbox = Arc::new(Mutex::new(VmboxDevice::new(vmbox, pl::irq_line::VMBOX)));
+        map.insert_shared(pl::VMBOX_BASE, pl::VMBOX_SIZE, vmbox.clone())?;
         map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
-        Ok(Arc::new(Self { node, map, irq_out: Mutex::new((irq_out, 0)), fabric }))
+        Ok(Arc::new(Self { node, map, vmbox, touched, irq_out: Mutex::new((irq_out, 0)), fabric }))
     }
 
     pub fn map(&self) -> &AddressMap {
         &self.map
     }
 
-    /// Serves one forwarded access.
+    pub(crate) fn vmbox(&self) -> &Arc<Mutex<VmboxDevice>> {
+        &self.vmbox
+    }
+
+    /// Serves one forwarded access. A packet it sends to another node may raise that node's PL
+    /// lines: they are updated before this returns. This node's own lines are the caller's to
+    /// update (the server does after every access).
     pub fn access(&self, req: &Request) -> Result<u128, Status> {
         let (device, offset) = self.map.lookup(req.addr, req.size).ok_or(Status::Unmapped)?;
-        let mut device = device.lock().unwrap();
-        if req.write { device.write(offset, req.size, req.data).map(|()| 0) } else { device.read(offset, req.size) }
+        let result = {
+            let mut device = device.lock().unwrap();
+            if req.write { device.write(offset, req.size, req.data).map(|()| 0) } else { device.read(offset, req.size) }
+        };
+        // Only now, with the device (maybe this node's packetizer) released: see `routing`.
+        self.update_touched_nodes();
+        result
+    }
+
+    /// `update_irqs` of the other nodes this node's packets reached since the last access.
+    fn update_touched_nodes(&self) {
+        let mut touched = self.touched.swap(0, Ordering::AcqRel);
+        while touched != 0 {
+            let node = touched.trailing_zeros() as usize;
+            touched &= touched - 1;
+            if node != self.node
+                && let Some(platform) = self.fabric.platform(node)
+            {
+                platform.update_irqs(false);
+            }
+        }
     }
 
     /// Sends a byte for every PL line that rose, and, after a write (the guest may just have
     /// acknowledged one source of a shared line), for every line still high: the guest's
     /// handler then looks again. Extra interrupts are harmless; a lost one is not.
+    ///
+    /// Other nodes' packets call this too, concurrently with this node's server: the levels
+    /// are sampled under the wire's lock, so the recorded levels are always the latest sample
+    /// and a stale sample can never hide a rise.
     pub fn update_irqs(&self, after_write: bool) {
-        let levels = self.map.irq_levels();
         let mut out = self.irq_out.lock().unwrap();
+        let levels = self.map.irq_levels();
         let rising = levels & !out.1;
         let send = if after_write { levels } else { rising };
         out.1 = levels;
