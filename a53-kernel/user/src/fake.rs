@@ -1,0 +1,280 @@
+//! A fake [`Link`] for the host tests: the process's mailbox as a bounded queue, and one small
+//! atomic service per node with the behaviour of `docs/hw/gsas-packets.md` (static checks,
+//! memory operations, rights, alloc/free, Read4K, spawn, notify) plus switches that inject
+//! NACKs, stray packets, lost, duplicated or wrong replies.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::string::String;
+use std::vec::Vec;
+use std::{boxed::Box, vec};
+
+use hal::gsas::{
+    CHUNK_BYTES, DomainId, ErrorCode, GlobalAddress, Notification, Opcode, PAGE_CHUNKS, PAGE_SIZE, Pid, RawRequest,
+    ReplyBody, ReplyPacket, Response, parse_description,
+};
+use hal::packetizer::{Destination, PACKET_BYTES, assemble, words128};
+use hal::vmbox::EMPTY_SENTINEL;
+
+use crate::check::static_check;
+use crate::error::Error;
+use crate::link::{Link, Sent};
+
+pub const WINDOW: u16 = 0x2008;
+
+struct Page {
+    owner: DomainId,
+    sharing: u64,
+    /// Pages in the allocation, on its first page only.
+    head: Option<u64>,
+    data: Box<[u8; PAGE_SIZE as usize]>,
+}
+
+#[derive(Default)]
+pub struct Service {
+    node: u16,
+    pages: BTreeMap<u64, Page>,
+    next_page: u64,
+    pub spawned: Vec<(String, u64)>,
+    pub notified: Vec<(Pid, Notification)>,
+}
+
+impl Service {
+    fn new(node: u16) -> Self {
+        Self { node, next_page: 1, ..Self::default() }
+    }
+
+    pub fn pages(&self) -> usize {
+        self.pages.len()
+    }
+
+    fn handle(&mut self, raw: &RawRequest) -> Vec<ReplyPacket> {
+        let from = Pid::atomic_service(self.node);
+        let status = |r: Response| ReplyPacket { sender: from, opcode: raw.opcode, body: ReplyBody::Status(r) };
+        match self.apply(raw) {
+            Ok((result, None)) => vec![status(Response::ok(result))],
+            Ok((result, Some(page))) => {
+                let mut out: Vec<ReplyPacket> = (0..PAGE_CHUNKS)
+                    .map(|i| {
+                        let mut bytes = [0; CHUNK_BYTES];
+                        bytes.copy_from_slice(&page[i * CHUNK_BYTES..(i + 1) * CHUNK_BYTES]);
+                        ReplyPacket {
+                            sender: from,
+                            opcode: raw.opcode,
+                            body: ReplyBody::Data { index: i as u8, bytes },
+                        }
+                    })
+                    .collect();
+                out.push(status(Response::ok(result)));
+                out
+            }
+            Err(code) => vec![status(Response::err(code))],
+        }
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn apply(&mut self, raw: &RawRequest) -> Result<(u64, Option<Box<[u8; 4096]>>), ErrorCode> {
+        static_check(raw, self.node)?;
+        let who = raw.sender.owner();
+        let op = Opcode::try_from(raw.opcode).map_err(|_| ErrorCode::BadOpcode)?;
+        let addr = GlobalAddress::from_raw(raw.address);
+        let page_index = addr.page().index();
+        let at = addr.page_offset() as usize;
+        let value = |v: u64| Ok((v, None));
+        let write = matches!(op, Opcode::Write8 | Opcode::Write32 | Opcode::Write64 | Opcode::Write128)
+            || matches!(op, Opcode::Cas | Opcode::Fad | Opcode::Swap);
+        let read = matches!(op, Opcode::Read8 | Opcode::Read32 | Opcode::Read64 | Opcode::Read4K | Opcode::RemoteSpawn);
+        if read || write || op == Opcode::FreeSharedPage {
+            let page = self.pages.get(&page_index).ok_or(ErrorCode::Unmapped)?;
+            let allowed = page.owner == who
+                || match (page.sharing, write, op) {
+                    (_, _, Opcode::FreeSharedPage) => false,
+                    (0, _, _) | (1, false, _) => true,
+                    _ => false,
+                };
+            if !allowed {
+                return Err(ErrorCode::PermissionDenied);
+            }
+        }
+        let data = self.pages.get_mut(&page_index).map(|p| &mut p.data);
+        let word = |d: &[u8; 4096], n: usize| {
+            let mut b = [0; 8];
+            b[..n].copy_from_slice(&d[at..at + n]);
+            u64::from_le_bytes(b)
+        };
+        match (op, data) {
+            (Opcode::Read8, Some(d)) => value(word(d, 1)),
+            (Opcode::Read32, Some(d)) => value(word(d, 4)),
+            (Opcode::Read64, Some(d)) => value(word(d, 8)),
+            (Opcode::Read4K, Some(d)) => Ok((PAGE_SIZE, Some(d.clone()))),
+            (Opcode::Write8, Some(d)) => {
+                d[at] = raw.arg1 as u8;
+                value(0)
+            }
+            (Opcode::Write32, Some(d)) => {
+                d[at..at + 4].copy_from_slice(&(raw.arg1 as u32).to_le_bytes());
+                value(0)
+            }
+            (Opcode::Write64, Some(d)) => {
+                d[at..at + 8].copy_from_slice(&raw.arg1.to_le_bytes());
+                value(0)
+            }
+            (Opcode::Write128, Some(d)) => {
+                d[at..at + 8].copy_from_slice(&raw.arg1.to_le_bytes());
+                d[at + 8..at + 16].copy_from_slice(&raw.arg2.to_le_bytes());
+                value(0)
+            }
+            (Opcode::Cas | Opcode::Fad | Opcode::Swap, Some(d)) => {
+                let old = word(d, 8);
+                let (new, result) = match op {
+                    Opcode::Cas if old == raw.arg1 => (raw.arg2, 1),
+                    Opcode::Cas => (old, 0),
+                    Opcode::Fad => (old.wrapping_add(raw.arg1), old),
+                    _ => (raw.arg1, old),
+                };
+                d[at..at + 8].copy_from_slice(&new.to_le_bytes());
+                value(result)
+            }
+            (Opcode::RemoteSpawn, Some(d)) => {
+                let name = parse_description(&d[..]).map_err(|_| ErrorCode::BadArgument)?;
+                self.spawned.push((name.into(), raw.arg1));
+                value(self.spawned.len() as u64)
+            }
+            (Opcode::AllocSharedPage, _) => {
+                let first = self.next_page;
+                for i in 0..raw.arg1 {
+                    let head = (i == 0).then_some(raw.arg1);
+                    let page = Page { owner: who, sharing: raw.arg2, head, data: Box::new([0; 4096]) };
+                    self.pages.insert(first + i, page);
+                }
+                self.next_page += raw.arg1;
+                value(GlobalAddress::new(self.node, first * PAGE_SIZE).unwrap().raw())
+            }
+            (Opcode::FreeSharedPage, _) => {
+                let pages = self.pages[&page_index].head.ok_or(ErrorCode::BadArgument)?;
+                (0..pages).for_each(|i| drop(self.pages.remove(&(page_index + i))));
+                value(pages)
+            }
+            (Opcode::Notify, _) => {
+                self.notified.push((raw.sender, Notification::from_raw(raw.arg1).unwrap()));
+                value(0)
+            }
+            _ => Err(ErrorCode::Unmapped),
+        }
+    }
+}
+
+pub struct FakeNet {
+    pub me: Pid,
+    pub mif: VecDeque<u128>,
+    pub depth: usize,
+    /// Replies the service could not deliver yet (it retries when the mailbox has room).
+    backlog: VecDeque<[u8; PACKET_BYTES]>,
+    pub services: Vec<Service>,
+    pub now: u64,
+    pub sent: Vec<RawRequest>,
+    /// NACK this many packets before accepting.
+    pub nack: u32,
+    /// Packets that arrive in the mailbox before the next reply.
+    pub inject: Vec<[u8; PACKET_BYTES]>,
+    /// Lose the replies to this many requests.
+    pub lose: u32,
+    /// Echo this opcode in the next reply.
+    pub wrong_opcode: Option<u8>,
+    /// Send the next reply twice.
+    pub duplicate: bool,
+    /// Swap Read4K chunks 3 and 4.
+    pub reorder: bool,
+}
+
+impl FakeNet {
+    pub fn new(nodes: u16) -> Self {
+        Self {
+            me: Pid::new(0, 5, 1, 3).unwrap(),
+            mif: VecDeque::new(),
+            depth: 512,
+            backlog: VecDeque::new(),
+            services: (0..nodes).map(Service::new).collect(),
+            now: 1,
+            sent: Vec::new(),
+            nack: 0,
+            inject: Vec::new(),
+            lose: 0,
+            wrong_opcode: None,
+            duplicate: false,
+            reorder: false,
+        }
+    }
+
+    /// Delivers what fits into the mailbox, whole packets only.
+    fn pump(&mut self) {
+        while self.mif.len() + 2 <= self.depth {
+            let Some(packet) = self.backlog.pop_front() else { break };
+            self.mif.extend(words128(&packet));
+        }
+    }
+
+    /// A packet from `sender` (any PID: a test may pose as anyone on the wire).
+    pub fn packet_from(sender: Pid, opcode: u8, response: Response) -> [u8; PACKET_BYTES] {
+        ReplyPacket { sender, opcode, body: ReplyBody::Status(response) }.encode()
+    }
+}
+
+impl Link for FakeNet {
+    fn send(&mut self, payload: [u128; 2], destination: u64) -> Result<Sent, Error> {
+        let d = Destination::decode(destination);
+        if d.window != WINDOW || d.page_offset != 0 || d.interface != 0 {
+            return Ok(Sent::Illegal);
+        }
+        if self.nack > 0 {
+            self.nack -= 1;
+            return Ok(Sent::Nack);
+        }
+        let raw = RawRequest::from_bytes(&assemble(self.me.raw(), payload[0], payload[1]));
+        self.sent.push(raw);
+        let mut replies = self.services[usize::from(d.node)].handle(&raw);
+        if let Some(op) = self.wrong_opcode.take() {
+            replies.iter_mut().for_each(|r| r.opcode = op);
+        }
+        if self.reorder && replies.len() > 5 {
+            replies.swap(3, 4);
+        }
+        if std::mem::take(&mut self.duplicate) {
+            replies.extend(replies.clone());
+        }
+        self.backlog.extend(self.inject.drain(..));
+        if self.lose > 0 {
+            self.lose -= 1;
+        } else {
+            self.backlog.extend(replies.iter().map(ReplyPacket::encode));
+        }
+        self.pump();
+        Ok(Sent::Ack)
+    }
+
+    fn count(&mut self) -> u32 {
+        self.mif.len() as u32
+    }
+
+    fn dequeue(&mut self) -> u128 {
+        let word = self.mif.pop_front().unwrap_or(EMPTY_SENTINEL);
+        self.pump();
+        word
+    }
+
+    fn wait(&mut self, words: u32, timeout_us: u64) -> Result<(), Error> {
+        if self.mif.len() >= words as usize {
+            return Ok(());
+        }
+        self.now += timeout_us;
+        Err(Error::Timeout)
+    }
+
+    fn now_us(&mut self) -> u64 {
+        self.now += 1;
+        self.now
+    }
+
+    fn backoff(&mut self, attempt: u32) {
+        self.now += 10 << attempt.min(6);
+    }
+}

@@ -1,0 +1,66 @@
+//! The EL0 side of Unimem processes: runtime, system calls and the GSAS library (seed D3.6
+//! §2.3), over the ABI in `hal::syscall` and the wire formats in `hal::gsas`.
+//!
+//! - [`rt`]: `_start`, [`entry!`], the panic handler (logs, exits with [`rt::PANIC_STATUS`]).
+//! - [`log!`]: `format!`-style logging into a stack buffer, one `LOG` call per line.
+//! - [`sys`]: one typed wrapper per system call.
+//! - [`Gsas`]: the protocol client (requests, reply matching, NACK retry, Read4K, pipelining),
+//!   generic over a [`Link`] so it is tested on the host against a fake service; [`Hw`] is the
+//!   packetizer/mailbox interface pair of the process.
+//! - The seed's API as free functions over the process's client: [`read64`], [`cas64`],
+//!   [`alloc_shared`], [`remote_spawn`], [`notify`], ... (`api.rs`).
+//!
+//! Errors are one [`Error`] enum; every error has a distinct exit status
+//! ([`Error::exit_status`]) so a kernel test can tell from a program's status what went wrong.
+#![cfg_attr(not(test), no_std)]
+
+#[macro_use]
+mod log;
+
+mod api;
+pub mod args;
+pub mod check;
+mod client;
+mod error;
+pub mod fuzz;
+mod hw;
+mod link;
+mod ops;
+pub mod rand;
+pub mod rt;
+pub mod sys;
+
+pub use api::{
+    alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify, read4k, read8,
+    read32, read64, receive, register, remote_spawn, stats, swap64, thread_argument, unregister, with_client, write8,
+    write32, write64, write128,
+};
+pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
+pub use error::{Error, ProtocolError};
+pub use hal::syscall::Error as SysError;
+pub use hw::Hw;
+pub use link::{Link, Sent};
+pub use log::{Line, log_args};
+pub use ops::Sharing;
+
+/// The GSAS types programs use, re-exported from `hal::gsas`.
+pub use hal::gsas::{
+    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response,
+};
+
+/// In a `main` returning `Result<u64, Error>` (or a closure returning one): unless `cond`
+/// holds, logs the message and returns `Ok(status)`, the program's own failure status.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $status:expr, $($arg:tt)+) => {
+        if !$cond {
+            $crate::log!($($arg)+);
+            return Ok($status);
+        }
+    };
+}
+
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,159 @@
+//! Typed wrappers for every system call of `hal::syscall`: `svc #0`, number in x8, arguments in
+//! x0..x5, results in x0..x2, a negative x0 is a `hal::syscall::Error`.
+//!
+//! Unused argument registers are passed as 0 (the kernel keeps WAIT_MIF's deadline in x5 across
+//! a retried call, so x5 must be 0 on entry) and x0..x5 are treated as clobbered. Host builds
+//! have no kernel: every call answers `NoSuchCall` there.
+
+use hal::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
+use hal::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, RECV_NONBLOCKING, nr};
+
+use crate::error::{Error, ProtocolError};
+
+/// This node and how many there are (NODE_INFO).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeInfo {
+    pub node: u16,
+    pub nodes: u16,
+}
+
+/// The process's interface pair (INTERFACE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interface {
+    /// VA of the packetizer interface page.
+    pub pif: u64,
+    /// VA of the mailbox interface page.
+    pub mif: u64,
+    /// The PID the packetizer stamps on this process's packets.
+    pub pid: Pid,
+}
+
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+#[inline(always)]
+fn raw(number: u64, args: [u64; 6]) -> [u64; 3] {
+    let (x0, x1, x2);
+    // SAFETY: `svc #0` enters the kernel, which reads x0..x5 and x8, may read or write memory
+    // the arguments point to (declared by not passing `nomem`), writes x0..x5 (declared as
+    // outputs) and preserves every other register and the stack (the ABI of `hal::syscall`).
+    unsafe {
+        core::arch::asm!(
+            "svc #0",
+            inlateout("x0") args[0] => x0,
+            inlateout("x1") args[1] => x1,
+            inlateout("x2") args[2] => x2,
+            inlateout("x3") args[3] => _,
+            inlateout("x4") args[4] => _,
+            inlateout("x5") args[5] => _,
+            in("x8") number,
+            options(nostack),
+        );
+    }
+    [x0, x1, x2]
+}
+
+#[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+fn raw(_number: u64, _args: [u64; 6]) -> [u64; 3] {
+    [SysError::NoSuchCall as i64 as u64, 0, 0]
+}
+
+fn call(number: u64, a0: u64, a1: u64) -> Result<[u64; 3], Error> {
+    let r = raw(number, [a0, a1, 0, 0, 0, 0]);
+    match r[0] as i64 {
+        v if v < 0 => Err(SysError::from_return(v).map_or(Error::UnknownReturn(v), Error::from)),
+        _ => Ok(r),
+    }
+}
+
+/// Ends the process with `status` (all 64 bits reach the kernel).
+pub fn exit(status: u64) -> ! {
+    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+    // SAFETY: EXIT does not return; nothing after the `svc` runs.
+    unsafe {
+        core::arch::asm!("svc #0", in("x0") status, in("x8") nr::EXIT, options(noreturn, nostack));
+    }
+    #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+    panic!("exit({status}) without a kernel")
+}
+
+/// Gives the core to another runnable process.
+pub fn yield_now() {
+    let _ = call(nr::YIELD, 0, 0);
+}
+
+/// Writes one line (at most `LOG_MAX` bytes, UTF-8) to the node's console.
+pub fn log(line: &[u8]) -> Result<(), Error> {
+    let len = line.len().min(LOG_MAX as usize);
+    call(nr::LOG, line.as_ptr() as u64, len as u64).map(drop)
+}
+
+pub fn node_info() -> Result<NodeInfo, Error> {
+    let [node, nodes, _] = call(nr::NODE_INFO, 0, 0)?;
+    let bad = |_| Error::Protocol(ProtocolError::BadInterface);
+    Ok(NodeInfo { node: u16::try_from(node).map_err(bad)?, nodes: u16::try_from(nodes).map_err(bad)? })
+}
+
+pub fn interface() -> Result<Interface, Error> {
+    let [pif, mif, pid] = call(nr::INTERFACE, 0, 0)?;
+    let pid = Pid::from_raw(pid).map_err(|_| Error::Protocol(ProtocolError::BadInterface))?;
+    Ok(Interface { pif, mif, pid })
+}
+
+/// The raw thread argument: `EMPTY_THREAD_ARGUMENT` when the process has none. Every 64-bit
+/// value is an argument, so x0 is not checked for an error here.
+pub fn thread_argument_raw() -> u64 {
+    raw(nr::THREAD_ARGUMENT, [0; 6])[0]
+}
+
+/// The thread argument (seed §2.3.5 `readThreadArgument`), or `NoArgument`.
+pub fn thread_argument() -> Result<u64, Error> {
+    match thread_argument_raw() {
+        EMPTY_THREAD_ARGUMENT => Err(Error::NoArgument),
+        arg => Ok(arg),
+    }
+}
+
+/// Sleeps until the process's mailbox interface holds at least `words` words, or `Timeout`
+/// after `timeout_us` (0: no timeout).
+pub fn wait_mif(words: u32, timeout_us: u64) -> Result<(), Error> {
+    call(nr::WAIT_MIF, u64::from(words), timeout_us).map(drop)
+}
+
+pub fn mailbox_register(opcode: MailboxOpcode) -> Result<(), Error> {
+    call(nr::MAILBOX_REGISTER, u64::from(opcode.value()), 0).map(drop)
+}
+
+pub fn mailbox_unregister(opcode: MailboxOpcode) -> Result<(), Error> {
+    call(nr::MAILBOX_UNREGISTER, u64::from(opcode.value()), 0).map(drop)
+}
+
+/// The oldest notification for `opcode` (or any registered opcode) and its sender's PID.
+/// Non-blocking: `Syscall(WouldBlock)` when there is none.
+pub fn mailbox_receive(opcode: Option<MailboxOpcode>, blocking: bool) -> Result<(Notification, Pid), Error> {
+    let which = opcode.map_or(ANY_OPCODE, |op| u64::from(op.value()));
+    let flags = if blocking { 0 } else { RECV_NONBLOCKING };
+    let [_, word, sender] = call(nr::MAILBOX_RECEIVE, which, flags)?;
+    let n = Notification::from_raw(word).map_err(|_| Error::Protocol(ProtocolError::BadNotification(word)))?;
+    Ok((n, Pid::from_low_bits(sender)))
+}
+
+/// Microseconds since boot.
+pub fn time_us() -> Result<u64, Error> {
+    call(nr::TIME_US, 0, 0).map(|r| r[0])
+}
+
+/// Sleeps at least `us` microseconds.
+pub fn sleep_us(us: u64) -> Result<(), Error> {
+    call(nr::SLEEP_US, us, 0).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_builds_have_no_kernel() {
+        assert_eq!(node_info(), Err(Error::Syscall(SysError::NoSuchCall)));
+        assert_eq!(wait_mif(2, 10), Err(Error::Syscall(SysError::NoSuchCall)));
+        assert_eq!(log(b"x"), Err(Error::Syscall(SysError::NoSuchCall)));
+    }
+}

@@ -1,0 +1,247 @@
+//! The client against the fake service (`fake.rs`).
+
+use hal::gsas::{ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, Pid, RawRequest, Response};
+
+use crate::client::{Gsas, offset};
+use crate::error::{Error, ProtocolError, status};
+use crate::fake::{FakeNet, WINDOW};
+use crate::ops::Sharing;
+
+fn client(nodes: u16) -> Gsas<FakeNet> {
+    Gsas::new(FakeNet::new(nodes), 0, nodes, WINDOW)
+}
+
+#[test]
+fn reads_writes_and_atomics_reach_the_named_node() {
+    let mut g = client(3);
+    let page = g.alloc_shared(1, 2, Sharing::Shared).unwrap();
+    assert_eq!(page.node(), 2);
+    g.write64(page, 0x1122_3344_5566_7788).unwrap();
+    assert_eq!(g.read64(page).unwrap(), 0x1122_3344_5566_7788);
+    assert_eq!(g.read32(offset(page, 4)).unwrap(), 0x1122_3344);
+    assert_eq!(g.read8(offset(page, 7)).unwrap(), 0x11);
+    g.write8(offset(page, 9), 0xab).unwrap();
+    g.write32(offset(page, 12), 0xdead_beef).unwrap();
+    assert_eq!(g.read64(offset(page, 8)).unwrap(), 0xdead_beef_0000_ab00);
+    g.write128(offset(page, 16), 0x0102_0304_0506_0708_090a_0b0c_0d0e_0f10).unwrap();
+    assert_eq!(g.read64(offset(page, 24)).unwrap(), 0x0102_0304_0506_0708);
+    assert_eq!(g.fad64(page, -0x88).unwrap(), 0x1122_3344_5566_7788);
+    assert!(!g.cas64(page, 1, 2).unwrap());
+    assert!(g.cas64(page, 0x1122_3344_5566_7700, 5).unwrap());
+    assert_eq!(g.swap64(page, 9).unwrap(), 5);
+    assert_eq!(g.read64(page).unwrap(), 9);
+    assert!(g.link().sent.iter().all(|r| GlobalAddress::from_raw(r.address).node() == 2));
+    assert_eq!(g.stats().stray, 0);
+}
+
+#[test]
+fn alloc_free_and_stale_addresses() {
+    let mut g = client(2);
+    let four = g.alloc_shared(4, 1, Sharing::Private).unwrap();
+    assert_eq!(g.free_shared(offset(four, 4096)), Err(Error::Service(ErrorCode::BadArgument)));
+    assert_eq!(g.free_shared(four).unwrap(), 4);
+    assert_eq!(g.read64(four), Err(Error::Service(ErrorCode::Unmapped)));
+    assert_eq!(g.link().services[1].pages(), 0);
+}
+
+#[test]
+fn local_checks_send_nothing() {
+    let mut g = client(2);
+    let a = GlobalAddress::new(1, 0x1004).unwrap();
+    assert_eq!(g.read64(a), Err(Error::Local(ErrorCode::Unaligned)));
+    assert_eq!(g.write128(GlobalAddress::new(1, 0x1ff8).unwrap(), 0), Err(Error::Local(ErrorCode::Unaligned)));
+    assert_eq!(g.alloc_shared(0, 1, Sharing::Shared), Err(Error::Local(ErrorCode::BadArgument)));
+    assert_eq!(g.alloc_shared(257, 1, Sharing::Shared), Err(Error::Local(ErrorCode::BadArgument)));
+    assert_eq!(g.read4k(a, &mut [0; 4096]), Err(Error::Local(ErrorCode::Unaligned)));
+    assert_eq!(g.read64(GlobalAddress::new(2, 0x1000).unwrap()), Err(Error::NoSuchNode(2)));
+    assert_eq!(g.alloc_shared(1, 64, Sharing::Shared), Err(Error::NoSuchNode(64)));
+    assert_eq!(g.remote_spawn("x", hal::gsas::EMPTY_THREAD_ARGUMENT, 1), Err(Error::Local(ErrorCode::BadArgument)));
+    assert_eq!(g.remote_spawn(&"y".repeat(256), 1, 1), Err(Error::Local(ErrorCode::BadArgument)));
+    assert!(g.link().sent.is_empty());
+}
+
+#[test]
+fn nacks_are_retried_with_the_same_packet() {
+    let mut g = client(1);
+    let page = g.alloc_shared(1, 0, Sharing::Shared).unwrap();
+    g.link().nack = 5;
+    assert_eq!(g.fad64(page, 1).unwrap(), 0);
+    assert_eq!(g.read64(page).unwrap(), 1, "applied once");
+    assert_eq!(g.stats().nacks, 5);
+    assert_eq!(g.stats().requests, 3);
+}
+
+#[test]
+fn a_target_that_never_takes_the_packet_times_out() {
+    let mut g = client(1);
+    g.set_timeout_us(10_000);
+    g.link().nack = u32::MAX;
+    assert_eq!(g.alloc_shared(1, 0, Sharing::Shared), Err(Error::Timeout));
+}
+
+#[test]
+fn packets_from_anyone_but_the_target_service_are_skipped() {
+    let mut g = client(2);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.write64(page, 7).unwrap();
+    let op = Opcode::Read64.as_u8();
+    let forged = Response::ok(666);
+    g.link().inject = std::vec![
+        FakeNet::packet_from(Pid::new(1, 4, 0, 2).unwrap(), op, forged),
+        FakeNet::packet_from(Pid::atomic_service(0), op, forged),
+        FakeNet::packet_from(Pid::new(1, 0, 0, 1).unwrap(), op, forged),
+    ];
+    assert_eq!(g.read64(page).unwrap(), 7);
+    assert_eq!(g.stats().stray, 3);
+}
+
+#[test]
+fn a_reply_with_another_opcode_is_an_error_and_the_mailbox_is_emptied_after() {
+    let mut g = client(1);
+    let page = g.alloc_shared(1, 0, Sharing::Shared).unwrap();
+    g.link().wrong_opcode = Some(Opcode::Read8.as_u8());
+    let expected = Opcode::Read64.as_u8();
+    assert_eq!(g.read64(page), Err(Error::Protocol(ProtocolError::OpcodeMismatch { expected, got: 0x01 })));
+    g.link().duplicate = true;
+    assert_eq!(g.fad64(page, 1).unwrap(), 0);
+    // The duplicate is a genuine reply nobody asked for: the next request sees it first.
+    let got = g.read64(page);
+    assert_eq!(got, Err(Error::Protocol(ProtocolError::OpcodeMismatch { expected, got: Opcode::Fad.as_u8() })));
+    assert_eq!(g.read64(page).unwrap(), 1);
+    assert!(g.stats().drained >= 1);
+}
+
+#[test]
+fn a_lost_reply_times_out_and_its_late_arrival_is_drained() {
+    let mut g = client(1);
+    let page = g.alloc_shared(1, 0, Sharing::Shared).unwrap();
+    g.set_timeout_us(1000);
+    g.link().lose = 1;
+    assert_eq!(g.read64(page), Err(Error::Timeout));
+    // The late reply arrives before the next request.
+    let late = FakeNet::packet_from(Pid::atomic_service(0), Opcode::Read64.as_u8(), Response::ok(55));
+    g.link().mif.extend(hal::packetizer::words128(&late));
+    g.write64(page, 3).unwrap();
+    assert_eq!(g.read64(page).unwrap(), 3);
+    assert_eq!(g.stats().drained, 1);
+}
+
+#[test]
+fn read4k_assembles_the_page_and_checks_the_order() {
+    let mut g = client(2);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    for i in 0..256u64 {
+        let v = u128::from(i) * 0x0101_0101_0101_0101_0101_0101_0101_0101;
+        g.write128(offset(page, 16 * i), v).unwrap();
+    }
+    let mut buf = [0u8; 4096];
+    // 514 words do not fit a 512-word mailbox: the service delivers the rest as room frees.
+    assert_eq!(g.read4k(page, &mut buf).unwrap(), 4096);
+    assert!(buf.iter().enumerate().all(|(i, &b)| b == (i / 16) as u8));
+    g.link().reorder = true;
+    let got = g.read4k(page, &mut buf);
+    assert_eq!(got, Err(Error::Protocol(ProtocolError::ChunkOrder { expected: 3, got: 4 })));
+    g.link().reorder = false;
+    assert_eq!(g.read64(offset(page, 16)).unwrap(), 0x0101_0101_0101_0101, "the rest was drained");
+    assert_eq!(g.read4k(offset(page, 4096), &mut buf), Err(Error::Service(ErrorCode::Unmapped)));
+}
+
+#[test]
+fn a_pipeline_of_300_reads_gets_each_reply_once() {
+    let mut g = client(2);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    for i in 0..300 {
+        g.write64(offset(page, 8 * i), 0xf100_d000 + i).unwrap();
+    }
+    let mut p = g.pipeline(1).unwrap();
+    for i in 0..300 {
+        p.post(Opcode::Read64, offset(page, 8 * i), 0, 0).unwrap();
+    }
+    assert_eq!(p.outstanding(), 300);
+    let mut seen = [false; 300];
+    for _ in 0..300 {
+        let (op, r) = p.collect().unwrap();
+        assert_eq!((op, r.error), (Opcode::Read64.as_u8(), None));
+        let i = (r.result - 0xf100_d000) as usize;
+        assert!(!seen[i]);
+        seen[i] = true;
+    }
+    assert_eq!(p.collect_within(100), Err(Error::Timeout));
+    assert_eq!(p.post(Opcode::Read4K, page, 0, 0), Err(Error::Unsupported));
+    drop(p);
+    assert!(seen.iter().all(|&s| s));
+}
+
+#[test]
+fn remote_spawn_writes_the_description_and_frees_its_page() {
+    let mut g = client(2);
+    assert_eq!(g.remote_spawn("spawn-tree", 0x33, 1).unwrap(), 1);
+    let s = &g.link().services[1];
+    assert_eq!(s.spawned, std::vec![("spawn-tree".into(), 0x33)]);
+    assert_eq!(s.pages(), 0);
+    assert_eq!(g.stats().leaked, 0);
+}
+
+#[test]
+fn raw_calls_return_the_service_answer_and_forged_senders_are_replaced() {
+    let mut g = client(2);
+    let page = g.alloc_shared(1, 1, Sharing::Private).unwrap();
+    let forged = Pid::new(1, 1, 0, 1).unwrap();
+    let raw = RawRequest { sender: forged, reserved: 0, opcode: 0x13, address: page.raw(), arg1: 1, arg2: 0 };
+    assert_eq!(g.call_raw(1, &raw).unwrap(), Response::ok(0));
+    let net = g.link();
+    assert_eq!(net.sent.last().unwrap().sender, net.me, "the hardware prefix wins");
+    let bad = RawRequest { opcode: 0x77, ..raw };
+    assert_eq!(g.call_raw(1, &bad).unwrap(), Response::err(ErrorCode::BadOpcode));
+}
+
+#[test]
+fn notify_carries_the_notification() {
+    let mut g = client(2);
+    let n = Notification::new(MailboxOpcode::new(9).unwrap(), 0x1234).unwrap();
+    g.notify(1, n).unwrap();
+    let net = g.link();
+    assert_eq!(net.services[1].notified, std::vec![(net.me, n)]);
+}
+
+#[test]
+fn exit_statuses_are_distinct_and_below_a_page() {
+    use hal::syscall::Error as Sys;
+    let mut all = std::vec![
+        Error::Timeout,
+        Error::Illegal,
+        Error::Overwritten,
+        Error::NoSuchNode(1),
+        Error::NoArgument,
+        Error::Busy,
+        Error::Unsupported,
+        Error::UnknownReturn(-99),
+    ];
+    for code in ErrorCode::ALL {
+        all.extend([Error::Service(code), Error::Local(code)]);
+    }
+    for e in [Sys::BadArgument, Sys::BadPointer, Sys::NoSuchCall, Sys::WouldBlock, Sys::Busy, Sys::NotRegistered] {
+        all.push(Error::Syscall(e));
+    }
+    all.extend(
+        [
+            ProtocolError::OpcodeMismatch { expected: 1, got: 2 },
+            ProtocolError::UnexpectedData,
+            ProtocolError::ChunkOrder { expected: 0, got: 1 },
+            ProtocolError::MissingData { chunks: 0 },
+            ProtocolError::BadReply(hal::gsas::ReplyError::ReservedNotZero),
+            ProtocolError::BadResult(0),
+            ProtocolError::BadNotification(0),
+            ProtocolError::BadInterface,
+        ]
+        .map(Error::Protocol),
+    );
+    let mut statuses: std::vec::Vec<u64> = all.iter().map(|e| e.exit_status()).collect();
+    assert!(statuses.iter().all(|&s| (status::SERVICE..0x1000).contains(&s)));
+    statuses.sort_unstable();
+    statuses.dedup();
+    assert_eq!(statuses.len(), all.len());
+    assert_eq!(Error::Service(ErrorCode::PermissionDenied).exit_status(), 0x104);
+    assert_eq!(Error::Syscall(Sys::WouldBlock).exit_status(), 0x204);
+    assert_eq!(Error::from(Sys::TimedOut), Error::Timeout);
+}
