@@ -5,6 +5,7 @@
 
 use crate::arch::cpu;
 use crate::esr::{Esr, ExceptionClass};
+use crate::process::scheduler::{self, Event};
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 use boot::a53::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -92,8 +93,10 @@ fn try_catch(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNote>)
 #[unsafe(no_mangle)]
 extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) {
     match (kind.source(), kind.class()) {
-        (ExceptionSource::CurrentElSpx | ExceptionSource::LowerElAarch64, ExceptionType::Irq) => {
+        (ExceptionSource::CurrentElSpx, ExceptionType::Irq) => crate::irq::dispatch(),
+        (ExceptionSource::LowerElAarch64, ExceptionType::Irq) => {
             crate::irq::dispatch();
+            scheduler::switch_point(frame, Event::Continue);
         }
         (ExceptionSource::CurrentElSpx | ExceptionSource::LowerElAarch64, ExceptionType::Synchronous) => {
             let fault = Fault {
@@ -102,14 +105,26 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
                 elr: frame.elr,
                 from_user: kind.source() == ExceptionSource::LowerElAarch64,
             };
+            if fault.from_user && fault.esr.class() == ExceptionClass::Svc64 {
+                let event = crate::process::syscall::handle(frame);
+                return scheduler::switch_point(frame, event);
+            }
             let handlers = FAULT_HANDLERS.read().clone();
             let mut note = None;
             for handler in &handlers {
                 match handler(frame, &fault) {
-                    Resolution::Resume => return,
+                    Resolution::Resume => {
+                        if fault.from_user {
+                            scheduler::switch_point(frame, Event::Continue);
+                        }
+                        return;
+                    }
                     Resolution::Failed(n) => note = Some(n),
                     Resolution::NotMine => {}
                 }
+            }
+            if fault.from_user {
+                return kill_process(frame, &fault, note);
             }
             if try_catch(frame, &fault, note) {
                 return;
@@ -118,6 +133,23 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
         }
         _ => fatal(frame, kind, None, None),
     }
+}
+
+/// A process took an exception nobody resolved: report it and end the process (never the
+/// kernel).
+fn kill_process(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNote>) {
+    defmt::warn!(
+        "process killed: {=str} at ELR {=u64:#x}, FAR {=u64:#x}, ESR {=u64:#x}",
+        fault.esr.class().name(),
+        fault.elr,
+        fault.far,
+        fault.esr.0
+    );
+    if let Some(n) = note {
+        defmt::warn!("  {=str} at {=u64:#x}", n.what, n.addr);
+    }
+    let exit = crate::process::table::Exit::Fault { esr: fault.esr.0, far: fault.far, elr: fault.elr };
+    scheduler::switch_point(frame, Event::Exit(exit));
 }
 
 /// Reports an exception nobody resolved and stops the kernel.

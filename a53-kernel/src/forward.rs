@@ -76,6 +76,12 @@ fn kernel_pa(va: u64) -> Option<u64> {
     va.checked_sub(KERNEL_VA_OFFSET).filter(|&pa| pa < 1 << 39)
 }
 
+/// A user address of the running process's interface pages -> physical.
+fn user_pa(va: u64) -> Option<u64> {
+    let slot = crate::process::scheduler::current()?;
+    crate::process::table::TABLE.lock().slots[slot].as_ref()?.interface_page(va)
+}
+
 struct FrameRegs<'a> {
     frame: &'a mut ExceptionFrame,
     from_user: bool,
@@ -111,12 +117,12 @@ impl a64::RegisterFile for FrameRegs<'_> {
 }
 
 /// This core's slot as the emulator's bus.
-struct SlotBus {
+struct SlotBus<'a> {
     slot: usize,
-    translate: fn(u64) -> Option<u64>,
+    translate: &'a dyn Fn(u64) -> Option<u64>,
 }
 
-impl hal::mmio_trap::Bus for SlotBus {
+impl hal::mmio_trap::Bus for SlotBus<'_> {
     fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
         self.access(false, addr, size, 0)
     }
@@ -125,7 +131,7 @@ impl hal::mmio_trap::Bus for SlotBus {
     }
 }
 
-impl SlotBus {
+impl SlotBus<'_> {
     fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
         let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
         let (slots, uart) = (slots().ok_or(BusError::Unmapped)?, uart().ok_or(BusError::Unmapped)?);
@@ -149,12 +155,9 @@ fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
     {
         return Resolution::NotMine;
     }
-    // EL0 accesses are forwarded once processes hold interface pages (a later issue); until
-    // then only the kernel's own views qualify.
-    if fault.from_user {
-        return Resolution::NotMine;
-    }
-    let translate = kernel_pa;
+    // The kernel's own views (linear map), or a process's interface pages, which it holds and
+    // may access; any other user address is a real fault.
+    let translate: &dyn Fn(u64) -> Option<u64> = if fault.from_user { &user_pa } else { &kernel_pa };
     match translate(fault.far) {
         Some(pa) if is_forwarded(pa) => {}
         _ => return Resolution::NotMine,

@@ -49,6 +49,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     irq::init_boot_core();
     forward::init();
     report_identity();
+    crate::gsas_node::init();
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {

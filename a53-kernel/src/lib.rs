@@ -12,6 +12,8 @@ pub mod esr;
 pub mod gsas;
 pub mod irq_table;
 pub mod kernel_map;
+pub mod mm;
+pub mod process;
 
 #[cfg(target_arch = "aarch64")]
 pub mod arch;
@@ -24,6 +26,8 @@ pub mod exception;
 #[cfg(target_arch = "aarch64")]
 pub mod forward;
 #[cfg(target_arch = "aarch64")]
+pub mod gsas_node;
+#[cfg(target_arch = "aarch64")]
 pub mod heap;
 #[cfg(target_arch = "aarch64")]
 pub mod irq;
@@ -35,6 +39,8 @@ pub mod ktest;
 pub mod rpu;
 #[cfg(target_arch = "aarch64")]
 pub mod smp;
+#[cfg(target_arch = "aarch64")]
+pub mod sync;
 #[cfg(target_arch = "aarch64")]
 pub mod timer;
 

@@ -64,25 +64,34 @@ pub fn start_secondaries() -> Result<(), SmpError> {
     Ok(())
 }
 
-/// A secondary core, after its own set-up: announce, then serve work forever.
+/// A secondary core, after its own set-up: announce, then take up its role (the atomic
+/// service on core 1, processes on cores 2 and 3). Every role's loop serves kernel jobs too.
 pub fn secondary_loop(core: usize) -> ! {
     irq::enable_private(IntId::sgi(sgi::WAKE));
     ONLINE.fetch_or(1 << core, Ordering::AcqRel);
     cpu::irq_enable();
+    match core {
+        crate::gsas_node::SERVICE_CORE => crate::gsas_node::service_core_main(),
+        _ => crate::process::scheduler::process_core_main(),
+    }
+}
+
+/// Whether a job waits for this core.
+pub fn job_pending() -> bool {
+    SLOTS[cpu::core_id()].job.lock().is_some()
+}
+
+/// Runs the job waiting for this core, if any, and tells its requester.
+pub fn serve_jobs() {
+    let core = cpu::core_id();
     let slot = &SLOTS[core];
-    loop {
-        let mut job = None;
-        cpu::idle_until(|| {
-            job = slot.job.lock().take();
-            job.is_some()
-        });
-        if let Some(SendJob(job)) = job {
-            // SAFETY: the requester keeps the closure alive until `done` is set.
-            unsafe { (*job)(core) };
-            slot.done.store(true, Ordering::Release);
-            let requester = slot.requester.load(Ordering::Relaxed);
-            irq::send_sgi(sgi::WAKE, 1 << requester);
-        }
+    let job = slot.job.lock().take();
+    if let Some(SendJob(job)) = job {
+        // SAFETY: the requester keeps the closure alive until `done` is set.
+        unsafe { (*job)(core) };
+        slot.done.store(true, Ordering::Release);
+        let requester = slot.requester.load(Ordering::Relaxed);
+        irq::send_sgi(sgi::WAKE, 1 << requester);
     }
 }
 

@@ -67,6 +67,16 @@ pub fn init_this_core() {
     irq::enable_private(intid());
 }
 
+/// A process core: a periodic tick for preemption (`scheduler::on_tick`).
+pub fn start_preemption_tick() {
+    let period = tick_period();
+    let t = &CORE_TIMERS[cpu::core_id()];
+    t.period.store(period, Ordering::Relaxed);
+    let next = now() + period;
+    t.next.store(next, Ordering::Relaxed);
+    timer().set_deadline(next);
+}
+
 /// Arms a one-shot alarm on this core at counter value `deadline`. Only on cores without the
 /// periodic tick.
 pub fn set_alarm(deadline: u64, callback: AlarmCallback) {
@@ -84,12 +94,20 @@ fn on_interrupt(_: IntId) {
     if period != 0 {
         // Catch up if ticks were missed; the counter keeps exact time either way.
         let mut next = t.next.load(Ordering::Relaxed);
+        let boot_core = cpu::core_id() == 0;
         while next <= now {
             next += period;
-            TICKS.fetch_add(1, Ordering::Relaxed);
+            if boot_core {
+                TICKS.fetch_add(1, Ordering::Relaxed);
+            }
         }
         t.next.store(next, Ordering::Relaxed);
         timer().set_deadline(next);
+        if boot_core {
+            crate::process::scheduler::expire(now);
+        } else {
+            crate::process::scheduler::on_tick();
+        }
     } else {
         timer().stop();
         t.next.store(NONE, Ordering::Relaxed);

@@ -91,8 +91,36 @@ pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     Ok(cmd)
 }
 
+/// Builds the user programs and gathers their executables in one directory, which the kernel
+/// build embeds (`UNIMEM_USER_DIR`, see `a53-kernel/build.rs`).
+pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--package", "unimem-user", "--bins", "--features", "image", "--target", A53_TARGET]);
+    cmd.args(["--profile", "user", "--message-format", "json-render-diagnostics"]);
+    cmd.arg("--target-dir").arg(opts.target_root());
+    cmd.stdout(std::process::Stdio::piped());
+    let out = cmd.output().context("cannot run cargo for the user programs")?;
+    if !out.status.success() {
+        bail!("building the user programs failed");
+    }
+    let dir = opts.target_root().join(A53_TARGET).join("user-images");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if let Some(exe) = msg["executable"].as_str() {
+            let exe = Path::new(exe);
+            std::fs::copy(exe, dir.join(exe.file_name().context("executable without a name")?))?;
+        }
+    }
+    Ok(dir)
+}
+
 pub fn build_kernel(opts: Options) -> anyhow::Result<()> {
-    run(kernel_cargo("build", opts), "the A53 kernel")
+    let user = build_user(opts)?;
+    let mut cmd = kernel_cargo("build", opts);
+    cmd.env("UNIMEM_USER_DIR", &user);
+    run(cmd, "the A53 kernel")
 }
 
 pub fn build_r5(opts: Options) -> anyhow::Result<()> {

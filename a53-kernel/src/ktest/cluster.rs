@@ -11,7 +11,183 @@ pub const TESTS: &[Test] = &[
     Test::new("cluster", "every_node_sees_every_id", roll_call),
     Test::new("cluster", "window_copies_64k_to_the_next_node_which_verifies_it", ring_copy),
     Test::new("cluster", "remote_accesses_of_every_size_round_trip", remote_sizes),
+    Test::new("cluster", "gsas_fad_from_four_processes_on_every_node_counts_exactly", gsas::fad),
+    Test::new("cluster", "gsas_cas_spin_lock_keeps_a_shared_structure_consistent", gsas::cas_lock),
+    Test::new("cluster", "gsas_alloc_and_free_on_every_node_from_every_node", gsas::alloc_free),
+    Test::new("cluster", "gsas_write128_and_read4k_round_trip_to_the_next_node", gsas::write128_read4k),
+    Test::new("cluster", "gsas_remote_spawn_tree_of_depth_3_with_arguments", gsas::spawn_tree),
+    Test::new("cluster", "gsas_another_nodes_process_cannot_touch_a_private_page", gsas::remote_intruder),
+    Test::new("cluster", "gsas_a_notification_crosses_nodes", gsas::notification),
 ];
+
+/// The global shared address space across nodes (seed D3.6 section 2): every node runs these
+/// together; one node sets a scene, publishes an address, and all take part.
+mod gsas {
+    use super::super::cluster_support::{barrier, publish, published, whoami};
+    use super::super::ensure;
+    use super::super::gsas::{expect_status, result_of};
+    use crate::process::table::{self, Exit, Reap};
+    use alloc::vec::Vec;
+    use boot::testkit::TestResult;
+
+    const SECONDS: u64 = 180;
+
+    /// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0.
+    fn run_together(name: &str, arg: u64, count: usize) -> TestResult {
+        let handles: Vec<_> = (0..count)
+            .map(|_| table::spawn(name, Some(arg), Reap::Wait))
+            .collect::<Result<_, _>>()
+            .map_err(|_| "cannot spawn")?;
+        let mut result = Ok(());
+        for h in handles {
+            match table::wait(h, SECONDS * crate::timer::hz()) {
+                Some(Exit::Status(0)) => {}
+                Some(Exit::Status(s)) => {
+                    defmt::println!("{=str} failed with {=u64:#x}", name, s);
+                    result = Err("a worker failed");
+                }
+                Some(Exit::Fault { .. }) => result = Err("a worker was killed"),
+                None => result = Err("a worker did not finish"),
+            }
+        }
+        result
+    }
+
+    fn home(n: u16) -> u16 {
+        2.min(n - 1)
+    }
+
+    /// Four processes on every node each add 1 to one counter 1000 times.
+    pub fn fad() -> TestResult {
+        const PER_NODE: u64 = 4;
+        const ADDS: u64 = 1000;
+        let (me, n) = whoami()?;
+        barrier(200)?;
+        if me == home(n) {
+            let counter = result_of("alloc-counter", u64::from(me))?;
+            ensure(counter >> 48 == u64::from(me), "the counter is not on its home node")?;
+            publish(0, counter);
+        }
+        barrier(201)?;
+        let counter = published(0);
+        let mine = run_together("fad-worker", counter, PER_NODE as usize);
+        barrier(202)?;
+        mine?;
+        if me == home(n) {
+            let total = result_of("read64", counter)?;
+            defmt::println!("counter on node {=u16}: {=u64}", me, total);
+            ensure(total == PER_NODE * ADDS * u64::from(n), "the counter is not exactly the number of adds")?;
+        }
+        barrier(203)
+    }
+
+    /// Two processes per node update two counters under one CAS spin lock.
+    pub fn cas_lock() -> TestResult {
+        const PER_NODE: u64 = 2;
+        const ITERATIONS: u64 = 200;
+        let (me, n) = whoami()?;
+        barrier(300)?;
+        if me == 0 {
+            publish(1, result_of("alloc-counter", 0)?);
+        }
+        barrier(301)?;
+        let page = published(1);
+        let mine = run_together("cas-lock", page, PER_NODE as usize);
+        barrier(302)?;
+        mine?;
+        if me == 0 {
+            let (a, b) = (result_of("read64", page + 8)?, result_of("read64", page + 16)?);
+            let lock = result_of("read64", page)?;
+            defmt::println!("counters {=u64} and {=u64}, lock {=u64:#x}", a, b, lock);
+            ensure(a == b && a == PER_NODE * ITERATIONS * u64::from(n), "the protected counters disagree")?;
+            ensure(lock == 0, "the lock was left held")?;
+        }
+        barrier(303)
+    }
+
+    pub fn alloc_free() -> TestResult {
+        barrier(400)?;
+        let mine = expect_status("alloc-free", 0, 0);
+        barrier(401)?;
+        mine
+    }
+
+    pub fn write128_read4k() -> TestResult {
+        let (me, n) = whoami()?;
+        barrier(500)?;
+        let mine = expect_status("write128-read4k", u64::from((me + 1) % n), 0);
+        barrier(501)?;
+        mine
+    }
+
+    /// Node 0 spawns a tree: every process adds 1 to a counter and spawns two children on other
+    /// nodes until depth 0 (1 + 2 + 4 + 8 = 15 processes for depth 3).
+    pub fn spawn_tree() -> TestResult {
+        const DEPTH: u64 = 3;
+        const PROCESSES: u64 = 15;
+        let (me, _) = whoami()?;
+        barrier(600)?;
+        let mut result = Ok(());
+        if me == 0 {
+            result = (|| {
+                let counter = result_of("alloc-counter", 0)?;
+                expect_status("spawn-tree", counter | DEPTH, 0)?;
+                // The children run on their own nodes, reaped there: watch the counter.
+                let give_up = crate::timer::now() + SECONDS * crate::timer::hz();
+                loop {
+                    let count = result_of("read64", counter)?;
+                    if count == PROCESSES {
+                        return Ok(());
+                    }
+                    ensure(count < PROCESSES, "more processes than the tree has")?;
+                    ensure(crate::timer::now() < give_up, "the tree did not complete")?;
+                }
+            })();
+        }
+        barrier(601)?;
+        result
+    }
+
+    /// A process of node 1 tries a private page of node 0's process.
+    pub fn remote_intruder() -> TestResult {
+        let (me, _) = whoami()?;
+        barrier(700)?;
+        if me == 0 {
+            publish(2, result_of("private-owner", 0)?);
+        }
+        barrier(701)?;
+        let result = if me == 1 { expect_status("intruder", published(2), 0) } else { Ok(()) };
+        barrier(702)?;
+        result
+    }
+
+    /// Node 1's process blocks on opcode 10; node 0's process notifies it.
+    pub fn notification() -> TestResult {
+        const OPCODE: u64 = 10;
+        const PAYLOAD: u64 = 0xabc_def;
+        let (me, _) = whoami()?;
+        barrier(800)?;
+        let receiver = if me == 1 {
+            Some(table::spawn("notify-receiver", Some(OPCODE), Reap::Wait).map_err(|_| "no receiver")?)
+        } else {
+            None
+        };
+        // Let the receiver register before anyone sends.
+        let t = crate::timer::now() + crate::timer::hz();
+        crate::arch::cpu::idle_until(|| crate::timer::now() > t);
+        barrier(801)?;
+        let sent = if me == 0 { expect_status("notify-sender", 1 | OPCODE << 16 | PAYLOAD << 20, 0) } else { Ok(()) };
+        let received = match receiver {
+            Some(h) => match table::wait(h, SECONDS * crate::timer::hz()) {
+                Some(Exit::Status(p)) if p == PAYLOAD => Ok(()),
+                _ => Err("the notification did not arrive"),
+            },
+            None => Ok(()),
+        };
+        barrier(802)?;
+        sent.and(received)
+    }
+}
 
 const PRESENT: u64 = 0xc0de_0000;
 

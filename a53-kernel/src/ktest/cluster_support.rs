@@ -13,6 +13,20 @@ use embedded_hal::delay::DelayNs;
 pub const BARRIER: u64 = 0x000;
 pub const ROLL_CALL: u64 = 0x100;
 pub const FLAGS: u64 = 0x200;
+/// Values one node publishes for all (word `i` in node 0's page).
+pub const VALUES: u64 = 0x300;
+
+/// Publishes `value` as value `index` (in node 0's rendezvous page).
+pub fn publish(index: u16, value: u64) {
+    // SAFETY: node 0's rendezvous page is reserved for these words.
+    unsafe { remote::<u64>(0, rendezvous(VALUES, index)).write_volatile(value) };
+}
+
+/// Reads value `index` that some node published.
+pub fn published(index: u16) -> u64 {
+    // SAFETY: as in `publish`.
+    unsafe { remote::<u64>(0, rendezvous(VALUES, index)).read_volatile() }
+}
 
 /// This node's id and the cluster's size, from the system block.
 pub fn whoami() -> Result<(u16, u16), &'static str> {

@@ -1,7 +1,8 @@
 //! The kernel's on-target tests, run by the `a53-ktest` image.
 //!
 //! Boot arguments: `cluster` runs the multi-node tests first (every node of the cluster runs
-//! this image; `cluster-filter=TEXT` selects among them), `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
+//! this image; `cluster-filter=TEXT` selects among them, `cluster-only` skips the single-node
+//! tests), `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
 //! all of them), `list`
 //! lists them, `expect-el=N` makes the boot test check the entry exception level, and
 //! `bench=NAME` runs a benchmark instead of the tests;
@@ -13,6 +14,7 @@ mod boot_checks;
 mod cluster;
 mod cluster_support;
 mod exceptions;
+mod gsas;
 mod heap;
 mod platform;
 mod rpu;
@@ -23,8 +25,16 @@ use crate::kernel::{Stop, boot_args};
 use boot::testkit::{self, Reporter, Test, TestResult};
 
 /// Every kernel test, in the order they run.
-pub const TESTS: &[&[Test]] =
-    &[boot_checks::TESTS, exceptions::TESTS, smp::TESTS, timer::TESTS, heap::TESTS, rpu::TESTS, platform::TESTS];
+pub const TESTS: &[&[Test]] = &[
+    boot_checks::TESTS,
+    exceptions::TESTS,
+    smp::TESTS,
+    timer::TESTS,
+    heap::TESTS,
+    rpu::TESTS,
+    platform::TESTS,
+    gsas::TESTS,
+];
 
 /// The tests every node of a cluster runs together (boot argument `cluster`), before the
 /// single-node ones.
@@ -70,7 +80,8 @@ pub fn run() -> Stop {
     let list = args.flag("list");
     let mut summary = testkit::Summary::default();
     let cluster: &[&[Test]] = if args.flag("cluster") { CLUSTER_TESTS } else { &[] };
-    let suites = cluster.iter().map(|s| (s, &cluster_filters)).chain(TESTS.iter().map(|s| (s, &filters)));
+    let local: &[&[Test]] = if args.flag("cluster-only") { &[] } else { TESTS };
+    let suites = cluster.iter().map(|s| (s, &cluster_filters)).chain(local.iter().map(|s| (s, &filters)));
     for (suite, filters) in suites {
         let s = testkit::run_without_summary(suite, filters, list, &mut ConsoleReporter);
         summary.passed += s.passed;

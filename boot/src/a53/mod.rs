@@ -20,7 +20,7 @@ mod entry;
 mod vectors;
 
 pub use entry::{BOOT_TCR_EL1, MAIR_EL1, mair};
-pub use vectors::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};
+pub use vectors::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType, resume_frame, run_on_stack};
 
 unsafe extern "C" {
     /// PSCI CPU_ON entry for secondary cores. Its physical address is

@@ -186,3 +186,28 @@ __exception_return:
 "#,
     frame = const FRAME_SIZE,
 );
+
+unsafe extern "C" {
+    /// Continues at `frame` as if returning from an exception: restores every register of the
+    /// frame (EL0 or EL1 context per its SPSR) and ERETs. The frame must be at the top of the
+    /// core's stack (see the kernel's scheduler); the stack below it is abandoned.
+    pub fn resume_frame(frame: *const ExceptionFrame) -> !;
+    /// Switches to the stack ending at `top` and jumps to `f`, abandoning the current stack.
+    pub fn run_on_stack(top: usize, f: extern "C" fn() -> !) -> !;
+}
+
+core::arch::global_asm!(
+    r#"
+    .section .text.resume_frame, "ax"
+    .global resume_frame
+resume_frame:
+    mov     sp, x0
+    b       __exception_return
+
+    .section .text.run_on_stack, "ax"
+    .global run_on_stack
+run_on_stack:
+    mov     sp, x0
+    br      x1
+"#
+);

@@ -1,6 +1,7 @@
 //! Virtualized packetizer (seed §5.2, `docs/packetizer.md`): register blocks, the destination
 //! address format and the 256-bit packet the hardware assembles.
 
+pub mod driver;
 pub mod regs;
 
 use tock_registers::LocalRegisterCopy;

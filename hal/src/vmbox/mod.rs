@@ -1,5 +1,6 @@
 //! Virtualized mailbox (seed §5.1, `docs/vmbox.md`): 64 hardware FIFOs of 128-bit words.
 
+pub mod driver;
 pub mod regs;
 
 /// What a read of DATA returns when the FIFO is empty (seed §5.1.1, spelled ...BEAF there; the

@@ -111,10 +111,23 @@ pub const RUNS: &[TargetRun] = &[
         timeout: Duration::from_secs(240),
         expect: Expect::Summary,
     },
-    // A QFDB's worth of nodes: all see each other; then node 2 dies in the middle of its own
-    // tests and the others must still finish theirs.
+    // A QFDB's worth of nodes: the cluster tests, the global shared address space among them.
     TargetRun {
         name: "cluster-4",
+        image: Image::Ktest,
+        nodes: 4,
+        kill: None,
+        trace_check: None,
+        r5: false,
+        virtualization: false,
+        boot_args: "cluster cluster-only",
+        timeout: Duration::from_secs(600),
+        expect: Expect::Summary,
+    },
+    // Four nodes see each other; then node 2 dies in the middle of its own tests and the
+    // others must still finish theirs.
+    TargetRun {
+        name: "cluster-4-kill",
         image: Image::Ktest,
         nodes: 4,
         trace_check: None,

@@ -1,0 +1,349 @@
+//! This node's part of the global shared address space, on the hardware: the trusted interface
+//! programmed at boot, the atomic service on its own core (core 1), the mailbox service, and
+//! the vmbox interrupt that wakes whoever waits on a mailbox interface
+//! (`docs/hw/gsas-packets.md`, seed D3.6 section 2.2).
+
+use crate::arch::{cpu, phys_to_virt};
+use crate::gsas::mailbox::{DeliverError, Delivery, MailboxService, Wakeup};
+use crate::gsas::service::{
+    AtomicService, Env, FrameAllocator, LocalMemory, MemoryFault, NotificationSink, Outcome, Replies, ServiceConfig,
+    SpawnError, SpawnRequest, Spawner, Width,
+};
+use crate::gsas::softmmu::Frame;
+use crate::irq::{self, IntId, sgi};
+use crate::mm::kernel_frames::KernelFrames;
+use crate::mm::user_space::FrameSource;
+use crate::process::scheduler;
+use crate::process::table::{self, Reap, State, TABLE, Wait};
+use crate::sync::IrqMutex;
+use alloc::collections::VecDeque;
+use board::pl;
+use core::num::NonZeroU64;
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use hal::gsas::{Notification, PAGE_SIZE, Pid};
+use hal::packetizer::PACKET_BYTES;
+use hal::packetizer::driver::{Pif, SendStatus, Tif};
+use hal::packetizer::{Destination, base_dest, base_window};
+use hal::vmbox::driver::{Mif, VmboxControl};
+use spin::Once;
+
+/// The core the atomic service runs on.
+pub const SERVICE_CORE: usize = 1;
+
+static NODE: AtomicU16 = AtomicU16::new(0);
+static NODES: AtomicU16 = AtomicU16::new(1);
+static MAILBOX: Once<IrqMutex<MailboxService>> = Once::new();
+/// Set by the vmbox interrupt when MIF 0 has requests; cleared by the service.
+static SERVICE_NEWS: AtomicBool = AtomicBool::new(false);
+/// Requests served and replies dropped (undeliverable), for tests and benchmarks.
+pub static SERVED: AtomicU64 = AtomicU64::new(0);
+pub static REPLIES_DROPPED: AtomicU64 = AtomicU64::new(0);
+
+pub fn node_id() -> u16 {
+    NODE.load(Ordering::Relaxed)
+}
+
+/// (this node, nodes in the system).
+pub fn identity() -> (u16, u16) {
+    (NODE.load(Ordering::Relaxed), NODES.load(Ordering::Relaxed))
+}
+
+pub fn mailbox() -> &'static IrqMutex<MailboxService> {
+    MAILBOX.call_once(|| IrqMutex::new(MailboxService::new(64, 16).expect("mailbox configuration")))
+}
+
+fn tif() -> Tif {
+    // SAFETY: the trusted interface page; the kernel is its only user (boot, then the process
+    // table under its lock).
+    unsafe { Tif::new(phys_to_virt(pl::PACKETIZER_BASE + hal::packetizer::TIF_OFFSET)) }
+}
+
+/// Mailbox interface `index` (kernel view).
+fn mif(index: u8) -> Mif {
+    // SAFETY: a MIF page of the vmbox; the kernel only reads DATA of MIF 0 (the service's) and
+    // touches the interrupt registers of the others.
+    unsafe { Mif::new(phys_to_virt(pl::VMBOX_BASE + u64::from(index) * hal::vmbox::PAGE_BYTES)) }
+}
+
+fn vmbox_control() -> VmboxControl {
+    // SAFETY: the vmbox control page (read-only summary).
+    unsafe { VmboxControl::new(phys_to_virt(pl::VMBOX_BASE + hal::vmbox::CONTROL_OFFSET)) }
+}
+
+/// The destination of mailbox interface `index` of `node`.
+fn destination(node: u16, index: u8) -> Option<u64> {
+    Destination::mailbox(node, base_window(base_dest_value()), index).ok().map(|d| d.encode())
+}
+
+fn base_dest_value() -> u64 {
+    base_dest(base_window(pl::VMBOX_BASE))
+}
+
+/// Boot: learn who we are, set up the trusted interface (PIF 0 for the service) and the vmbox
+/// interrupt.
+pub fn init() {
+    if let Ok(id) = crate::kernel::sysblock().identity() {
+        NODE.store(id.node, Ordering::Relaxed);
+        NODES.store(id.node_count, Ordering::Relaxed);
+    }
+    let tif = tif();
+    tif.set_base_dest(base_dest_value());
+    tif.grant(0, Pid::atomic_service(node_id()).raw());
+    mailbox();
+    if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
+        defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
+    }
+}
+
+/// A MIF reached its threshold: disarm it and wake whoever waits on it.
+fn on_vmbox_irq(_: IntId) {
+    let asserting = vmbox_control().asserting();
+    for index in (0..64u8).filter(|i| asserting & (1 << i) != 0) {
+        mif(index).disarm();
+        if index == 0 {
+            SERVICE_NEWS.store(true, Ordering::Release);
+            irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
+        } else if let Some(slot) = TABLE.lock().holder_of(index) {
+            wake_if_waiting(slot, |w| matches!(w, Wait::Mif { .. }));
+        }
+    }
+}
+
+fn wake_if_waiting(slot: usize, on: impl Fn(Wait) -> bool) {
+    let waiting =
+        matches!(TABLE.lock().slots[slot].as_ref().map(|p| p.state), Some(State::Blocked { wait, .. }) if on(wait));
+    if waiting {
+        scheduler::wake(slot, None);
+    }
+}
+
+/// The mailbox interface of the process in `slot`.
+pub fn process_mif(slot: usize) -> Option<Mif> {
+    let index = TABLE.lock().slots[slot].as_ref()?.grant.index;
+    Some(mif(index))
+}
+
+pub fn disarm_process_mif(slot: usize) {
+    if let Some(m) = process_mif(slot) {
+        m.disarm();
+    }
+}
+
+/// A thread blocked in `MAILBOX_RECEIVE` has news (the thread id is its slot).
+pub fn wake_mailbox_thread(thread: u32) {
+    wake_if_waiting(thread as usize, |w| w == Wait::Mailbox);
+}
+
+/// A process ended: its notification registrations and queues go. Its shared pages stay, owned
+/// by a domain number that is never reused (the seed leaks them too, section 2.3.2).
+pub fn release_domain(domain: u16) {
+    mailbox().lock().release_domain(domain);
+}
+
+// ---- the atomic service's back ends ----
+
+struct Memory;
+
+fn word<T>(pa: u64) -> *mut T {
+    phys_to_virt(pa) as *mut T
+}
+
+impl LocalMemory for Memory {
+    fn load(&mut self, pa: u64, width: Width) -> Result<u64, MemoryFault> {
+        // SAFETY: the service passes addresses inside frames it mapped, aligned to the width;
+        // frames are in the kernel's linear map.
+        Ok(unsafe {
+            match width {
+                Width::U8 => u64::from(word::<u8>(pa).read_volatile()),
+                Width::U32 => u64::from(word::<u32>(pa).read_volatile()),
+                Width::U64 => word::<u64>(pa).read_volatile(),
+            }
+        })
+    }
+
+    fn store(&mut self, pa: u64, width: Width, value: u64) -> Result<(), MemoryFault> {
+        // SAFETY: as in `load`.
+        unsafe {
+            match width {
+                Width::U8 => word::<u8>(pa).write_volatile(value as u8),
+                Width::U32 => word::<u32>(pa).write_volatile(value as u32),
+                Width::U64 => word::<u64>(pa).write_volatile(value),
+            }
+        }
+        Ok(())
+    }
+
+    fn store128(&mut self, pa: u64, value: u128) -> Result<(), MemoryFault> {
+        // SAFETY: as in `load` (8-byte aligned, inside one page).
+        unsafe {
+            word::<u64>(pa).write_volatile(value as u64);
+            word::<u64>(pa + 8).write_volatile((value >> 64) as u64);
+        }
+        Ok(())
+    }
+
+    fn compare_exchange64(&mut self, pa: u64, expected: u64, new: u64) -> Result<bool, MemoryFault> {
+        // SAFETY: as in `load`; the atomic view keeps even a (forbidden) local access untorn.
+        let atomic = unsafe { AtomicU64::from_ptr(word(pa)) };
+        Ok(atomic.compare_exchange(expected, new, Ordering::AcqRel, Ordering::Acquire).is_ok())
+    }
+
+    fn fetch_add64(&mut self, pa: u64, addend: u64) -> Result<u64, MemoryFault> {
+        // SAFETY: as in `compare_exchange64`.
+        Ok(unsafe { AtomicU64::from_ptr(word(pa)) }.fetch_add(addend, Ordering::AcqRel))
+    }
+
+    fn swap64(&mut self, pa: u64, new: u64) -> Result<u64, MemoryFault> {
+        // SAFETY: as in `compare_exchange64`.
+        Ok(unsafe { AtomicU64::from_ptr(word(pa)) }.swap(new, Ordering::AcqRel))
+    }
+
+    fn read_frame(&mut self, frame: Frame, out: &mut [u8; PAGE_SIZE as usize]) -> Result<(), MemoryFault> {
+        // SAFETY: a whole frame of the linear map.
+        unsafe { core::ptr::copy_nonoverlapping(word::<u8>(frame.addr()), out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    fn zero_frame(&mut self, frame: Frame) -> Result<(), MemoryFault> {
+        // SAFETY: a whole frame of the linear map.
+        unsafe { word::<u8>(frame.addr()).write_bytes(0, PAGE_SIZE as usize) };
+        Ok(())
+    }
+}
+
+struct Frames;
+
+impl FrameAllocator for Frames {
+    fn allocate(&mut self) -> Option<Frame> {
+        Frame::new(KernelFrames.alloc_zeroed()?)
+    }
+    fn free(&mut self, frame: Frame) {
+        KernelFrames.free(frame.addr());
+    }
+}
+
+struct Spawn;
+
+impl Spawner for Spawn {
+    fn spawn(&mut self, request: &SpawnRequest<'_>) -> Result<NonZeroU64, SpawnError> {
+        match table::spawn(request.image, Some(request.argument), Reap::Auto) {
+            Ok(handle) => NonZeroU64::new(handle).ok_or(SpawnError::NoResources),
+            Err(table::SpawnError::UnknownImage) => Err(SpawnError::UnknownImage),
+            Err(_) => Err(SpawnError::NoResources),
+        }
+    }
+}
+
+/// Notifications: the mailbox lock is taken per delivery, never across the service's work
+/// (which may spawn, and so take the process table: the table comes first in lock order).
+#[derive(Default)]
+struct Sink {
+    deliveries: heapless::Vec<Delivery, 4>,
+}
+
+impl NotificationSink for Sink {
+    fn notify(&mut self, from: Pid, notification: Notification) -> Result<(), DeliverError> {
+        let delivery = mailbox().lock().deliver(from, notification)?;
+        let _ = self.deliveries.push(delivery);
+        Ok(())
+    }
+}
+
+/// Replies not yet accepted by their destination (NACK: its FIFO was full).
+struct Outbox {
+    queue: VecDeque<(Replies, usize)>,
+}
+
+impl Outbox {
+    /// Sends what can be sent now; returns whether everything went.
+    fn flush(&mut self, pif0: &Pif) -> bool {
+        while let Some((replies, next)) = self.queue.front_mut() {
+            let to = replies.to();
+            let Some(dest) = destination(to.node(), to.interface()) else {
+                REPLIES_DROPPED.fetch_add(1, Ordering::Relaxed);
+                self.queue.pop_front();
+                continue;
+            };
+            while *next < replies.len() {
+                let Some(packet) = replies.packet(*next) else { break };
+                match pif0.send(packet.pif_payload(), dest) {
+                    SendStatus::Ack => *next += 1,
+                    SendStatus::Nack => return false,
+                    _ => {
+                        // Not sendable (the requester's node is gone, say): drop this reply.
+                        REPLIES_DROPPED.fetch_add(1, Ordering::Relaxed);
+                        *next = replies.len();
+                    }
+                }
+            }
+            self.queue.pop_front();
+        }
+        true
+    }
+}
+
+fn packet_bytes(words: [u128; 2]) -> [u8; PACKET_BYTES] {
+    let mut bytes = [0u8; PACKET_BYTES];
+    bytes[..16].copy_from_slice(&words[0].to_le_bytes());
+    bytes[16..].copy_from_slice(&words[1].to_le_bytes());
+    bytes
+}
+
+fn run_deliveries(deliveries: &[Delivery]) {
+    for d in deliveries {
+        if let Delivery::Queued { wake: Wakeup::Thread(thread), .. } = d {
+            wake_mailbox_thread(*thread);
+        }
+    }
+}
+
+/// The atomic service, forever, on [`SERVICE_CORE`]: applies MIF 0's requests one at a time
+/// (which is what makes them atomic), sends the replies through PIF 0, and sleeps while there
+/// is nothing to do. It also serves the core's kernel jobs.
+pub fn service_core_main() -> ! {
+    let mut service = match AtomicService::new(ServiceConfig::new(node_id())) {
+        Ok(s) => s,
+        Err(e) => panic!("atomic service: {:?}", e),
+    };
+    let mif0 = mif(0);
+    // SAFETY: PIF 0 is the service's; only this core uses it.
+    let pif0 = unsafe { Pif::new(phys_to_virt(pl::PACKETIZER_BASE)) };
+    let mut outbox = Outbox { queue: VecDeque::new() };
+    cpu::irq_enable();
+    loop {
+        crate::smp::serve_jobs();
+        let mut worked = false;
+        // Replies first: a full requester FIFO must not hold up the others for long, but a
+        // request's replies go out in order.
+        let flushed = outbox.flush(&pif0);
+        while outbox.queue.len() < 64 {
+            let Some(words) = mif0.read_packet() else { break };
+            worked = true;
+            let mut sink = Sink::default();
+            let mut env =
+                Env { memory: &mut Memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
+            let outcome = service.handle(&packet_bytes(words), &mut env);
+            SERVED.fetch_add(1, Ordering::Relaxed);
+            run_deliveries(&sink.deliveries);
+            if let Outcome::Reply(replies) = outcome {
+                outbox.queue.push_back((replies, 0));
+            }
+            outbox.flush(&pif0);
+        }
+        if worked {
+            continue;
+        }
+        if !flushed {
+            // A requester's FIFO is full: give it time to drain.
+            let t = crate::timer::now() + crate::timer::hz() / 5000;
+            while crate::timer::now() < t {
+                core::hint::spin_loop();
+            }
+            continue;
+        }
+        // Idle: arm MIF 0 and sleep until the vmbox interrupt (or a job) wakes us.
+        SERVICE_NEWS.store(false, Ordering::Release);
+        mif0.arm(2);
+        cpu::idle_until(|| SERVICE_NEWS.load(Ordering::Acquire) || crate::smp::job_pending());
+    }
+}

@@ -1,0 +1,110 @@
+//! The global shared address space on one node: processes, the atomic service, protection.
+//! Each test runs user programs (`a53-kernel/user`) and judges them by their exit.
+
+use super::ensure;
+use crate::process::table::{self, Exit, Reap};
+use boot::testkit::{Test, TestResult};
+
+pub const TESTS: &[Test] = &[
+    Test::new("gsas", "a_process_runs_and_exits_with_its_status", hello),
+    Test::new("gsas", "alloc_and_free_on_every_node", alloc_free),
+    Test::new("gsas", "write128_and_read4k_round_trip", write128_read4k),
+    Test::new("gsas", "another_domain_cannot_read_write_or_free_a_private_page", intruder),
+    Test::new("gsas", "a_forged_pid_in_the_payload_is_ignored", forged_pid),
+    Test::new("gsas", "user_access_to_the_trusted_interface_faults", touch_tif),
+    Test::new("gsas", "a_full_mailbox_fifo_loses_no_reply", mif_flood),
+    Test::new("gsas", "ten_thousand_malformed_requests_get_errors_and_the_service_still_serves", malformed),
+    Test::new("gsas", "notifications_reach_a_blocked_receiver", notify),
+];
+
+/// Seconds a test program may take.
+const PROGRAM_SECONDS: u64 = 120;
+
+/// Runs `name` with `arg` to its end.
+pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
+    let handle = table::spawn(name, Some(arg), Reap::Wait).map_err(|e| {
+        defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
+        "the program could not be started"
+    })?;
+    table::wait(handle, PROGRAM_SECONDS * crate::timer::hz()).ok_or("the program did not finish in time")
+}
+
+/// Runs `name` and expects exit status `expected`.
+pub fn expect_status(name: &str, arg: u64, expected: u64) -> TestResult {
+    match run(name, arg)? {
+        Exit::Status(s) if s == expected => Ok(()),
+        Exit::Status(s) => {
+            defmt::println!("{=str} exited with {=u64:#x}, not {=u64:#x}", name, s, expected);
+            Err("the program reported a failure")
+        }
+        Exit::Fault { esr, far, elr } => {
+            defmt::println!("{=str} was killed: ESR {=u64:#x} FAR {=u64:#x} ELR {=u64:#x}", name, esr, far, elr);
+            Err("the program was killed by a fault")
+        }
+    }
+}
+
+/// Runs `name` and returns its (non-failing) exit status, which carries a result.
+pub fn result_of(name: &str, arg: u64) -> Result<u64, &'static str> {
+    match run(name, arg)? {
+        Exit::Status(s) => Ok(s),
+        Exit::Fault { .. } => Err("the program was killed by a fault"),
+    }
+}
+
+fn me() -> u64 {
+    u64::from(crate::gsas_node::node_id())
+}
+
+fn hello() -> TestResult {
+    expect_status("hello", 41, 42)
+}
+
+fn alloc_free() -> TestResult {
+    expect_status("alloc-free", 0, 0)
+}
+
+fn write128_read4k() -> TestResult {
+    expect_status("write128-read4k", me(), 0)
+}
+
+fn intruder() -> TestResult {
+    let page = result_of("private-owner", me())?;
+    ensure(page >> 48 == me(), "the private page is not on this node")?;
+    expect_status("intruder", page, 0)
+}
+
+fn forged_pid() -> TestResult {
+    let page = result_of("private-owner", me())?;
+    expect_status("forge-pid", page, 0)
+}
+
+fn touch_tif() -> TestResult {
+    match run("touch-tif", 0)? {
+        Exit::Fault { .. } => Ok(()),
+        Exit::Status(_) => Err("a process read the trusted interface and lived"),
+    }
+}
+
+fn mif_flood() -> TestResult {
+    expect_status("mif-flood", me(), 0)
+}
+
+fn malformed() -> TestResult {
+    expect_status("malformed", me(), 0)
+}
+
+fn notify() -> TestResult {
+    const OPCODE: u64 = 9;
+    const PAYLOAD: u64 = 0x1234_5678;
+    let receiver = table::spawn("notify-receiver", Some(OPCODE), Reap::Wait).map_err(|_| "no receiver")?;
+    // The receiver registers and then blocks; give it time to get there.
+    let t = crate::timer::now() + crate::timer::hz() / 2;
+    crate::arch::cpu::idle_until(|| crate::timer::now() > t);
+    expect_status("notify-sender", me() | OPCODE << 16 | PAYLOAD << 20, 0)?;
+    match table::wait(receiver, PROGRAM_SECONDS * crate::timer::hz()) {
+        Some(Exit::Status(p)) if p == PAYLOAD => Ok(()),
+        Some(_) => Err("the receiver did not get the notification's payload"),
+        None => Err("the receiver never woke"),
+    }
+}

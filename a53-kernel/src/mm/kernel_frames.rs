@@ -1,0 +1,58 @@
+//! The node's page frames: the board's frame pool behind a lock, for process memory, page
+//! tables and the atomic service's shared pages.
+
+use super::PAGE_SIZE;
+use super::frames::FramePool;
+use super::user_space::{FrameSource, TABLE_RESERVE};
+use crate::Board;
+use crate::arch::phys_to_virt;
+use board::Board as _;
+use spin::{Mutex, Once};
+
+static POOL: Once<Mutex<FramePool>> = Once::new();
+
+fn pool() -> &'static Mutex<FramePool> {
+    POOL.call_once(|| {
+        let layout = Board::DDR_LAYOUT;
+        Mutex::new(FramePool::new(layout.frames, layout.frames_end))
+    })
+}
+
+pub fn free_frames() -> usize {
+    pool().lock().free_frames()
+}
+
+fn zero(pa: u64) -> u64 {
+    // SAFETY: a frame just taken from the pool, in the kernel's linear map.
+    unsafe { (phys_to_virt(pa) as *mut u8).write_bytes(0, PAGE_SIZE as usize) };
+    pa
+}
+
+/// The kernel's frame source (a handle to the global pool).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KernelFrames;
+
+impl FrameSource for KernelFrames {
+    fn alloc_zeroed(&self) -> Option<u64> {
+        let mut pool = pool().lock();
+        if pool.free_frames() <= TABLE_RESERVE {
+            return None;
+        }
+        pool.alloc().ok().map(zero)
+    }
+
+    fn alloc_table(&self) -> Option<u64> {
+        let pa = pool().lock().alloc().ok()?;
+        Some(zero(pa))
+    }
+
+    fn free(&self, pa: u64) {
+        if let Err(e) = pool().lock().free(pa) {
+            defmt::error!("frame pool: {}", defmt::Debug2Format(&e));
+        }
+    }
+
+    fn virt(&self, pa: u64) -> *mut u8 {
+        phys_to_virt(pa) as *mut u8
+    }
+}

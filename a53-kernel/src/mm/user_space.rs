@@ -1,0 +1,355 @@
+//! A process's address space: its own stage-1 tables for TTBR0 (39-bit VA, 4 KiB pages,
+//! non-global mappings tagged with the process's ASID), built with `aarch64-paging`.
+//!
+//! The same tables serve the process's SMMU context bank on the QFDB, so a DMA engine sees the
+//! process's virtual addresses exactly as the process does. Every page the space maps comes
+//! from its [`FrameSource`] and goes back to it when the space is dropped. The kernel never
+//! touches user memory through user addresses: it translates and uses its own view of the
+//! frame, so a bad user pointer is an error, not a kernel fault.
+
+use super::PAGE_SIZE;
+use crate::process::elf::{Permissions, Program};
+use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
+use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
+use aarch64_paging::{MapError, Mapping};
+use alloc::vec::Vec;
+use core::ptr::NonNull;
+use hal::syscall::layout;
+
+/// Where an address space gets its frames (the kernel's pool, or a test arena). Shared
+/// access: sources lock internally.
+///
+/// Sources keep a reserve that only page tables may use ([`TABLE_RESERVE`] frames): a data
+/// allocation fails while tables can still be had, so mapping a page never runs out halfway
+/// (`aarch64-paging` cannot report a failed table allocation).
+pub trait FrameSource {
+    /// A zeroed frame for data, or `None` when only the reserve is left.
+    fn alloc_zeroed(&self) -> Option<u64>;
+    /// A zeroed frame for a page table; may use the reserve.
+    fn alloc_table(&self) -> Option<u64>;
+    fn free(&self, pa: u64);
+    /// The kernel's pointer to a frame.
+    fn virt(&self, pa: u64) -> *mut u8;
+}
+
+/// Frames kept for page tables: enough for every process on a node to map a page at once.
+pub const TABLE_RESERVE: usize = 2 * crate::process::MAX_DOMAINS + 8;
+
+/// `aarch64-paging`'s view of the frame source: tables are frames too.
+pub struct FrameTables<F: FrameSource>(pub F);
+
+impl<F: FrameSource> Translation<A> for FrameTables<F> {
+    fn allocate_table(&mut self) -> (NonNull<PageTable<A>>, PhysicalAddress) {
+        // The reserve guarantees this (see `FrameSource`): data allocations fail before it is
+        // touched, and one page mapping needs at most two new tables.
+        let pa = self.0.alloc_table().expect("the page-table reserve is exhausted");
+        let va = NonNull::new(self.0.virt(pa) as *mut PageTable<A>).expect("frames are mapped");
+        (va, PhysicalAddress(pa as usize))
+    }
+
+    unsafe fn deallocate_table(&mut self, page_table: NonNull<PageTable<A>>) {
+        let pa = self.virt_to_phys(page_table.as_ptr() as *mut u8);
+        self.0.free(pa);
+    }
+
+    fn physical_to_virtual(&self, pa: PhysicalAddress) -> NonNull<PageTable<A>> {
+        NonNull::new(self.0.virt(pa.0 as u64) as *mut PageTable<A>).expect("frames are mapped")
+    }
+}
+
+impl<F: FrameSource> FrameTables<F> {
+    fn virt_to_phys(&self, va: *mut u8) -> u64 {
+        // The kernel's frame view is a fixed offset from physical addresses.
+        let base = self.0.virt(0) as u64;
+        va as u64 - base
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpaceError {
+    OutOfFrames,
+    /// The address is outside the user half, or already mapped.
+    BadAddress(u64),
+    Map,
+}
+
+impl From<MapError> for SpaceError {
+    fn from(_: MapError) -> Self {
+        SpaceError::Map
+    }
+}
+
+/// A page of user memory: where, and what the process may do with it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserPage {
+    pub va: u64,
+    pub pa: u64,
+    pub permissions: Permissions,
+}
+
+pub struct AddressSpace<F: FrameSource> {
+    mapping: Mapping<FrameTables<F>, El1And0>,
+    asid: u16,
+    pages: Vec<UserPage>,
+}
+
+fn flags(p: Permissions) -> A {
+    use boot_attrs::NORMAL;
+    let mut f = A::VALID | A::ACCESSED | A::INNER_SHAREABLE | A::NON_GLOBAL | A::USER | A::PXN | NORMAL;
+    if !p.write {
+        f |= A::READ_ONLY;
+    }
+    if !p.execute {
+        f |= A::UXN;
+    }
+    f
+}
+
+/// MAIR index of normal write-back memory (the kernel's boot code programs MAIR_EL1).
+mod boot_attrs {
+    use aarch64_paging::descriptor::El1Attributes as A;
+    pub const NORMAL: A = A::ATTRIBUTE_INDEX_1;
+}
+
+impl<F: FrameSource> AddressSpace<F> {
+    pub fn new(asid: u16, frames: F) -> Self {
+        let mapping =
+            Mapping::with_asid_and_va_range(FrameTables(frames), usize::from(asid), 1, El1And0, VaRange::Lower);
+        Self { mapping, asid, pages: Vec::new() }
+    }
+
+    pub fn asid(&self) -> u16 {
+        self.asid
+    }
+
+    /// TTBR0_EL1 for this space: root table and ASID.
+    pub fn ttbr0(&self) -> u64 {
+        self.mapping.root_address().0 as u64 | u64::from(self.asid) << 48
+    }
+
+    pub fn pages(&self) -> &[UserPage] {
+        &self.pages
+    }
+
+    /// The frame source (owned by the mapping, which allocates its tables from it).
+    fn frames(&self) -> &F {
+        &self.mapping.translation().0
+    }
+
+    /// Maps one zeroed page at `va` and returns its frame.
+    pub fn map_page(&mut self, va: u64, permissions: Permissions) -> Result<u64, SpaceError> {
+        if !va.is_multiple_of(PAGE_SIZE) || va >= layout::USER_END || self.page(va).is_some() {
+            return Err(SpaceError::BadAddress(va));
+        }
+        let pa = self.frames().alloc_zeroed().ok_or(SpaceError::OutOfFrames)?;
+        let region = MemoryRegion::new(va as usize, (va + PAGE_SIZE) as usize);
+        if let Err(e) = self.mapping.map_range(
+            &region,
+            PhysicalAddress(pa as usize),
+            flags(permissions),
+            Constraints::NO_BLOCK_MAPPINGS,
+        ) {
+            self.frames().free(pa);
+            return Err(e.into());
+        }
+        self.pages.push(UserPage { va, pa, permissions });
+        Ok(pa)
+    }
+
+    /// Maps the device page `pa` (a PL interface page) at `va`, read/write for the process,
+    /// never executable. The page is not the space's: it is not freed with it.
+    pub fn map_device(&mut self, va: u64, pa: u64) -> Result<(), SpaceError> {
+        if !va.is_multiple_of(PAGE_SIZE) || va >= layout::USER_END || self.page(va).is_some() {
+            return Err(SpaceError::BadAddress(va));
+        }
+        let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | A::ATTRIBUTE_INDEX_0;
+        let region = MemoryRegion::new(va as usize, (va + PAGE_SIZE) as usize);
+        self.mapping.map_range(&region, PhysicalAddress(pa as usize), f, Constraints::NO_BLOCK_MAPPINGS)?;
+        Ok(())
+    }
+
+    /// The page mapped at `va` (any address inside it).
+    pub fn page(&self, va: u64) -> Option<&UserPage> {
+        let page_va = va & !(PAGE_SIZE - 1);
+        self.pages.iter().find(|p| p.va == page_va)
+    }
+
+    /// Copies `bytes` into the space at `va` through the kernel's view of the frames.
+    pub fn write(&mut self, va: u64, bytes: &[u8]) -> Result<(), SpaceError> {
+        let mut done = 0usize;
+        while done < bytes.len() {
+            let at = va + done as u64;
+            let page = *self.page(at).ok_or(SpaceError::BadAddress(at))?;
+            let offset = (at - page.va) as usize;
+            let n = (PAGE_SIZE as usize - offset).min(bytes.len() - done);
+            let dst = self.frames().virt(page.pa);
+            // SAFETY: the frame belongs to this space and `offset + n` stays inside it.
+            unsafe { core::ptr::copy_nonoverlapping(bytes[done..].as_ptr(), dst.add(offset), n) };
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Copies `len` bytes from `va` out of the space, if the process may read all of them.
+    pub fn read(&self, va: u64, out: &mut [u8]) -> Result<(), SpaceError> {
+        let mut done = 0usize;
+        while done < out.len() {
+            let at = va.checked_add(done as u64).ok_or(SpaceError::BadAddress(va))?;
+            let page = self.page(at).ok_or(SpaceError::BadAddress(at))?;
+            if !page.permissions.read {
+                return Err(SpaceError::BadAddress(at));
+            }
+            let offset = (at - page.va) as usize;
+            let n = (PAGE_SIZE as usize - offset).min(out.len() - done);
+            let src = self.frames().virt(page.pa);
+            // SAFETY: the frame belongs to this space and `offset + n` stays inside it.
+            unsafe { core::ptr::copy_nonoverlapping(src.add(offset), out[done..].as_mut_ptr(), n) };
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Maps and fills a program's segments; returns its entry point.
+    pub fn load(&mut self, program: &Program<'_>) -> Result<u64, SpaceError> {
+        for seg in &program.segments {
+            let first = seg.vaddr & !(PAGE_SIZE - 1);
+            let end = (seg.vaddr + seg.mem_size).next_multiple_of(PAGE_SIZE);
+            for va in (first..end).step_by(PAGE_SIZE as usize) {
+                self.map_page(va, seg.permissions)?;
+            }
+            self.write(seg.vaddr, seg.data)?;
+        }
+        Ok(program.entry)
+    }
+
+    /// Maps the stack below `layout::STACK_TOP` (the guard page under it stays unmapped).
+    pub fn map_stack(&mut self) -> Result<u64, SpaceError> {
+        let rw = Permissions { read: true, write: true, execute: false };
+        for va in ((layout::STACK_TOP - layout::STACK_SIZE)..layout::STACK_TOP).step_by(PAGE_SIZE as usize) {
+            self.map_page(va, rw)?;
+        }
+        Ok(layout::STACK_TOP)
+    }
+}
+
+impl<F: FrameSource> Drop for AddressSpace<F> {
+    fn drop(&mut self) {
+        let pages = core::mem::take(&mut self.pages);
+        for p in pages {
+            self.frames().free(p.pa);
+        }
+        // The mapping frees its own tables when it is dropped.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::elf::{self, tests::elf};
+    use std::boxed::Box;
+    use std::cell::RefCell;
+    use std::vec;
+
+    /// Frames in a heap arena; "physical" addresses are offsets into it.
+    struct Arena {
+        memory: *mut u8,
+        pool: RefCell<crate::mm::frames::FramePool>,
+    }
+
+    impl Arena {
+        fn new(frames: usize) -> Self {
+            let bytes = vec![0u8; (frames + 1) * PAGE_SIZE as usize].into_boxed_slice();
+            let raw = Box::leak(bytes).as_mut_ptr();
+            // Align the arena to a page so tables are page aligned.
+            let memory = raw.wrapping_add(raw.align_offset(PAGE_SIZE as usize));
+            Self { memory, pool: RefCell::new(crate::mm::frames::FramePool::new(0, frames as u64 * PAGE_SIZE)) }
+        }
+        fn used(&self) -> usize {
+            let pool = self.pool.borrow();
+            pool.total_frames() - pool.free_frames()
+        }
+    }
+
+    impl FrameSource for &Arena {
+        fn alloc_zeroed(&self) -> Option<u64> {
+            if self.pool.borrow().free_frames() <= 2 {
+                return None;
+            }
+            self.alloc_table()
+        }
+        fn alloc_table(&self) -> Option<u64> {
+            let pa = self.pool.borrow_mut().alloc().ok()?;
+            // SAFETY: the frame lies inside the arena.
+            unsafe { self.memory.add(pa as usize).write_bytes(0, PAGE_SIZE as usize) };
+            Some(pa)
+        }
+        fn free(&self, pa: u64) {
+            self.pool.borrow_mut().free(pa).unwrap();
+        }
+        fn virt(&self, pa: u64) -> *mut u8 {
+            self.memory.wrapping_add(pa as usize)
+        }
+    }
+
+    const RX: u32 = object::elf::PF_R | object::elf::PF_X;
+    const RW: u32 = object::elf::PF_R | object::elf::PF_W;
+
+    #[test]
+    fn loads_a_program_and_reads_it_back_through_the_frames() {
+        let arena = Arena::new(64);
+        let code: Vec<u8> = (0..100u8).collect();
+        let bytes = elf(
+            object::elf::EM_AARCH64,
+            layout::IMAGE_BASE,
+            &[(layout::IMAGE_BASE, &code, 100, RX), (layout::IMAGE_BASE + 0x3000, &[7; 10], 0x1800, RW)],
+        );
+        let program = elf::parse(&bytes).unwrap();
+        let mut space = AddressSpace::new(3, &arena);
+        assert_eq!(space.load(&program).unwrap(), layout::IMAGE_BASE);
+        space.map_stack().unwrap();
+        let mut back = [0u8; 100];
+        space.read(layout::IMAGE_BASE, &mut back).unwrap();
+        assert_eq!(&back[..], &code[..]);
+        let mut bss = [1u8; 16];
+        space.read(layout::IMAGE_BASE + 0x3000 + 0x1000, &mut bss).unwrap();
+        assert_eq!(bss, [0; 16], "memory beyond the file is zero");
+        assert!(!space.page(layout::IMAGE_BASE).unwrap().permissions.write);
+        assert_eq!(space.ttbr0() >> 48, 3);
+        assert_eq!(
+            space.read(layout::STACK_TOP - layout::STACK_SIZE - 8, &mut [0; 8]),
+            Err(SpaceError::BadAddress(layout::STACK_TOP - layout::STACK_SIZE - 8)),
+            "the guard page"
+        );
+        drop(space);
+        assert_eq!(arena.used(), 0, "every page and table went back");
+    }
+
+    #[test]
+    fn bad_user_pointers_are_errors() {
+        let arena = Arena::new(16);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        space.map_page(layout::IMAGE_BASE, rw).unwrap();
+        assert_eq!(space.map_page(layout::IMAGE_BASE, rw), Err(SpaceError::BadAddress(layout::IMAGE_BASE)), "twice");
+        assert_eq!(space.map_page(layout::IMAGE_BASE + 1, rw), Err(SpaceError::BadAddress(layout::IMAGE_BASE + 1)));
+        assert_eq!(space.map_page(layout::USER_END, rw), Err(SpaceError::BadAddress(layout::USER_END)));
+        let mut buf = [0u8; 16];
+        assert!(space.read(layout::IMAGE_BASE + 4090, &mut buf).is_err(), "runs off the page");
+        assert!(space.read(u64::MAX - 4, &mut buf).is_err());
+        assert!(space.read(0, &mut buf).is_err());
+    }
+
+    #[test]
+    fn running_out_of_frames_is_an_error_and_leaks_nothing() {
+        let arena = Arena::new(8);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let mut mapped = 0;
+        while space.map_page(layout::IMAGE_BASE + mapped * PAGE_SIZE, rw).is_ok() {
+            mapped += 1;
+        }
+        assert!(mapped >= 1);
+        drop(space);
+        assert_eq!(arena.used(), 0);
+    }
+}

@@ -1,0 +1,15 @@
+//! EL0 processes: each is a protection domain with its own address space (TTBR0, ASID), one
+//! thread, and one packetizer/mailbox interface pair.
+
+pub mod elf;
+#[cfg(target_arch = "aarch64")]
+pub mod images;
+#[cfg(target_arch = "aarch64")]
+pub mod scheduler;
+#[cfg(target_arch = "aarch64")]
+pub mod syscall;
+#[cfg(target_arch = "aarch64")]
+pub mod table;
+
+/// Protection domains (processes) per node: one SMMU context bank each on the QFDB.
+pub const MAX_DOMAINS: usize = 16;

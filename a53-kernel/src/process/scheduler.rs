@@ -1,0 +1,237 @@
+//! Running processes on the process cores (2 and 3).
+//!
+//! A process core is either running a process at EL0 or sitting in [`idle`] at EL1. There are
+//! no per-process kernel stacks: a process's whole context is its saved [`ExceptionFrame`].
+//! Entering a process puts its frame at the top of the core's stack and returns from
+//! exception into it, so every exception from EL0 lands on that same frame; switching to
+//! another process copies frames in place, and going idle restarts the idle loop on the stack
+//! below the frame. Nothing is ever left on a stack that is abandoned: no lock is held across
+//! a switch.
+
+use super::table::{Exit, State, TABLE, Wait};
+use crate::arch::cpu;
+use crate::irq::{self, sgi};
+use boot::a53::{ExceptionFrame, resume_frame, run_on_stack};
+use core::arch::asm;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// The cores that run processes.
+pub const PROCESS_CORES: u8 = 0b1100;
+const CORES: usize = 4;
+/// Bytes at the top of a process core's stack kept for the frame (the idle loop runs below).
+const FRAME_ZONE: usize = 4096;
+/// A process that keeps its core this many ticks is preempted if others are waiting.
+const SLICE_TICKS: u32 = 2;
+
+const NONE: usize = usize::MAX;
+static CURRENT: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
+static NEED_RESCHED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
+static SLICE: [AtomicUsize; CORES] = [const { AtomicUsize::new(0) }; CORES];
+
+/// What the exception path decided for the process that trapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Continue,
+    Yield,
+    Preempt,
+    Block { wait: Wait, deadline: Option<u64> },
+    Exit(Exit),
+}
+
+/// The slot of the process running on this core.
+pub fn current() -> Option<usize> {
+    let slot = CURRENT[cpu::core_id()].load(Ordering::Acquire);
+    (slot != NONE).then_some(slot)
+}
+
+fn stack_top(core: usize) -> usize {
+    unsafe extern "C" {
+        static __stacks_start: u8;
+    }
+    let slot = (board::layout::KERNEL_STACK_SIZE + board::layout::KERNEL_STACK_GUARD) as usize;
+    // SAFETY: only the linker symbol's address is used.
+    let start = unsafe { &__stacks_start as *const u8 as usize };
+    start + (core + 1) * slot
+}
+
+fn frame_slot(core: usize) -> *mut ExceptionFrame {
+    (stack_top(core) - size_of::<ExceptionFrame>()) as *mut ExceptionFrame
+}
+
+fn set_ttbr0(ttbr0: Option<u64>) {
+    // SAFETY: TTBR0 only maps the running process; the kernel runs from TTBR1. EPD0 disables
+    // TTBR0 walks when no process runs, so a stray low address faults.
+    unsafe {
+        match ttbr0 {
+            Some(v) => asm!(
+                "msr ttbr0_el1, {v}", "isb",
+                "mrs {t}, tcr_el1", "bic {t}, {t}, #(1 << 7)", "msr tcr_el1, {t}", "isb",
+                v = in(reg) v, t = out(reg) _, options(nostack)
+            ),
+            None => asm!(
+                "mrs {t}, tcr_el1", "orr {t}, {t}, #(1 << 7)", "msr tcr_el1, {t}", "isb",
+                t = out(reg) _, options(nostack)
+            ),
+        }
+    }
+}
+
+/// Wakes the process cores to look at the run queue.
+pub fn kick() {
+    irq::send_sgi(sgi::WAKE, PROCESS_CORES);
+}
+
+/// Takes the next runnable process for `core`, marks it running and returns its frame.
+fn take_next(core: usize) -> Option<(usize, ExceptionFrame, u64)> {
+    let mut table = TABLE.lock();
+    let slot = table.run_queue.pop_front()?;
+    let p = table.slots[slot].as_mut()?;
+    p.state = State::Running(core);
+    Some((slot, p.frame, p.space.ttbr0()))
+}
+
+/// A process core: ticks for preemption, then idles.
+pub fn process_core_main() -> ! {
+    crate::timer::start_preemption_tick();
+    idle()
+}
+
+/// The idle loop of a process core, on a fresh stack: serves kernel jobs, runs the next
+/// runnable process, otherwise sleeps until an interrupt.
+pub fn idle() -> ! {
+    extern "C" fn idle_loop() -> ! {
+        let core = cpu::core_id();
+        CURRENT[core].store(NONE, Ordering::Release);
+        set_ttbr0(None);
+        loop {
+            cpu::irq_enable();
+            crate::smp::serve_jobs();
+            // Interrupts stay masked from here into the process: ERET unmasks them.
+            let masked = cpu::irq_save_disable();
+            if let Some((slot, frame, ttbr0)) = take_next(core) {
+                enter(core, slot, &frame, ttbr0);
+            }
+            cpu::irq_restore(masked);
+            cpu::idle_until(|| !TABLE.lock().run_queue.is_empty() || crate::smp::job_pending());
+        }
+    }
+    let _ = cpu::irq_save_disable();
+    // SAFETY: the idle loop never returns and uses the stack below the frame zone.
+    unsafe { run_on_stack(stack_top(cpu::core_id()) - FRAME_ZONE, idle_loop) }
+}
+
+fn enter(core: usize, slot: usize, frame: &ExceptionFrame, ttbr0: u64) -> ! {
+    CURRENT[core].store(slot, Ordering::Release);
+    SLICE[core].store(0, Ordering::Relaxed);
+    set_ttbr0(Some(ttbr0));
+    let at = frame_slot(core);
+    // SAFETY: the frame zone at the top of this core's stack is reserved for the frame (the
+    // idle loop runs below it); resume_frame restores it and enters the process.
+    unsafe {
+        at.write(*frame);
+        resume_frame(at)
+    }
+}
+
+/// Called at the end of every exception taken from EL0, with the process's frame (at the top
+/// of this core's stack). Returns to let the same or another process run, or never returns
+/// (the core goes idle).
+pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
+    let core = cpu::core_id();
+    let Some(slot) = current() else { return };
+    let event = match event {
+        Event::Continue if NEED_RESCHED[core].swap(false, Ordering::AcqRel) => Event::Preempt,
+        e => e,
+    };
+    {
+        let mut table = TABLE.lock();
+        match event {
+            Event::Continue => return,
+            Event::Preempt | Event::Yield if table.run_queue.is_empty() => return,
+            Event::Preempt | Event::Yield => {
+                if let Some(p) = table.slots[slot].as_mut() {
+                    p.frame = *frame;
+                    p.state = State::Runnable;
+                }
+                table.run_queue.push_back(slot);
+            }
+            Event::Block { wait, deadline } => {
+                if let Some(p) = table.slots[slot].as_mut() {
+                    p.frame = *frame;
+                    p.state = State::Blocked { wait, deadline };
+                }
+            }
+            Event::Exit(exit) => {
+                set_ttbr0(None);
+                table.exit(slot, exit);
+            }
+        }
+        CURRENT[core].store(NONE, Ordering::Release);
+        if let Some(next) = table.run_queue.pop_front()
+            && let Some(p) = table.slots[next].as_mut()
+        {
+            p.state = State::Running(core);
+            *frame = p.frame;
+            let ttbr0 = p.space.ttbr0();
+            CURRENT[core].store(next, Ordering::Release);
+            SLICE[core].store(0, Ordering::Relaxed);
+            drop(table);
+            set_ttbr0(Some(ttbr0));
+            return;
+        }
+    }
+    idle()
+}
+
+/// Makes a blocked process runnable. `result` (with the syscall skipped) ends its wait with a
+/// value in x0; without it the process re-executes its `svc` and looks again.
+pub fn wake(slot: usize, result: Option<i64>) {
+    let mut table = TABLE.lock();
+    let Some(p) = table.slots[slot].as_mut() else { return };
+    let State::Blocked { wait, .. } = p.state else { return };
+    if let Some(value) = result {
+        p.frame.x[0] = value as u64;
+        if wait != Wait::Sleep {
+            p.frame.elr += 4;
+        }
+    }
+    p.state = State::Runnable;
+    table.run_queue.push_back(slot);
+    drop(table);
+    kick();
+}
+
+/// Per-core tick on the process cores: ask for a reschedule once the slice is used up.
+pub fn on_tick() {
+    let core = cpu::core_id();
+    if SLICE[core].fetch_add(1, Ordering::Relaxed) + 1 >= SLICE_TICKS as usize {
+        NEED_RESCHED[core].store(true, Ordering::Release);
+    }
+}
+
+/// Core 0's tick: ends the waits whose deadline passed (a timed-out mailbox wait, a sleep).
+pub fn expire(now: u64) {
+    let expired: heapless::Vec<(usize, Wait), { super::MAX_DOMAINS }> = {
+        let table = TABLE.lock();
+        table
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| match p.as_ref()?.state {
+                State::Blocked { wait, deadline: Some(d) } if d <= now => Some((i, wait)),
+                _ => None,
+            })
+            .collect()
+    };
+    for (slot, wait) in expired {
+        let result = match wait {
+            Wait::Mif { .. } => {
+                crate::gsas_node::disarm_process_mif(slot);
+                hal::syscall::Error::TimedOut as i64
+            }
+            Wait::Sleep => 0,
+            Wait::Mailbox => hal::syscall::Error::TimedOut as i64,
+        };
+        wake(slot, Some(result));
+    }
+}

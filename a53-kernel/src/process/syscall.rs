@@ -1,0 +1,175 @@
+//! System calls (`hal::syscall`, `docs/hw/syscalls.md`): `svc #0`, number in x8, arguments in
+//! x0..x5, results in x0..x2. Every argument is checked; a bad pointer or length is an error
+//! return. User memory is only read through the process's own page table and the kernel's view
+//! of its frames, never by dereferencing a user address.
+
+use super::scheduler::{Event, current};
+use super::table::{Exit, TABLE, Wait};
+use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
+use crate::gsas_node;
+use boot::a53::ExceptionFrame;
+use hal::gsas::MailboxOpcode;
+use hal::syscall::{ANY_OPCODE, Error, LOG_MAX, RECV_NONBLOCKING, nr};
+
+fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
+    for (i, v) in values.iter().enumerate() {
+        frame.x[i] = *v;
+    }
+    Event::Continue
+}
+
+fn err(frame: &mut ExceptionFrame, e: Error) -> Event {
+    frame.x[0] = e as i64 as u64;
+    Event::Continue
+}
+
+/// Blocks and re-executes the `svc` when woken (the call then finds what it waited for).
+fn block_and_retry(frame: &mut ExceptionFrame, wait: Wait, deadline: Option<u64>) -> Event {
+    frame.elr -= 4;
+    Event::Block { wait, deadline }
+}
+
+fn deadline_after_us(us: u64) -> Option<u64> {
+    (us != 0).then(|| crate::timer::now() + crate::timer::timer().rate().ticks_from_ns(us.saturating_mul(1000)))
+}
+
+/// Handles the call in `frame` for the process running on this core.
+pub fn handle(frame: &mut ExceptionFrame) -> Event {
+    let Some(slot) = current() else { return Event::Continue };
+    let args = [frame.x[0], frame.x[1], frame.x[2]];
+    match frame.x[8] {
+        nr::EXIT => Event::Exit(Exit::Status(args[0])),
+        nr::YIELD => {
+            frame.x[0] = 0;
+            Event::Yield
+        }
+        nr::LOG => log(frame, slot, args[0], args[1]),
+        nr::NODE_INFO => {
+            let (node, count) = gsas_node::identity();
+            ok(frame, &[u64::from(node), u64::from(count)])
+        }
+        nr::INTERFACE => match TABLE.lock().pid_of(slot) {
+            Some(pid) => ok(frame, &[hal::syscall::layout::PIF_PAGE, hal::syscall::layout::MIF_PAGE, pid.raw()]),
+            None => err(frame, Error::BadArgument),
+        },
+        nr::THREAD_ARGUMENT => {
+            let arg = TABLE.lock().slots[slot].as_ref().map_or(hal::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
+            ok(frame, &[arg])
+        }
+        nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1]),
+        nr::MAILBOX_REGISTER => mailbox_register(frame, slot, args[0]),
+        nr::MAILBOX_UNREGISTER => mailbox_unregister(frame, slot, args[0]),
+        nr::MAILBOX_RECEIVE => mailbox_receive(frame, slot, args[0], args[1]),
+        nr::TIME_US => ok(frame, &[crate::kernel::uptime_us()]),
+        nr::SLEEP_US => {
+            frame.x[0] = 0;
+            match deadline_after_us(args[0]) {
+                Some(d) => Event::Block { wait: Wait::Sleep, deadline: Some(d) },
+                None => Event::Continue,
+            }
+        }
+        _ => err(frame, Error::NoSuchCall),
+    }
+}
+
+fn log(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
+    if len > LOG_MAX {
+        return err(frame, Error::BadArgument);
+    }
+    let mut buf = [0u8; LOG_MAX as usize];
+    let line = &mut buf[..len as usize];
+    let table = TABLE.lock();
+    let Some(p) = table.slots[slot].as_ref() else { return err(frame, Error::BadArgument) };
+    if p.space.read(ptr, line).is_err() {
+        drop(table);
+        return err(frame, Error::BadPointer);
+    }
+    let (domain, name) = (p.domain, p.name);
+    drop(table);
+    let text = core::str::from_utf8(line).unwrap_or("<not UTF-8>");
+    defmt::println!("[{=str} {=u16}] {=str}", name, domain, text);
+    ok(frame, &[len])
+}
+
+fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64) -> Event {
+    let Some(mif) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
+    if words == 0 || words > u64::from(mif.depth()) {
+        return err(frame, Error::BadArgument);
+    }
+    if u64::from(mif.count()) >= words {
+        mif.disarm();
+        return ok(frame, &[0]);
+    }
+    // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
+    mif.arm(words as u32);
+    if u64::from(mif.count()) >= words {
+        mif.disarm();
+        return ok(frame, &[0]);
+    }
+    // A retry after the wake-up re-checks; the deadline is absolute, so it does not restart.
+    let deadline = match frame.x[5] {
+        0 => deadline_after_us(timeout_us),
+        d => Some(d),
+    };
+    frame.x[5] = deadline.unwrap_or(0);
+    block_and_retry(frame, Wait::Mif { words: words as u32 }, deadline)
+}
+
+fn domain_of(slot: usize) -> Option<u16> {
+    TABLE.lock().slots[slot].as_ref().map(|p| p.domain)
+}
+
+/// User channels only: opcodes 8..=15 (docs/hw/gsas-packets.md, "Notifications").
+fn user_opcode(raw: u64) -> Option<MailboxOpcode> {
+    let op = MailboxOpcode::new(u8::try_from(raw).ok()?).ok()?;
+    op.is_user().then_some(op)
+}
+
+fn mailbox_register(frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> Event {
+    let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(slot)) else {
+        return err(frame, Error::BadArgument);
+    };
+    match gsas_node::mailbox().lock().register(op, Receiver::Process { domain, wake: WakeMode::Read }) {
+        Ok(()) => ok(frame, &[0]),
+        Err(_) => err(frame, Error::Busy),
+    }
+}
+
+fn mailbox_unregister(frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> Event {
+    let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(slot)) else {
+        return err(frame, Error::BadArgument);
+    };
+    let result = gsas_node::mailbox().lock().unregister(op, Registrant::Process(domain));
+    match result {
+        Ok(done) => {
+            for thread in done.woken {
+                gsas_node::wake_mailbox_thread(thread);
+            }
+            ok(frame, &[0])
+        }
+        Err(_) => err(frame, Error::NotRegistered),
+    }
+}
+
+fn mailbox_receive(frame: &mut ExceptionFrame, slot: usize, opcode: u64, flags: u64) -> Event {
+    let Some(domain) = domain_of(slot) else { return err(frame, Error::BadArgument) };
+    let filter = match opcode {
+        ANY_OPCODE => None,
+        raw => match user_opcode(raw) {
+            Some(op) => Some(op),
+            None => return err(frame, Error::BadArgument),
+        },
+    };
+    if flags & !RECV_NONBLOCKING != 0 {
+        return err(frame, Error::BadArgument);
+    }
+    let mode = if flags & RECV_NONBLOCKING != 0 { RecvMode::NonBlocking } else { RecvMode::Blocking };
+    // The thread id is the slot: one thread per process.
+    let received = gsas_node::mailbox().lock().receive(domain, slot as u32, filter, mode);
+    match received {
+        Ok(Received::Message { notification, from }) => ok(frame, &[0, notification.raw(), from.raw()]),
+        Ok(Received::WouldBlock) => err(frame, Error::WouldBlock),
+        Ok(Received::Blocked) => block_and_retry(frame, Wait::Mailbox, None),
+        Err(_) => err(frame, Error::NotRegistered),
+    }
+}

@@ -1,0 +1,248 @@
+//! The process table: every process of this node, the run queue, and the interfaces held.
+//!
+//! A process is a protection domain: its own address space (ASID = its slot + 1, at most
+//! [`MAX_DOMAINS`] at once), one thread, and one packetizer/mailbox interface pair whose PID
+//! names the domain. Domain numbers are never reused within a boot, so a shared page owned by
+//! an exited process can never be claimed by a newer one.
+
+use super::MAX_DOMAINS;
+use super::elf::{self, ElfError};
+use crate::Board;
+use crate::arch::phys_to_virt;
+use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
+use crate::mm::kernel_frames::KernelFrames;
+use crate::mm::user_space::{AddressSpace, SpaceError};
+use crate::sync::IrqMutex;
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use board::Board as _;
+use boot::a53::ExceptionFrame;
+use hal::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
+use hal::syscall::layout::{MIF_PAGE, PIF_PAGE};
+
+/// What a process is waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Its mailbox interface to hold this many words.
+    Mif {
+        words: u32,
+    },
+    /// A notification.
+    Mailbox,
+    Sleep,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    Status(u64),
+    /// Killed by the kernel for an exception it could not resolve.
+    Fault {
+        esr: u64,
+        far: u64,
+        elr: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    Runnable,
+    Running(usize),
+    Blocked { wait: Wait, deadline: Option<u64> },
+    Exited(Exit),
+}
+
+/// Whether anyone will collect a process's exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reap {
+    /// The spawner calls [`wait`].
+    Wait,
+    /// Nobody: the slot is freed at exit (remote spawns).
+    Auto,
+}
+
+pub struct Process {
+    pub domain: u16,
+    pub name: &'static str,
+    pub space: AddressSpace<KernelFrames>,
+    pub frame: ExceptionFrame,
+    pub state: State,
+    pub reap: Reap,
+    pub argument: u64,
+    pub grant: Grant,
+}
+
+impl Process {
+    pub fn asid(&self) -> u16 {
+        self.space.asid()
+    }
+
+    /// The physical page behind a user page the platform serves (PIF/MIF), if `va` is in one.
+    pub fn interface_page(&self, va: u64) -> Option<u64> {
+        let index = u64::from(self.grant.index);
+        let page = va & !0xfff;
+        let base = if page == PIF_PAGE {
+            board::pl::PACKETIZER_BASE
+        } else if page == MIF_PAGE {
+            board::pl::VMBOX_BASE
+        } else {
+            return None;
+        };
+        Some(base + index * 0x1000 + (va & 0xfff))
+    }
+}
+
+/// A process handle: its domain number.
+pub type Handle = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnError {
+    UnknownImage,
+    BadImage(ElfError),
+    NoSlot,
+    NoInterface,
+    Memory(SpaceError),
+}
+
+pub struct Table {
+    pub slots: [Option<Box<Process>>; MAX_DOMAINS],
+    pub run_queue: VecDeque<usize>,
+    next_domain: u16,
+    interfaces: Option<InterfaceTable>,
+}
+
+/// Taken from interrupt handlers too (wake-ups): IRQs are masked while it is held. Lock order:
+/// the table before the mailbox service, never the other way round.
+pub static TABLE: IrqMutex<Table> = IrqMutex::new(Table {
+    slots: [const { None }; MAX_DOMAINS],
+    run_queue: VecDeque::new(),
+    next_domain: 1,
+    interfaces: None,
+});
+
+fn tif() -> hal::packetizer::driver::Tif {
+    // SAFETY: the trusted interface page (device on hardware, forwarded on QEMU); only the
+    // process table programs it, under the table's lock.
+    unsafe { hal::packetizer::driver::Tif::new(phys_to_virt(board::pl::PACKETIZER_BASE + hal::packetizer::TIF_OFFSET)) }
+}
+
+/// Invalidates every TLB entry of `asid` on every core (a slot's ASID is reused).
+fn flush_asid(asid: u16) {
+    // SAFETY: TLB maintenance only.
+    unsafe {
+        core::arch::asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) u64::from(asid) << 48, options(nostack));
+    }
+}
+
+impl Table {
+    /// The node's interface table, created on first use.
+    fn interfaces(&mut self) -> &mut InterfaceTable {
+        self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::gsas_node::node_id()))
+    }
+
+    pub fn process(&self, handle: Handle) -> Option<(usize, &Process)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .find_map(|(i, p)| p.as_deref().filter(|p| u64::from(p.domain) == handle).map(|p| (i, p)))
+    }
+
+    /// Loads `name` and makes it runnable; it reads `argument` as its thread argument.
+    pub fn spawn(&mut self, name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, SpawnError> {
+        let (image_name, elf_bytes) =
+            super::images::IMAGES.iter().find(|(n, _)| *n == name).ok_or(SpawnError::UnknownImage)?;
+        let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
+        let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
+        let domain = self.next_domain;
+        let asid = slot as u16 + 1;
+        flush_asid(asid);
+        let mut space = AddressSpace::new(asid, KernelFrames);
+        let entry = space.load(&program).map_err(SpawnError::Memory)?;
+        let stack_top = space.map_stack().map_err(SpawnError::Memory)?;
+        let key = ThreadKey { domain, thread: 0 };
+        let grant = self.interfaces().acquire(key).map_err(|_| SpawnError::NoInterface)?;
+        if Board::FORWARDING.is_none() {
+            // On hardware the interface pages are real device pages in the process's map; on
+            // QEMU they stay unmapped and every access is forwarded (`forward.rs`).
+            let index = u64::from(grant.index) * 0x1000;
+            let mapped = space
+                .map_device(PIF_PAGE, board::pl::PACKETIZER_BASE + index)
+                .and_then(|()| space.map_device(MIF_PAGE, board::pl::VMBOX_BASE + index));
+            if let Err(e) = mapped {
+                let _ = self.interfaces().release(key);
+                return Err(SpawnError::Memory(e));
+            }
+        }
+        tif().grant(usize::from(grant.index), grant.pid.raw());
+        let frame = ExceptionFrame {
+            elr: entry,
+            // EL0t, interrupts unmasked.
+            spsr: 0,
+            sp_el0: stack_top,
+            ..ExceptionFrame::default()
+        };
+        self.next_domain = self.next_domain.wrapping_add(1).max(1);
+        self.slots[slot] = Some(Box::new(Process {
+            domain,
+            name: image_name,
+            space,
+            frame,
+            state: State::Runnable,
+            reap,
+            argument: argument.unwrap_or(EMPTY_THREAD_ARGUMENT),
+            grant,
+        }));
+        self.run_queue.push_back(slot);
+        Ok(Handle::from(domain))
+    }
+
+    /// Ends the process in `slot`: it no longer sends, its mailbox registrations go, and the
+    /// slot is freed now (auto-reaped) or when its spawner collects it.
+    pub fn exit(&mut self, slot: usize, exit: Exit) {
+        let Some(p) = self.slots[slot].as_mut() else { return };
+        p.state = State::Exited(exit);
+        let (domain, index, reap) = (p.domain, p.grant.index, p.reap);
+        tif().revoke(usize::from(index));
+        let _ = self.interfaces().release(ThreadKey { domain, thread: 0 });
+        crate::gsas_node::release_domain(domain);
+        self.run_queue.retain(|&s| s != slot);
+        if reap == Reap::Auto {
+            self.slots[slot] = None;
+        }
+    }
+
+    /// The exit of a finished process, freeing its slot.
+    pub fn reap(&mut self, handle: Handle) -> Option<Exit> {
+        let (slot, p) = self.process(handle)?;
+        let State::Exited(exit) = p.state else { return None };
+        self.slots[slot] = None;
+        Some(exit)
+    }
+
+    /// The slot of the process holding interface `index`.
+    pub fn holder_of(&self, index: u8) -> Option<usize> {
+        self.slots.iter().position(|p| p.as_ref().is_some_and(|p| p.grant.index == index))
+    }
+
+    pub fn pid_of(&self, slot: usize) -> Option<Pid> {
+        self.slots[slot].as_ref().map(|p| p.grant.pid)
+    }
+}
+
+/// Spawns `name` (see [`Table::spawn`]) and wakes a process core.
+pub fn spawn(name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, SpawnError> {
+    let handle = TABLE.lock().spawn(name, argument, reap)?;
+    super::scheduler::kick();
+    Ok(handle)
+}
+
+/// Waits (asleep, on the calling kernel thread) until the process ends or `timeout_ticks` of the
+/// counter pass; returns its exit.
+pub fn wait(handle: Handle, timeout_ticks: u64) -> Option<Exit> {
+    let give_up = crate::timer::now() + timeout_ticks;
+    let mut exit = None;
+    crate::arch::cpu::idle_until(|| {
+        exit = TABLE.lock().reap(handle);
+        exit.is_some() || crate::timer::now() > give_up
+    });
+    exit
+}

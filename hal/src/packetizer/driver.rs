@@ -1,0 +1,111 @@
+//! Drivers: a packetizer interface page (PIF, used by its thread or the atomic service) and the
+//! trusted interface page (TIF, the kernel's). `docs/hw/packetizer.md`.
+
+use super::regs::{PifRegisters, STATUS, TifRegisters};
+use crate::mmio::{Mmio, write_u128};
+use tock_registers::interfaces::{Readable, Writeable};
+
+/// How a send ended (`docs/hw/packetizer.md`, "Status bits").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendStatus {
+    /// The destination queued the whole packet.
+    Ack,
+    /// The destination's FIFO had no room: nothing was queued; send again later.
+    Nack,
+    /// The packet could not be sent (interface not enabled, bad destination): nothing was sent.
+    Illegal,
+    /// A write landed while a packet was pending on this interface (software error).
+    Overwritten,
+    /// PEND did not clear within the polls allowed.
+    Stuck,
+}
+
+/// Polls of `status` while a packet is pending before giving up.
+const PEND_POLLS: u32 = 1_000_000;
+
+pub struct Pif {
+    regs: Mmio<PifRegisters>,
+}
+
+impl Pif {
+    /// # Safety
+    ///
+    /// `base` must map a PIF page that only the caller's thread uses (see [`Mmio::new`]).
+    pub const unsafe fn new(base: usize) -> Self {
+        // SAFETY: forwarded from the caller.
+        Self { regs: unsafe { Mmio::new(base) } }
+    }
+
+    pub fn pending(&self) -> bool {
+        self.regs.status.is_set(STATUS::PEND)
+    }
+
+    /// Sends one packet: `payload[0]`'s low 48 bits are replaced by the hardware's PID; waits
+    /// for the destination's answer. Each payload register is written with one 128-bit store.
+    pub fn send(&self, payload: [u128; 2], destination: u64) -> SendStatus {
+        let mut polls = 0;
+        while self.pending() {
+            polls += 1;
+            if polls > PEND_POLLS {
+                return SendStatus::Stuck;
+            }
+        }
+        // SAFETY: the payload registers of this (mapped) page; single 128-bit accesses.
+        unsafe {
+            write_u128(core::ptr::addr_of!(self.regs.payload0) as *mut u128, payload[0]);
+            write_u128(core::ptr::addr_of!(self.regs.payload1) as *mut u128, payload[1]);
+        }
+        self.regs.destination.set(destination);
+        loop {
+            let status = self.regs.status.extract();
+            if !status.is_set(STATUS::PEND) {
+                return if status.is_set(STATUS::OVERWR_BUF) {
+                    SendStatus::Overwritten
+                } else if status.is_set(STATUS::ILLEGAL) {
+                    SendStatus::Illegal
+                } else if status.is_set(STATUS::ACK) {
+                    SendStatus::Ack
+                } else {
+                    SendStatus::Nack
+                };
+            }
+            polls += 1;
+            if polls > PEND_POLLS {
+                return SendStatus::Stuck;
+            }
+        }
+    }
+}
+
+pub struct Tif {
+    regs: Mmio<TifRegisters>,
+}
+
+impl Tif {
+    /// # Safety
+    ///
+    /// `base` must map the TIF page, used by the kernel's atomicity driver only.
+    pub const unsafe fn new(base: usize) -> Self {
+        // SAFETY: forwarded from the caller.
+        Self { regs: unsafe { Mmio::new(base) } }
+    }
+
+    /// The vmbox window every destination must be in (`super::base_dest`).
+    pub fn set_base_dest(&self, base_dest: u64) {
+        self.regs.base_dest.set(base_dest);
+    }
+
+    /// Interface `index` sends with `pid` from now on, and is enabled.
+    pub fn grant(&self, index: usize, pid: u64) {
+        self.regs.pidt[index].set(pid);
+        let conf = self.regs.pid_conf.get();
+        self.regs.pid_conf.set(conf | 1 << index);
+    }
+
+    /// Interface `index` can no longer send; whatever it had written or pending is dropped.
+    pub fn revoke(&self, index: usize) {
+        let conf = self.regs.pid_conf.get();
+        self.regs.pid_conf.set(conf & !(1 << index));
+        self.regs.clr_req.set(1 << index);
+    }
+}

@@ -1,0 +1,78 @@
+//! Drivers: a mailbox interface page (MIF) and the block's control page. `docs/hw/vmbox.md`.
+
+use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
+use crate::mmio::{Mmio, read_u128};
+use tock_registers::interfaces::{Readable, Writeable};
+
+pub struct Mif {
+    regs: Mmio<MifRegisters>,
+}
+
+impl Mif {
+    /// # Safety
+    ///
+    /// `base` must map a MIF page; reads of DATA dequeue, so only one reader may use it.
+    pub const unsafe fn new(base: usize) -> Self {
+        // SAFETY: forwarded from the caller.
+        Self { regs: unsafe { Mmio::new(base) } }
+    }
+
+    /// Words queued.
+    pub fn count(&self) -> u32 {
+        self.regs.status.read(STATUS::COUNT)
+    }
+
+    pub fn depth(&self) -> u32 {
+        self.regs.depth.get() & 0xffff
+    }
+
+    /// Dequeues one word (one 128-bit read), if there is one.
+    pub fn read_word(&self) -> Option<u128> {
+        if self.count() == 0 {
+            return None;
+        }
+        // SAFETY: the DATA register of this page; one 128-bit access.
+        Some(unsafe { read_u128(core::ptr::addr_of!(self.regs.data) as *const u128) })
+    }
+
+    /// Dequeues a whole packet (two words), if one is there. Packets are committed whole, so
+    /// two queued words are always one packet's.
+    pub fn read_packet(&self) -> Option<[u128; 2]> {
+        if self.count() < 2 {
+            return None;
+        }
+        Some([self.read_word()?, self.read_word()?])
+    }
+
+    /// Raise the interrupt once `words` are queued (`words` >= 1).
+    pub fn arm(&self, words: u32) {
+        self.regs.threshold.write(THRESHOLD::LEVEL.val(words.clamp(1, 0xffff)));
+        self.regs.irq_status.write(IRQ::THRESHOLD::SET);
+        self.regs.irq_enable.write(IRQ::THRESHOLD::SET);
+    }
+
+    /// Stops interrupting and acknowledges what was pending.
+    pub fn disarm(&self) {
+        self.regs.irq_enable.set(0);
+        self.regs.irq_status.write(IRQ::THRESHOLD::SET + IRQ::NOT_EMPTY::SET + IRQ::REFUSED::SET);
+    }
+}
+
+pub struct VmboxControl {
+    regs: Mmio<ControlRegisters>,
+}
+
+impl VmboxControl {
+    /// # Safety
+    ///
+    /// `base` must map the vmbox control page.
+    pub const unsafe fn new(base: usize) -> Self {
+        // SAFETY: forwarded from the caller.
+        Self { regs: unsafe { Mmio::new(base) } }
+    }
+
+    /// Bit n: MIF n asserts its interrupt.
+    pub fn asserting(&self) -> u64 {
+        self.regs.irq_summary.get()
+    }
+}
