@@ -14,7 +14,7 @@ use crate::irq::{self, IntId, sgi};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::FrameSource;
 use crate::process::scheduler;
-use crate::process::table::{self, Reap, State, TABLE, Wait};
+use crate::process::table::{self, Reap, TABLE, Wait};
 use crate::sync::IrqMutex;
 use alloc::collections::VecDeque;
 use board::pl;
@@ -103,17 +103,13 @@ fn on_vmbox_irq(_: IntId) {
         if index == 0 {
             SERVICE_NEWS.store(true, Ordering::Release);
             irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
-        } else if let Some(slot) = TABLE.lock().holder_of(index) {
-            wake_if_waiting(slot, |w| matches!(w, Wait::Mif { .. }));
+        } else {
+            // The guard must be gone before waking (which takes the table again).
+            let holder = TABLE.lock().holder_of(index);
+            if let Some(slot) = holder {
+                scheduler::wake_waiter(slot, |w| matches!(w, Wait::Mif { .. }));
+            }
         }
-    }
-}
-
-fn wake_if_waiting(slot: usize, on: impl Fn(Wait) -> bool) {
-    let waiting =
-        matches!(TABLE.lock().slots[slot].as_ref().map(|p| p.state), Some(State::Blocked { wait, .. }) if on(wait));
-    if waiting {
-        scheduler::wake(slot, None);
     }
 }
 
@@ -131,7 +127,7 @@ pub fn disarm_process_mif(slot: usize) {
 
 /// A thread blocked in `MAILBOX_RECEIVE` has news (the thread id is its slot).
 pub fn wake_mailbox_thread(thread: u32) {
-    wake_if_waiting(thread as usize, |w| w == Wait::Mailbox);
+    scheduler::wake_waiter(thread as usize, |w| w == Wait::Mailbox);
 }
 
 /// A process ended: its notification registrations and queues go. Its shared pages stay, owned

@@ -112,6 +112,9 @@ enum Command {
         /// Run the on-target tests on a board behind this serial port instead of QEMU.
         #[arg(long)]
         serial: Option<PathBuf>,
+        /// Write a Chrome trace of every QEMU run into this directory (one file per run).
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
@@ -140,7 +143,7 @@ fn main() {
         Command::Qemu { nodes, release, gdb, boot_args, trace, link } => link
             .config()
             .and_then(|link| qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args, trace, link })),
-        Command::Test { filter, list, release, target_only, host_only, serial, baud } => {
+        Command::Test { filter, list, release, target_only, host_only, serial, baud, trace_dir } => {
             testing::run(testing::Options {
                 filter,
                 list,
@@ -149,6 +152,7 @@ fn main() {
                 target: !host_only,
                 serial,
                 baud,
+                trace_dir,
             })
         }
         Command::Bench { name, release } => bench::run(&name, release),

@@ -25,7 +25,7 @@ pub const TESTS: &[Test] = &[
 mod gsas {
     use super::super::cluster_support::{barrier, publish, published, whoami};
     use super::super::ensure;
-    use super::super::gsas::{expect_status, result_of};
+    use super::super::gsas::{expect_status, finish, result_of};
     use crate::process::table::{self, Exit, Reap};
     use alloc::vec::Vec;
     use boot::testkit::TestResult;
@@ -40,14 +40,14 @@ mod gsas {
             .map_err(|_| "cannot spawn")?;
         let mut result = Ok(());
         for h in handles {
-            match table::wait(h, SECONDS * crate::timer::hz()) {
-                Some(Exit::Status(0)) => {}
-                Some(Exit::Status(s)) => {
+            match finish(h, SECONDS) {
+                Ok(Exit::Status(0)) => {}
+                Ok(Exit::Status(s)) => {
                     defmt::println!("{=str} failed with {=u64:#x}", name, s);
                     result = Err("a worker failed");
                 }
-                Some(Exit::Fault { .. }) => result = Err("a worker was killed"),
-                None => result = Err("a worker did not finish"),
+                Ok(Exit::Fault { .. } | Exit::Killed) => result = Err("a worker was killed"),
+                Err(_) => result = Err("a worker did not finish"),
             }
         }
         result
@@ -178,8 +178,8 @@ mod gsas {
         barrier(801)?;
         let sent = if me == 0 { expect_status("notify-sender", 1 | OPCODE << 16 | PAYLOAD << 20, 0) } else { Ok(()) };
         let received = match receiver {
-            Some(h) => match table::wait(h, SECONDS * crate::timer::hz()) {
-                Some(Exit::Status(p)) if p == PAYLOAD => Ok(()),
+            Some(h) => match finish(h, SECONDS) {
+                Ok(Exit::Status(p)) if p == PAYLOAD => Ok(()),
                 _ => Err("the notification did not arrive"),
             },
             None => Ok(()),

@@ -15,6 +15,8 @@ pub const TESTS: &[Test] = &[
     Test::new("gsas", "a_full_mailbox_fifo_loses_no_reply", mif_flood),
     Test::new("gsas", "ten_thousand_malformed_requests_get_errors_and_the_service_still_serves", malformed),
     Test::new("gsas", "notifications_reach_a_blocked_receiver", notify),
+    Test::new("gsas", "bad_system_call_arguments_get_error_returns", bad_syscalls),
+    Test::new("gsas", "a_spinning_or_sleeping_process_can_be_killed", kill),
 ];
 
 /// Seconds a test program may take.
@@ -26,7 +28,20 @@ pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
         defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
         "the program could not be started"
     })?;
-    table::wait(handle, PROGRAM_SECONDS * crate::timer::hz()).ok_or("the program did not finish in time")
+    finish(handle, PROGRAM_SECONDS)
+}
+
+/// Waits up to `seconds` for the process to end; one that does not is killed, so that it does
+/// not run on into the next test.
+pub fn finish(handle: table::Handle, seconds: u64) -> Result<Exit, &'static str> {
+    if let Some(exit) = table::wait(handle, seconds * crate::timer::hz()) {
+        return Ok(exit);
+    }
+    table::kill(handle);
+    if table::wait(handle, crate::timer::hz()).is_none() {
+        defmt::println!("a process did not end when killed");
+    }
+    Err("the program did not finish in time")
 }
 
 /// Runs `name` and expects exit status `expected`.
@@ -41,6 +56,7 @@ pub fn expect_status(name: &str, arg: u64, expected: u64) -> TestResult {
             defmt::println!("{=str} was killed: ESR {=u64:#x} FAR {=u64:#x} ELR {=u64:#x}", name, esr, far, elr);
             Err("the program was killed by a fault")
         }
+        Exit::Killed => Err("the program was killed"),
     }
 }
 
@@ -49,6 +65,7 @@ pub fn result_of(name: &str, arg: u64) -> Result<u64, &'static str> {
     match run(name, arg)? {
         Exit::Status(s) => Ok(s),
         Exit::Fault { .. } => Err("the program was killed by a fault"),
+        Exit::Killed => Err("the program was killed"),
     }
 }
 
@@ -82,7 +99,7 @@ fn forged_pid() -> TestResult {
 fn touch_tif() -> TestResult {
     match run("touch-tif", 0)? {
         Exit::Fault { .. } => Ok(()),
-        Exit::Status(_) => Err("a process read the trusted interface and lived"),
+        Exit::Status(_) | Exit::Killed => Err("a process read the trusted interface and lived"),
     }
 }
 
@@ -102,9 +119,30 @@ fn notify() -> TestResult {
     let t = crate::timer::now() + crate::timer::hz() / 2;
     crate::arch::cpu::idle_until(|| crate::timer::now() > t);
     expect_status("notify-sender", me() | OPCODE << 16 | PAYLOAD << 20, 0)?;
-    match table::wait(receiver, PROGRAM_SECONDS * crate::timer::hz()) {
-        Some(Exit::Status(p)) if p == PAYLOAD => Ok(()),
-        Some(_) => Err("the receiver did not get the notification's payload"),
-        None => Err("the receiver never woke"),
+    match finish(receiver, PROGRAM_SECONDS).map_err(|_| "the receiver never woke")? {
+        Exit::Status(p) if p == PAYLOAD => Ok(()),
+        _ => Err("the receiver did not get the notification's payload"),
     }
+}
+
+fn bad_syscalls() -> TestResult {
+    expect_status("bad-syscalls", 0, 0)
+}
+
+fn kill() -> TestResult {
+    for (how, arg) in [("spinning", 0), ("sleeping", 1)] {
+        let handle = table::spawn("spin", Some(arg), Reap::Wait).map_err(|_| "cannot spawn spin")?;
+        let t = crate::timer::now() + crate::timer::hz() / 10;
+        crate::arch::cpu::idle_until(|| crate::timer::now() > t);
+        table::kill(handle);
+        match table::wait(handle, crate::timer::hz()) {
+            Some(Exit::Killed) => {}
+            other => {
+                defmt::println!("{=str} spin: {}", how, defmt::Debug2Format(&other));
+                return Err("the process did not end as killed");
+            }
+        }
+    }
+    // Its slot and interface went back: a normal program still runs.
+    expect_status("hello", 1, 2)
 }

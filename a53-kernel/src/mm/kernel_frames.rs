@@ -47,7 +47,8 @@ impl FrameSource for KernelFrames {
     }
 
     fn free(&self, pa: u64) {
-        if let Err(e) = pool().lock().free(pa) {
+        let freed = pool().lock().free(pa);
+        if let Err(e) = freed {
             defmt::error!("frame pool: {}", defmt::Debug2Format(&e));
         }
     }

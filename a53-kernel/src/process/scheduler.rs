@@ -8,6 +8,7 @@
 //! below the frame. Nothing is ever left on a stack that is abandoned: no lock is held across
 //! a switch.
 
+use super::MAX_DOMAINS;
 use super::table::{Exit, State, TABLE, Wait};
 use crate::arch::cpu;
 use crate::irq::{self, sgi};
@@ -27,6 +28,13 @@ const NONE: usize = usize::MAX;
 static CURRENT: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
 static NEED_RESCHED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
 static SLICE: [AtomicUsize; CORES] = [const { AtomicUsize::new(0) }; CORES];
+/// Per slot: the running process is to end at its next exception ([`kill_running`]).
+static KILL: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
+/// Per slot: a wake-up found the process not blocked. It may be on its way to blocking (its
+/// call has looked and found nothing, and the scheduler has not yet recorded the wait): that
+/// block then does not happen, and the call runs again and finds what woke it. A wake-up that
+/// was not for it costs one extra look.
+static WAKE_PENDING: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
 
 /// What the exception path decided for the process that trapped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,6 +153,12 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     };
     {
         let mut table = TABLE.lock();
+        let event = match event {
+            _ if KILL[slot].swap(false, Ordering::AcqRel) => Event::Exit(Exit::Killed),
+            // Woken on its way to blocking: its call runs again (the frame is rewound to it).
+            Event::Block { .. } if WAKE_PENDING[slot].swap(false, Ordering::AcqRel) => Event::Yield,
+            e => e,
+        };
         match event {
             Event::Continue => return,
             Event::Preempt | Event::Yield if table.run_queue.is_empty() => return,
@@ -189,6 +203,7 @@ pub fn wake(slot: usize, result: Option<i64>) {
     let mut table = TABLE.lock();
     let Some(p) = table.slots[slot].as_mut() else { return };
     let State::Blocked { wait, .. } = p.state else { return };
+    WAKE_PENDING[slot].store(false, Ordering::Relaxed);
     if let Some(value) = result {
         p.frame.x[0] = value as u64;
         if wait != Wait::Sleep {
@@ -199,6 +214,28 @@ pub fn wake(slot: usize, result: Option<i64>) {
     table.run_queue.push_back(slot);
     drop(table);
     kick();
+}
+
+/// Wakes the process in `slot` if it waits for what `wanted` accepts, or, if it is not blocked
+/// yet, keeps it from blocking (see [`WAKE_PENDING`]). For events that can come at any time
+/// (an interrupt, another process's message); a deadline uses [`wake`].
+pub fn wake_waiter(slot: usize, wanted: impl Fn(Wait) -> bool) {
+    let Some(pending) = WAKE_PENDING.get(slot) else { return };
+    // Before the table lock: a scheduler recording this process's block takes the lock after
+    // this store, or before our check below sees the block.
+    pending.store(true, Ordering::Release);
+    let waiting =
+        matches!(TABLE.lock().slots[slot].as_ref().map(|p| p.state), Some(State::Blocked { wait, .. }) if wanted(wait));
+    if waiting {
+        wake(slot, None);
+    }
+}
+
+/// Marks the process in `slot`, running on some core, to be killed when it next enters the
+/// kernel. The caller holds the table and has seen it running: its next [`switch_point`] takes
+/// the table after that, so it sees the mark.
+pub(super) fn kill_running(slot: usize) {
+    KILL[slot].store(true, Ordering::Release);
 }
 
 /// Per-core tick on the process cores: ask for a reschedule once the slice is used up.

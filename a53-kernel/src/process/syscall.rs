@@ -30,7 +30,9 @@ fn block_and_retry(frame: &mut ExceptionFrame, wait: Wait, deadline: Option<u64>
 }
 
 fn deadline_after_us(us: u64) -> Option<u64> {
-    (us != 0).then(|| crate::timer::now() + crate::timer::timer().rate().ticks_from_ns(us.saturating_mul(1000)))
+    (us != 0).then(|| {
+        crate::timer::now().saturating_add(crate::timer::timer().rate().ticks_from_ns(us.saturating_mul(1000)))
+    })
 }
 
 /// Handles the call in `frame` for the process running on this core.
@@ -48,7 +50,7 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             let (node, count) = gsas_node::identity();
             ok(frame, &[u64::from(node), u64::from(count)])
         }
-        nr::INTERFACE => match TABLE.lock().pid_of(slot) {
+        nr::INTERFACE => match { TABLE.lock().pid_of(slot) } {
             Some(pid) => ok(frame, &[hal::syscall::layout::PIF_PAGE, hal::syscall::layout::MIF_PAGE, pid.raw()]),
             None => err(frame, Error::BadArgument),
         },

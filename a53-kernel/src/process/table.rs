@@ -41,6 +41,8 @@ pub enum Exit {
         far: u64,
         elr: u64,
     },
+    /// Ended by [`kill`].
+    Killed,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,6 +235,18 @@ pub fn spawn(name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, Sp
     let handle = TABLE.lock().spawn(name, argument, reap)?;
     super::scheduler::kick();
     Ok(handle)
+}
+
+/// Ends the process: at once if it is not running, otherwise at its next exception (a tick at
+/// the latest). Its exit is [`Exit::Killed`], collected with [`wait`] as any other.
+pub fn kill(handle: Handle) {
+    let mut table = TABLE.lock();
+    let Some((slot, p)) = table.process(handle) else { return };
+    match p.state {
+        State::Exited(_) => {}
+        State::Running(_) => super::scheduler::kill_running(slot),
+        State::Runnable | State::Blocked { .. } => table.exit(slot, Exit::Killed),
+    }
 }
 
 /// Waits (asleep, on the calling kernel thread) until the process ends or `timeout_ticks` of the

@@ -28,9 +28,11 @@ pub struct Interface {
     pub pid: Pid,
 }
 
+/// The bare call: x8 = `number`, x0..x5 = `args`; returns x0..x2 unchecked. For programs that
+/// test the kernel's own checks (`bad-syscalls`); everything else uses the typed wrappers.
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 #[inline(always)]
-fn raw(number: u64, args: [u64; 6]) -> [u64; 3] {
+pub fn raw(number: u64, args: [u64; 6]) -> [u64; 3] {
     let (x0, x1, x2);
     // SAFETY: `svc #0` enters the kernel, which reads x0..x5 and x8, may read or write memory
     // the arguments point to (declared by not passing `nomem`), writes x0..x5 (declared as
@@ -52,7 +54,7 @@ fn raw(number: u64, args: [u64; 6]) -> [u64; 3] {
 }
 
 #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
-fn raw(_number: u64, _args: [u64; 6]) -> [u64; 3] {
+pub fn raw(_number: u64, _args: [u64; 6]) -> [u64; 3] {
     [SysError::NoSuchCall as i64 as u64, 0, 0]
 }
 

@@ -3,6 +3,7 @@
 //! (`docs/hw/forwarding.md`).
 
 mod address_map;
+mod irq_wire;
 mod routing;
 
 pub use address_map::{AddressMap, MapError};
@@ -17,7 +18,8 @@ use crate::trace::AccessRecord;
 use board::Board as _;
 use board::pl;
 use hal::forward::{Request, Slots, Status};
-use std::io::{Read, Write};
+use irq_wire::IrqWire;
+use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,7 +35,9 @@ pub struct Platform {
     /// Bit n: this node's packetizer reached node n's vmbox since the last access finished, so
     /// node n's PL lines may have changed (set by the packetizer's sink, `routing`).
     touched: Arc<AtomicU64>,
-    irq_out: Mutex<(UnixStream, u16)>,
+    /// The PL line levels last sampled; its lock orders the samples (see `update_irqs`).
+    irq_levels: Mutex<u16>,
+    irq_wire: IrqWire,
     fabric: Arc<Fabric>,
 }
 
@@ -62,7 +66,8 @@ impl Platform {
         let vmbox = Arc::new(Mutex::new(VmboxDevice::new(vmbox, pl::irq_line::VMBOX)));
         map.insert_shared(pl::VMBOX_BASE, pl::VMBOX_SIZE, vmbox.clone())?;
         map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
-        Ok(Arc::new(Self { node, map, vmbox, touched, irq_out: Mutex::new((irq_out, 0)), fabric }))
+        let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
+        Ok(Arc::new(Self { node, map, vmbox, touched, irq_levels: Mutex::new(0), irq_wire, fabric }))
     }
 
     pub fn map(&self) -> &AddressMap {
@@ -103,25 +108,23 @@ impl Platform {
 
     /// Sends a byte for every PL line that rose, and, after a write (the guest may just have
     /// acknowledged one source of a shared line), for every line still high: the guest's
-    /// handler then looks again. Extra interrupts are harmless; a lost one is not.
+    /// handler then looks again. Extra interrupts are harmless; a lost one is not. The bytes
+    /// go out in the background (`irq_wire`): this never waits for the guest.
     ///
     /// Other nodes' packets call this too, concurrently with this node's server: the levels
-    /// are sampled under the wire's lock, so the recorded levels are always the latest sample
-    /// and a stale sample can never hide a rise.
+    /// are sampled under one lock, so the recorded levels are always the latest sample and a
+    /// stale sample can never hide a rise.
     pub fn update_irqs(&self, after_write: bool) {
-        let mut out = self.irq_out.lock().unwrap();
+        let mut recorded = self.irq_levels.lock().unwrap();
         let levels = self.map.irq_levels();
-        let rising = levels & !out.1;
-        let send = if after_write { levels } else { rising };
-        out.1 = levels;
-        for line in (0..16u8).filter(|l| send & (1 << l) != 0) {
-            if out.0.write_all(&[line]).is_ok() {
-                NodeCounters::bump(&self.fabric.counters[self.node].interrupts);
-                if let Some(t) = &self.fabric.trace {
-                    t.interrupt(self.node, line);
-                }
-            }
-        }
+        let rising = levels & !*recorded;
+        *recorded = levels;
+        self.irq_wire.raise(if after_write { levels } else { rising });
+    }
+
+    /// Returns once every interrupt byte decided so far has been written to the guest's socket.
+    pub fn settle_irqs(&self) {
+        self.irq_wire.settle();
     }
 
     /// Serves the node's forwarding kicks until its QEMU goes away.

@@ -25,6 +25,7 @@ pub struct Options {
     pub target: bool,
     pub serial: Option<PathBuf>,
     pub baud: u32,
+    pub trace_dir: Option<PathBuf>,
 }
 
 #[derive(Default)]
@@ -185,7 +186,13 @@ fn target_run(
     let dir = RuntimeDir::new(run.name)?;
     // The trace check needs the run's full set of tests: only without a filter, or when asked for.
     let trace_check = run.trace_check.filter(|t| opts.filter.as_deref().is_none_or(|f| t.contains(f)));
-    let trace = trace_check.map(|_| dir.0.join("trace.json"));
+    let trace = match &opts.trace_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d)?;
+            Some(d.join(format!("{}.json", run.name)))
+        }
+        None => trace_check.map(|_| dir.0.join("trace.json")),
+    };
     let (tx, rx) = mpsc::channel();
     let cluster =
         Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
