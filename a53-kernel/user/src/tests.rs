@@ -245,3 +245,19 @@ fn exit_statuses_are_distinct_and_below_a_page() {
     assert_eq!(Error::Syscall(Sys::WouldBlock).exit_status(), 0x204);
     assert_eq!(Error::from(Sys::TimedOut), Error::Timeout);
 }
+
+/// A program in `src/bin` without its `[[bin]]` entry would be built for the host by
+/// `cargo test` (and fail to link) and left out of the kernel's images.
+#[test]
+fn every_program_is_declared_as_an_image_only_binary() {
+    let manifest = include_str!("../Cargo.toml");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/bin");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = entry.unwrap().file_name().into_string().unwrap();
+        let name = file.strip_suffix(".rs").unwrap();
+        let declared = format!(
+            "[[bin]]\nname = \"{name}\"\npath = \"src/bin/{file}\"\nrequired-features = [\"image\"]\ntest = false\n"
+        );
+        assert!(manifest.contains(&declared), "Cargo.toml does not declare {name} as the others are");
+    }
+}
