@@ -87,6 +87,14 @@ pub fn set_alarm(deadline: u64, callback: AlarmCallback) {
     timer().set_deadline(deadline);
 }
 
+/// Sleeps (WFI) until the counter passes `deadline`, on a core with the periodic tick, which
+/// wakes it: the sleep ends at the first tick (or other interrupt) after the deadline, at most
+/// one tick period late. For polling loops that should leave the host's CPU to others.
+pub fn sleep_until(deadline: u64) {
+    assert_ne!(CORE_TIMERS[cpu::core_id()].period.load(Ordering::Relaxed), 0, "sleep on a core without a tick");
+    cpu::idle_until(|| now() >= deadline);
+}
+
 fn on_interrupt(_: IntId) {
     let now = now();
     let t = &CORE_TIMERS[cpu::core_id()];

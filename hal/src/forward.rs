@@ -152,13 +152,18 @@ pub fn forward(
     kick: impl FnOnce(),
     mut timed_out: impl FnMut() -> bool,
 ) -> Result<u128, ForwardError> {
+    /// Looks at the slot between two looks at the clock: reading the clock is an exit to the
+    /// emulator, the slot is plain memory.
+    const SPINS_PER_CLOCK: u32 = 64;
     let seq = slot.post(write, size, pa, data);
     kick();
+    let mut spins = 0u32;
     loop {
         if let Some(result) = slot.finished(seq) {
             return result.map_err(ForwardError::Host);
         }
-        if timed_out() {
+        spins = spins.wrapping_add(1);
+        if spins.is_multiple_of(SPINS_PER_CLOCK) && timed_out() {
             return Err(ForwardError::TimedOut);
         }
         core::hint::spin_loop();

@@ -92,6 +92,11 @@ pub mod layout {
     pub const STACK_SIZE: u64 = 64 * 1024;
     /// The end of the user address space (2^39).
     pub const USER_END: u64 = 1 << 39;
+
+    // The layout fits in the user half, in this order, with a guard page below the stack.
+    const _: () = assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= PIF_PAGE);
+    const _: () = assert!(MIF_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
+    const _: () = assert!(STACK_TOP < USER_END);
 }
 
 #[cfg(test)]
@@ -113,13 +118,5 @@ mod tests {
         }
         assert_eq!(Error::from_return(0), None);
         assert_eq!(Error::from_return(5), None);
-    }
-
-    #[test]
-    fn the_layout_fits_in_the_user_half() {
-        use layout::*;
-        assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= PIF_PAGE);
-        assert!(MIF_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
-        assert!(STACK_TOP < USER_END);
     }
 }

@@ -4,26 +4,48 @@
 use crate::qemu_run::{RuntimeDir, node_specs};
 use crate::{images, setup};
 use anyhow::{Context, bail};
-use qemu_virt::{Cluster, ClusterSpec, Event};
+use qemu_virt::{Cluster, ClusterSpec, Event, NodeSpec};
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const RUN_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Runs the test image on `nodes` nodes with `boot_args` and returns every `bench ...` line
-/// (without the prefix), or the time until every node printed `node ready` when asked.
-fn run_image(
-    qemu: &Path,
-    images: &images::Images,
-    nodes: usize,
-    boot_args: &str,
-) -> anyhow::Result<(Vec<String>, Duration)> {
+/// What every benchmark run needs: QEMU, the images, and where traces go if asked.
+struct Bench<'a> {
+    qemu: &'a Path,
+    images: &'a images::Images,
+    trace_dir: Option<&'a Path>,
+}
+
+impl Bench<'_> {
+    /// Runs the test image on `nodes` nodes (with the R5) and `boot_args`.
+    fn run_image(&self, nodes: usize, boot_args: &str) -> anyhow::Result<(Vec<String>, Duration)> {
+        self.run_nodes(node_specs(nodes, &self.images.ktest, Some(&self.images.r5), boot_args))
+    }
+
+    /// Runs the nodes to their end; returns every `bench ...` line (without the prefix) and
+    /// the time until every node printed `node ready`.
+    fn run_nodes(&self, specs: Vec<NodeSpec>) -> anyhow::Result<(Vec<String>, Duration)> {
+        let trace = match self.trace_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)?;
+                let args = specs.first().and_then(|s| s.boot_args.as_deref()).unwrap_or("boot");
+                let name: String = args.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+                Some(dir.join(format!("{name}-{}-nodes.json", specs.len())))
+            }
+            None => None,
+        };
+        run_nodes(self.qemu, ClusterSpec { nodes: specs, trace, ..ClusterSpec::default() })
+    }
+}
+
+fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Duration)> {
+    let nodes = spec.nodes.len();
     let dir = RuntimeDir::new("bench")?;
     let (tx, rx) = mpsc::channel();
     let started = Instant::now();
-    let specs = node_specs(nodes, &images.ktest, Some(&images.r5), boot_args);
-    let _cluster = Cluster::start(&ClusterSpec { nodes: specs, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
+    let _cluster = Cluster::start(&spec, qemu, &dir.0, tx)?;
     let (mut lines, mut ready, mut ended) = (Vec::new(), vec![None; nodes], 0);
     while ended < nodes {
         match rx.recv_timeout(RUN_TIMEOUT).context("a benchmark node hung")? {
@@ -70,12 +92,12 @@ fn value_of(lines: &[String], name: &str) -> Option<f64> {
     lines.iter().find_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.split(' ').next()?.parse().ok())
 }
 
-fn platform(qemu: &Path, images: &images::Images) -> anyhow::Result<()> {
-    let (single, _) = run_image(qemu, images, 1, "bench=platform")?;
+fn platform(bench: &Bench) -> anyhow::Result<()> {
+    let (single, _) = bench.run_image(1, "bench=platform")?;
     for line in &single {
         println!("{line}");
     }
-    let (window, _) = run_image(qemu, images, 2, "bench=platform-window")?;
+    let (window, _) = bench.run_image(2, "bench=platform-window")?;
     let (bytes, ns) = (value_of(&window, "window_copy_bytes"), value_of(&window, "window_copy_ns"));
     let (Some(bytes), Some(ns)) = (bytes, ns) else { bail!("the window benchmark printed no figures: {window:?}") };
     let window_rate = bytes / (ns / 1e9);
@@ -84,17 +106,49 @@ fn platform(qemu: &Path, images: &images::Images) -> anyhow::Result<()> {
     println!("host_memcpy_throughput: {:.1} MiB/s", host_rate / (1024.0 * 1024.0));
     println!("global_window_vs_host_memcpy: {:.3e} ratio", window_rate / host_rate);
     for nodes in [1, 2, 4] {
-        let (_, boot) = run_image(qemu, images, nodes, "bench=boot")?;
+        let (_, boot) = bench.run_image(nodes, "bench=boot")?;
         println!("boot_to_ready_{nodes}_nodes: {:.0} ms", boot.as_secs_f64() * 1000.0);
     }
     Ok(())
 }
 
-pub fn run(name: &str, release: bool) -> anyhow::Result<()> {
+/// The four nodes of a QFDB: remote FAD64 throughput with 1..4 requesting nodes; then one node
+/// under `-icount` (QEMU counts instructions only there, and without the R5, which would spin
+/// in the single emulation thread): the atomic service's instructions per request.
+fn gsas(bench: &Bench) -> anyhow::Result<()> {
+    const NODES: usize = 4;
+    // Without the R5s: they take no part, and their polling would take host CPU from the nodes.
+    let (lines, _) = bench.run_nodes(node_specs(NODES, &bench.images.ktest, None, "bench=gsas-fad"))?;
+    let per = |name: &str| value_of(&lines, name).with_context(|| format!("the benchmark printed no {name}"));
+    let ops_per_node = per("gsas_fad_requests_per_process")? * per("gsas_fad_processes_per_node")?;
+    for requesters in 1..=NODES {
+        let prefix = format!("gsas_fad_{requesters}_requesters_node");
+        let times: Vec<f64> = lines
+            .iter()
+            .filter_map(|l| l.strip_prefix(&prefix)?.split_once("_ns: ")?.1.split(' ').next()?.parse().ok())
+            .collect();
+        anyhow::ensure!(times.len() == requesters, "{requesters} requesting nodes, {} timings: {lines:?}", times.len());
+        let slowest_s = times.iter().copied().fold(0.0, f64::max) / 1e9;
+        let ops = ops_per_node * requesters as f64;
+        println!("gsas_fad64_throughput_{requesters}_requesting_nodes: {:.0} ops/s", ops / slowest_s);
+    }
+    let mut spec = node_specs(1, &bench.images.ktest, None, "bench=gsas-service").remove(0);
+    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
+    let (service, _) = bench.run_nodes(vec![spec])?;
+    for line in service.iter().filter(|l| l.starts_with("gsas_service_")) {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// Runs benchmark `name`; with `trace_dir`, every emulated run writes its trace there.
+pub fn run(name: &str, release: bool, trace_dir: Option<&Path>) -> anyhow::Result<()> {
     let qemu = setup::ensure_qemu()?;
     let images = images::build_all(images::Options { release, qfdb: false })?;
+    let bench = Bench { qemu: &qemu, images: &images, trace_dir };
     match name {
-        "platform" => platform(&qemu, &images),
-        other => bail!("unknown benchmark {other}: try `platform`"),
+        "platform" => platform(&bench),
+        "gsas" => gsas(&bench),
+        other => bail!("unknown benchmark {other}: try `platform` or `gsas`"),
     }
 }

@@ -98,7 +98,8 @@ pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
     cmd.args(["build", "--package", "unimem-user", "--bins", "--features", "image", "--target", A53_TARGET]);
     cmd.args(["--profile", "user", "--message-format", "json-render-diagnostics"]);
     cmd.arg("--target-dir").arg(opts.target_root());
-    cmd.stdout(std::process::Stdio::piped());
+    // The messages come on stdout, as JSON; the rendered diagnostics go to the terminal.
+    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit());
     let out = cmd.output().context("cannot run cargo for the user programs")?;
     if !out.status.success() {
         bail!("building the user programs failed");
@@ -142,7 +143,12 @@ pub fn lint() -> anyhow::Result<()> {
     let mut r5 = r5_cargo("clippy", opts)?;
     r5.args(["--", "-D", "warnings"]);
     run(r5, "clippy (R5)")?;
-    println!("lint clean: rustfmt, clippy for host, {A53_TARGET} and {R5_TARGET}");
+    let mut user = cargo();
+    user.args(["clippy", "--package", "unimem-user", "--bins", "--features", "image", "--target", A53_TARGET]);
+    user.args(["--profile", "user"]).arg("--target-dir").arg(opts.target_root());
+    user.args(["--", "-D", "warnings"]);
+    run(user, "clippy (user programs)")?;
+    println!("lint clean: rustfmt, clippy for host, {A53_TARGET} (kernel and user programs) and {R5_TARGET}");
     Ok(())
 }
 

@@ -123,6 +123,9 @@ enum Command {
         name: String,
         #[arg(long)]
         release: bool,
+        /// Write a Chrome trace of every emulated run into this directory.
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
     },
     /// Write a ZynqMP boot image (BOOT.bin) from FSBL, PMU firmware, bitstream, ATF and our
     /// images, or dump and verify one.
@@ -155,7 +158,7 @@ fn main() {
                 trace_dir,
             })
         }
-        Command::Bench { name, release } => bench::run(&name, release),
+        Command::Bench { name, release, trace_dir } => bench::run(&name, release, trace_dir.as_deref()),
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),
         Command::Lint => images::lint(),

@@ -3,6 +3,7 @@
 pub mod cpu;
 pub mod mmu;
 pub mod pm;
+pub mod pmu;
 pub mod psci;
 pub mod semihosting;
 

@@ -1,8 +1,11 @@
 //! Benchmarks (boot argument `bench=NAME`): each prints `bench <name>: <value> <unit>` lines,
 //! which `cargo xtask bench` collects. Figures from QEMU describe the emulator, not the board.
 
-use super::cluster_support::{barrier, remote, wait_for, whoami};
+use super::cluster_support::{barrier, publish, published, remote, wait_for, whoami};
+use super::gsas::{finish, result_of};
+use crate::process::table::{self, Exit, Reap};
 use crate::rpu;
+use alloc::vec::Vec;
 use board::layout::TEST_BUFFER;
 use core::arch::asm;
 use hal::ipc::op;
@@ -77,6 +80,85 @@ fn platform_window() -> Result<(), &'static str> {
     wait_for(1, || true)
 }
 
+/// Processes per requesting node in the FAD benchmark (one per process core), and the requests
+/// each keeps outstanding.
+const FAD_PROCESSES: u64 = 2;
+const FAD_WINDOW: u16 = 8;
+const FAD_OPS: u64 = unimem_user::args::fad_bench::OPS as u64;
+
+/// Runs `count` copies of `fad-bench` on this node; returns the nanoseconds until all ended.
+fn fad_burst(counter: u64, count: u64) -> Result<u64, &'static str> {
+    let counter = hal::gsas::GlobalAddress::from_raw(counter);
+    let arg = unimem_user::args::fad_bench::pack(counter, FAD_WINDOW).ok_or("the counter is not a page")?;
+    let t0 = crate::timer::now();
+    let handles: Vec<_> = (0..count)
+        .map(|_| table::spawn("fad-bench", Some(arg), Reap::Wait))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "cannot spawn fad-bench")?;
+    let mut result = Ok(());
+    for h in handles {
+        match finish(h, 300)? {
+            Exit::Status(0) => {}
+            _ => result = Err("a fad-bench process failed"),
+        }
+    }
+    result.map(|()| crate::timer::timer().rate().ns_from_ticks(crate::timer::now() - t0))
+}
+
+/// Remote FAD64 throughput with 1..=n requesting nodes, all on one counter on node 0. The
+/// requesters join in the order 1, 2, 3, ..., and node 0 itself last (its requests take the
+/// same packet path, to its own vmbox). Each requesting node prints how long its processes took;
+/// the host divides the requests by the longest.
+fn gsas_fad() -> Result<(), &'static str> {
+    let (me, n) = whoami()?;
+    barrier(10)?;
+    if me == 0 {
+        publish(3, result_of("alloc-counter", 0)?);
+    }
+    barrier(11)?;
+    let counter = published(3);
+    let rank = (me + n - 1) % n;
+    for requesters in 1..=n {
+        barrier(10 + 2 * u64::from(requesters))?;
+        if rank < requesters {
+            let ns = fad_burst(counter, FAD_PROCESSES)?;
+            defmt::println!("bench gsas_fad_{=u16}_requesters_node{=u16}_ns: {=u64} ns", requesters, me, ns);
+        }
+        barrier(11 + 2 * u64::from(requesters))?;
+    }
+    if me == 0 {
+        let total = result_of("read64", counter)?;
+        let expected = (1..=u64::from(n)).sum::<u64>() * FAD_PROCESSES * FAD_OPS;
+        defmt::println!("bench gsas_fad_requests_per_process: {=u64} requests", FAD_OPS);
+        defmt::println!("bench gsas_fad_processes_per_node: {=u64} processes", FAD_PROCESSES);
+        if total != expected {
+            defmt::println!("counter {=u64}, expected {=u64}", total, expected);
+            return Err("the counter is not the number of FADs");
+        }
+    }
+    barrier(100)
+}
+
+/// Instructions the atomic service executes per FAD64 request (PMU, under `-icount`), from
+/// one process's requests to its own node, one at a time.
+fn gsas_service() -> Result<(), &'static str> {
+    let counter = result_of("alloc-counter", u64::from(crate::gsas_node::node_id()))?;
+    crate::gsas_node::profile::start()?;
+    let ran = fad_burst(counter, 1);
+    let mut samples = crate::gsas_node::profile::stop();
+    ran?;
+    if samples.len() < FAD_OPS as usize {
+        return Err("fewer requests sampled than sent");
+    }
+    samples.sort_unstable();
+    let n = samples.len();
+    defmt::println!("bench gsas_service_requests_sampled: {=usize} requests", n);
+    defmt::println!("bench gsas_service_instructions_per_fad_min: {=u32} instructions", samples[0]);
+    defmt::println!("bench gsas_service_instructions_per_fad_median: {=u32} instructions", samples[n / 2]);
+    defmt::println!("bench gsas_service_instructions_per_fad_p90: {=u32} instructions", samples[n * 9 / 10]);
+    Ok(())
+}
+
 /// Runs benchmark `name`.
 pub fn run(name: &str) -> crate::kernel::Stop {
     use crate::kernel::Stop;
@@ -86,6 +168,8 @@ pub fn run(name: &str) -> crate::kernel::Stop {
             Ok(())
         }
         "platform-window" => platform_window(),
+        "gsas-fad" => gsas_fad(),
+        "gsas-service" => gsas_service(),
         // Nothing after the boot itself: the host times boot-to-ready.
         "boot" => Ok(()),
         _ => Err("unknown benchmark"),

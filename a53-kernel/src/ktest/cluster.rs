@@ -25,10 +25,11 @@ pub const TESTS: &[Test] = &[
 mod gsas {
     use super::super::cluster_support::{barrier, publish, published, whoami};
     use super::super::ensure;
-    use super::super::gsas::{expect_status, finish, result_of};
+    use super::super::gsas::{expect_status, finish, notify_arg, result_of};
     use crate::process::table::{self, Exit, Reap};
     use alloc::vec::Vec;
     use boot::testkit::TestResult;
+    use unimem_user::args::spawn_tree;
 
     const SECONDS: u64 = 180;
 
@@ -123,7 +124,7 @@ mod gsas {
     /// Node 0 spawns a tree: every process adds 1 to a counter and spawns two children on other
     /// nodes until depth 0 (1 + 2 + 4 + 8 = 15 processes for depth 3).
     pub fn spawn_tree() -> TestResult {
-        const DEPTH: u64 = 3;
+        const DEPTH: u8 = 3;
         const PROCESSES: u64 = 15;
         let (me, _) = whoami()?;
         barrier(600)?;
@@ -131,7 +132,9 @@ mod gsas {
         if me == 0 {
             result = (|| {
                 let counter = result_of("alloc-counter", 0)?;
-                expect_status("spawn-tree", counter | DEPTH, 0)?;
+                let counter_address = hal::gsas::GlobalAddress::from_raw(counter);
+                let arg = spawn_tree::pack(counter_address, DEPTH).ok_or("the counter is not a page")?;
+                expect_status("spawn-tree", arg, 0)?;
                 // The children run on their own nodes, reaped there: watch the counter.
                 let give_up = crate::timer::now() + SECONDS * crate::timer::hz();
                 loop {
@@ -163,12 +166,12 @@ mod gsas {
 
     /// Node 1's process blocks on opcode 10; node 0's process notifies it.
     pub fn notification() -> TestResult {
-        const OPCODE: u64 = 10;
+        const OPCODE: u8 = 10;
         const PAYLOAD: u64 = 0xabc_def;
         let (me, _) = whoami()?;
         barrier(800)?;
         let receiver = if me == 1 {
-            Some(table::spawn("notify-receiver", Some(OPCODE), Reap::Wait).map_err(|_| "no receiver")?)
+            Some(table::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?)
         } else {
             None
         };
@@ -176,7 +179,7 @@ mod gsas {
         let t = crate::timer::now() + crate::timer::hz();
         crate::arch::cpu::idle_until(|| crate::timer::now() > t);
         barrier(801)?;
-        let sent = if me == 0 { expect_status("notify-sender", 1 | OPCODE << 16 | PAYLOAD << 20, 0) } else { Ok(()) };
+        let sent = if me == 0 { expect_status("notify-sender", notify_arg(1, OPCODE, PAYLOAD)?, 0) } else { Ok(()) };
         let received = match receiver {
             Some(h) => match finish(h, SECONDS) {
                 Ok(Exit::Status(p)) if p == PAYLOAD => Ok(()),

@@ -8,7 +8,6 @@
 use crate::arch::phys_to_virt;
 use board::layout::TEST_RENDEZVOUS;
 use board::pl::window_address;
-use embedded_hal::delay::DelayNs;
 
 pub const BARRIER: u64 = 0x000;
 pub const ROLL_CALL: u64 = 0x100;
@@ -48,8 +47,10 @@ pub fn rendezvous(block: u64, index: u16) -> u64 {
     TEST_RENDEZVOUS + block + 8 * u64::from(index)
 }
 
+/// Between two looks at another node's words: asleep until the next tick, so that a waiting
+/// node leaves the host's CPUs to the nodes doing the work.
 fn pause() {
-    crate::timer::timer().delay_us(200);
+    crate::timer::sleep_until(crate::timer::now() + crate::timer::hz() / 1000);
 }
 
 /// Waits until `ready()` or `seconds` pass.

@@ -69,6 +69,12 @@ pub fn result_of(name: &str, arg: u64) -> Result<u64, &'static str> {
     }
 }
 
+/// `notify-sender`'s argument: send `payload` on user channel `opcode` to `node`.
+pub fn notify_arg(node: u16, opcode: u8, payload: u64) -> Result<u64, &'static str> {
+    let opcode = hal::gsas::MailboxOpcode::new(opcode).map_err(|_| "no such opcode")?;
+    unimem_user::args::notify_sender::pack(node, opcode, payload).ok_or("the payload does not fit")
+}
+
 fn me() -> u64 {
     u64::from(crate::gsas_node::node_id())
 }
@@ -112,13 +118,13 @@ fn malformed() -> TestResult {
 }
 
 fn notify() -> TestResult {
-    const OPCODE: u64 = 9;
+    const OPCODE: u8 = 9;
     const PAYLOAD: u64 = 0x1234_5678;
-    let receiver = table::spawn("notify-receiver", Some(OPCODE), Reap::Wait).map_err(|_| "no receiver")?;
+    let receiver = table::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?;
     // The receiver registers and then blocks; give it time to get there.
     let t = crate::timer::now() + crate::timer::hz() / 2;
     crate::arch::cpu::idle_until(|| crate::timer::now() > t);
-    expect_status("notify-sender", me() | OPCODE << 16 | PAYLOAD << 20, 0)?;
+    expect_status("notify-sender", notify_arg(me() as u16, OPCODE, PAYLOAD)?, 0)?;
     match finish(receiver, PROGRAM_SECONDS).map_err(|_| "the receiver never woke")? {
         Exit::Status(p) if p == PAYLOAD => Ok(()),
         _ => Err("the receiver did not get the notification's payload"),

@@ -100,7 +100,7 @@ mod tests {
         got.sort_unstable();
         got.dedup();
         assert_eq!(got.len(), 130);
-        assert!(got.iter().all(|&pa| pa >= 0x1000 && pa < 0x1000 + 130 * PAGE_SIZE && pa % PAGE_SIZE == 0));
+        assert!(got.iter().all(|&pa| (0x1000..0x1000 + 130 * PAGE_SIZE).contains(&pa) && pa % PAGE_SIZE == 0));
     }
 
     #[test]

@@ -50,10 +50,13 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             let (node, count) = gsas_node::identity();
             ok(frame, &[u64::from(node), u64::from(count)])
         }
-        nr::INTERFACE => match { TABLE.lock().pid_of(slot) } {
-            Some(pid) => ok(frame, &[hal::syscall::layout::PIF_PAGE, hal::syscall::layout::MIF_PAGE, pid.raw()]),
-            None => err(frame, Error::BadArgument),
-        },
+        nr::INTERFACE => {
+            let pid = TABLE.lock().pid_of(slot);
+            match pid {
+                Some(pid) => ok(frame, &[hal::syscall::layout::PIF_PAGE, hal::syscall::layout::MIF_PAGE, pid.raw()]),
+                None => err(frame, Error::BadArgument),
+            }
+        }
         nr::THREAD_ARGUMENT => {
             let arg = TABLE.lock().slots[slot].as_ref().map_or(hal::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
             ok(frame, &[arg])

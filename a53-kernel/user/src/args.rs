@@ -26,6 +26,24 @@ pub mod spawn_tree {
     }
 }
 
+/// `fad-bench`: the counter's address (page-aligned) | requests kept outstanding in [11:0].
+pub mod fad_bench {
+    use super::*;
+
+    pub const MAX_WINDOW: u16 = 256;
+    /// The FADs one process sends.
+    pub const OPS: u32 = 1000;
+
+    pub fn pack(counter: GlobalAddress, window: u16) -> Option<u64> {
+        (counter.is_aligned(PAGE_SIZE) && (1..=MAX_WINDOW).contains(&window)).then(|| counter.raw() | u64::from(window))
+    }
+
+    /// (counter, window).
+    pub fn unpack(arg: u64) -> (GlobalAddress, u16) {
+        (GlobalAddress::from_raw(arg & !0xfff), (arg & 0xfff) as u16)
+    }
+}
+
 /// `notify-sender`: node in bits [15:0], opcode in [19:16], payload in [63:20] (44 bits).
 pub mod notify_sender {
     use super::*;
@@ -54,6 +72,11 @@ mod tests {
         assert_eq!(spawn_tree::unpack(arg), (counter, 3));
         assert_eq!(spawn_tree::pack(GlobalAddress::new(3, 0x5008).unwrap(), 3), None);
         assert_eq!(spawn_tree::pack(counter, 16), None);
+
+        let arg = fad_bench::pack(counter, 16).unwrap();
+        assert_eq!(fad_bench::unpack(arg), (counter, 16));
+        assert_eq!(fad_bench::pack(counter, 0), None);
+        assert_eq!(fad_bench::pack(counter, fad_bench::MAX_WINDOW + 1), None);
 
         let op = MailboxOpcode::new(0xb).unwrap();
         let arg = notify_sender::pack(2, op, (1 << 44) - 1).unwrap();

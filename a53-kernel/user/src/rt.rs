@@ -10,7 +10,9 @@ use crate::error::Error;
 /// The exit status of a process that panicked (the panic message is logged first).
 pub const PANIC_STATUS: u64 = 101;
 
-#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+// Only in the programs: the kernel links this crate for `args` and has its own entry and
+// panic handler.
+#[cfg(all(feature = "image", target_arch = "aarch64", target_os = "none"))]
 core::arch::global_asm!(
     ".section .text._start, \"ax\"",
     ".global _start",
@@ -76,7 +78,7 @@ macro_rules! entry {
     };
 }
 
-#[cfg(all(target_os = "none", not(test)))]
+#[cfg(all(feature = "image", target_os = "none", not(test)))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     match info.location() {

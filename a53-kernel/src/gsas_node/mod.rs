@@ -3,6 +3,8 @@
 //! the vmbox interrupt that wakes whoever waits on a mailbox interface
 //! (`docs/hw/gsas-packets.md`, seed D3.6 section 2.2).
 
+pub mod profile;
+
 use crate::arch::{cpu, phys_to_virt};
 use crate::gsas::mailbox::{DeliverError, Delivery, MailboxService, Wakeup};
 use crate::gsas::service::{
@@ -318,7 +320,10 @@ pub fn service_core_main() -> ! {
             let mut sink = Sink::default();
             let mut env =
                 Env { memory: &mut Memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
-            let outcome = service.handle(&packet_bytes(words), &mut env);
+            let bytes = packet_bytes(words);
+            let begun = profile::begin();
+            let outcome = service.handle(&bytes, &mut env);
+            profile::end(begun);
             SERVED.fetch_add(1, Ordering::Relaxed);
             run_deliveries(&sink.deliveries);
             if let Outcome::Reply(replies) = outcome {
