@@ -4,6 +4,7 @@
 #![no_main]
 
 use a53_kernel::kernel::{self, BootReport, Stop};
+use a53_kernel::process::table::{self, Exit, Reap};
 use a53_kernel::{console_input, heap, rpu, smp, timer};
 use core::sync::atomic::{AtomicU32, Ordering};
 use hal::ipc::op;
@@ -21,7 +22,33 @@ fn demo(report: &BootReport) {
         ping_r5();
     }
     show_heap();
+    gsas_demo();
     defmt::info!("demo finished");
+}
+
+/// Two user processes: `hello`, then `alloc-free`, which allocates and frees shared pages on
+/// every node through the nodes' atomic services.
+fn gsas_demo() {
+    let node = u64::from(a53_kernel::gsas_node::node_id());
+    for (program, argument) in [("hello", node), ("alloc-free", 0)] {
+        run_program(program, argument);
+    }
+}
+
+fn run_program(program: &str, argument: u64) {
+    const SECONDS: u64 = 60;
+    let handle = match table::spawn(program, Some(argument), Reap::Wait) {
+        Ok(h) => h,
+        Err(e) => return defmt::error!("cannot start {=str}: {}", program, defmt::Debug2Format(&e)),
+    };
+    match table::wait(handle, SECONDS * timer::hz()) {
+        Some(Exit::Status(status)) => defmt::info!("process {=str} exited with status {=u64}", program, status),
+        Some(other) => defmt::error!("process {=str} ended: {}", program, defmt::Debug2Format(&other)),
+        None => {
+            table::kill(handle);
+            defmt::error!("process {=str} did not finish within {=u64} s", program, SECONDS);
+        }
+    }
 }
 
 fn ping_r5() {

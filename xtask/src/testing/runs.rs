@@ -153,7 +153,7 @@ pub const RUNS: &[TargetRun] = &[
         boot_args: "exit",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {
-            test: "runner::demo_boots_all_cores_and_the_r5",
+            test: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes",
             status: 0,
             must_contain: &[
                 "entered at EL1",
@@ -161,6 +161,9 @@ pub const RUNS: &[TargetRun] = &[
                 "[r5] INFO  R5 firmware",
                 "RPU firmware 0x100 is up",
                 "R5 answered ping",
+                "[hello 1] hello from node 0 of 1",
+                "process hello exited with status 1",
+                "process alloc-free exited with status 0",
                 "demo finished",
             ],
         },
