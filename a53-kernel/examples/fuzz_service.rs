@@ -7,31 +7,20 @@
 mod fuzz_harness;
 
 use fuzz_harness::{Harness, Tally};
-
-/// xorshift64*: reproducible from the seed, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
+use hal::rand::XorShift64;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let cases: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(1_000_000);
     let seed: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(0x5eed_1234_abcd_0001);
-    let mut rng = Rng(seed | 1);
+    let mut rng = XorShift64::new(seed);
     let mut tally = Tally::default();
     let mut harness = Harness::new();
     for case in 0..cases {
         if case % 256 == 0 {
             harness = Harness::new();
         }
-        let words = std::array::from_fn(|_| rng.next());
+        let words = std::array::from_fn(|_| rng.next_u64());
         let packet = harness.packet(words);
         if let Err(e) = harness.run(&packet, &mut tally) {
             eprintln!("case {case} (seed {seed:#x}): {e}\npacket {packet:02x?}");

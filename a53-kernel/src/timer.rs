@@ -54,12 +54,7 @@ pub fn intid() -> IntId {
 /// Registers the timer interrupt (boot core) and starts the periodic tick on this core.
 pub fn init_boot_core() {
     irq::register(intid(), on_interrupt, 0).expect("timer interrupt taken");
-    let period = tick_period();
-    let t = &CORE_TIMERS[cpu::core_id()];
-    t.period.store(period, Ordering::Relaxed);
-    let next = now() + period;
-    t.next.store(next, Ordering::Relaxed);
-    timer().set_deadline(next);
+    start_periodic_tick();
 }
 
 /// Enables the (banked) timer interrupt on a secondary core; it has no periodic tick.
@@ -69,6 +64,10 @@ pub fn init_this_core() {
 
 /// A process core: a periodic tick for preemption (`scheduler::on_tick`).
 pub fn start_preemption_tick() {
+    start_periodic_tick();
+}
+
+fn start_periodic_tick() {
     let period = tick_period();
     let t = &CORE_TIMERS[cpu::core_id()];
     t.period.store(period, Ordering::Relaxed);

@@ -20,6 +20,7 @@ pub mod gsas;
 pub mod ipc;
 pub mod mmio;
 pub mod packetizer;
+pub mod rand;
 pub mod sysblock;
 pub mod syscall;
 /// Decoding and emulation of trapped loads and stores (MMIO trap and forward).

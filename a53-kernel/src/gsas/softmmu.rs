@@ -25,35 +25,8 @@ impl Frame {
     }
 }
 
-/// Who besides the owner may access a page (`docs/gsas-packets.md` "Rights").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Sharing {
-    /// Every domain may read and write (the seed's behaviour: all pages are "shared").
-    Shared,
-    /// Other domains may read.
-    ReadOnly,
-    /// Only the owner.
-    Private,
-}
-
-impl Sharing {
-    pub const fn bits(self) -> u64 {
-        match self {
-            Sharing::Shared => 0,
-            Sharing::ReadOnly => 1,
-            Sharing::Private => 2,
-        }
-    }
-
-    pub const fn from_bits(bits: u64) -> Option<Self> {
-        match bits {
-            0 => Some(Sharing::Shared),
-            1 => Some(Sharing::ReadOnly),
-            2 => Some(Sharing::Private),
-            _ => None,
-        }
-    }
-}
+/// Who besides the owner may access a page: the wire's sharing mode.
+pub use hal::gsas::Sharing;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {

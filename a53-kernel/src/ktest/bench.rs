@@ -2,10 +2,8 @@
 //! which `cargo xtask bench` collects. Figures from QEMU describe the emulator, not the board.
 
 use super::cluster_support::{barrier, publish, published, remote, wait_for, whoami};
-use super::gsas::{finish, result_of};
-use crate::process::table::{self, Exit, Reap};
+use super::gsas::{result_of, run_together};
 use crate::rpu;
-use alloc::vec::Vec;
 use board::layout::TEST_BUFFER;
 use core::arch::asm;
 use hal::ipc::op;
@@ -91,18 +89,8 @@ fn fad_burst(counter: u64, count: u64) -> Result<u64, &'static str> {
     let counter = hal::gsas::GlobalAddress::from_raw(counter);
     let arg = unimem_user::args::fad_bench::pack(counter, FAD_WINDOW).ok_or("the counter is not a page")?;
     let t0 = crate::timer::now();
-    let handles: Vec<_> = (0..count)
-        .map(|_| table::spawn("fad-bench", Some(arg), Reap::Wait))
-        .collect::<Result<_, _>>()
-        .map_err(|_| "cannot spawn fad-bench")?;
-    let mut result = Ok(());
-    for h in handles {
-        match finish(h, 300)? {
-            Exit::Status(0) => {}
-            _ => result = Err("a fad-bench process failed"),
-        }
-    }
-    result.map(|()| crate::timer::timer().rate().ns_from_ticks(crate::timer::now() - t0))
+    run_together("fad-bench", arg, count as usize, 300)?;
+    Ok(crate::timer::timer().rate().ns_from_ticks(crate::timer::now() - t0))
 }
 
 /// Remote FAD64 throughput with 1..=n requesting nodes, all on one counter on node 0. The

@@ -25,34 +25,12 @@ pub const TESTS: &[Test] = &[
 mod gsas {
     use super::super::cluster_support::{barrier, publish, published, whoami};
     use super::super::ensure;
-    use super::super::gsas::{expect_status, finish, notify_arg, result_of};
+    use super::super::gsas::{expect_status, finish, notify_arg, result_of, run_together};
     use crate::process::table::{self, Exit, Reap};
-    use alloc::vec::Vec;
     use boot::testkit::TestResult;
     use unimem_user::args::spawn_tree;
 
     const SECONDS: u64 = 180;
-
-    /// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0.
-    fn run_together(name: &str, arg: u64, count: usize) -> TestResult {
-        let handles: Vec<_> = (0..count)
-            .map(|_| table::spawn(name, Some(arg), Reap::Wait))
-            .collect::<Result<_, _>>()
-            .map_err(|_| "cannot spawn")?;
-        let mut result = Ok(());
-        for h in handles {
-            match finish(h, SECONDS) {
-                Ok(Exit::Status(0)) => {}
-                Ok(Exit::Status(s)) => {
-                    defmt::println!("{=str} failed with {=u64:#x}", name, s);
-                    result = Err("a worker failed");
-                }
-                Ok(Exit::Fault { .. } | Exit::Killed) => result = Err("a worker was killed"),
-                Err(_) => result = Err("a worker did not finish"),
-            }
-        }
-        result
-    }
 
     fn home(n: u16) -> u16 {
         2.min(n - 1)
@@ -71,7 +49,7 @@ mod gsas {
         }
         barrier(201)?;
         let counter = published(0);
-        let mine = run_together("fad-worker", counter, PER_NODE as usize);
+        let mine = run_together("fad-worker", counter, PER_NODE as usize, SECONDS);
         barrier(202)?;
         mine?;
         if me == home(n) {
@@ -93,7 +71,7 @@ mod gsas {
         }
         barrier(301)?;
         let page = published(1);
-        let mine = run_together("cas-lock", page, PER_NODE as usize);
+        let mine = run_together("cas-lock", page, PER_NODE as usize, SECONDS);
         barrier(302)?;
         mine?;
         if me == 0 {

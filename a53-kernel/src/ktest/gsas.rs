@@ -3,6 +3,7 @@
 
 use super::ensure;
 use crate::process::table::{self, Exit, Reap};
+use alloc::vec::Vec;
 use boot::testkit::{Test, TestResult};
 
 pub const TESTS: &[Test] = &[
@@ -42,6 +43,28 @@ pub fn finish(handle: table::Handle, seconds: u64) -> Result<Exit, &'static str>
         defmt::println!("a process did not end when killed");
     }
     Err("the program did not finish in time")
+}
+
+/// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0 within
+/// `seconds`.
+pub fn run_together(name: &str, arg: u64, count: usize, seconds: u64) -> TestResult {
+    let handles: Vec<_> = (0..count)
+        .map(|_| table::spawn(name, Some(arg), Reap::Wait))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "cannot spawn")?;
+    let mut result = Ok(());
+    for h in handles {
+        match finish(h, seconds) {
+            Ok(Exit::Status(0)) => {}
+            Ok(Exit::Status(s)) => {
+                defmt::println!("{=str} failed with {=u64:#x}", name, s);
+                result = Err("a worker failed");
+            }
+            Ok(Exit::Fault { .. } | Exit::Killed) => result = Err("a worker was killed"),
+            Err(_) => result = Err("a worker did not finish"),
+        }
+    }
+    result
 }
 
 /// Runs `name` and expects exit status `expected`.

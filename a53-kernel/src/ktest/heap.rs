@@ -3,19 +3,9 @@
 use super::ensure;
 use alloc::alloc::{Layout, alloc, dealloc};
 use boot::testkit::{Test, TestResult};
+use hal::rand::XorShift64;
 
 pub const TESTS: &[Test] = &[Test::new("heap", "ten_thousand_mixed_allocations_keep_their_contents", stress)];
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-}
 
 struct Block {
     ptr: *mut u8,
@@ -39,11 +29,11 @@ fn stress() -> TestResult {
     const OPERATIONS: usize = 10_000;
     const LIVE_MAX: usize = 256;
     let (used_before, _) = crate::heap::usage();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     let mut live: heapless::Vec<Block, LIVE_MAX> = heapless::Vec::new();
     let mut result = Ok(());
     for _ in 0..OPERATIONS {
-        let r = rng.next();
+        let r = rng.next_u64();
         if live.is_full() || (!live.is_empty() && r.is_multiple_of(3)) {
             let b = live.swap_remove((r >> 8) as usize % live.len());
             if !intact(&b) {

@@ -9,8 +9,8 @@ use spin::Mutex;
 use crate::client::{Gsas, Stats};
 use crate::error::Error;
 use crate::hw::Hw;
-use crate::ops::Sharing;
 use crate::sys;
+use hal::gsas::Sharing;
 
 static CLIENT: Mutex<Option<Gsas<Hw>>> = Mutex::new(None);
 

@@ -5,6 +5,7 @@
 //! (`hal::mmio`): two 64-bit halves would be two register writes, or two dequeues.
 
 use hal::mmio::{Mmio, read_u128, write_u128};
+use hal::packetizer::driver::SendStatus;
 use hal::packetizer::regs::{PifRegisters, STATUS as PIF_STATUS};
 use hal::vmbox::regs::{MifRegisters, STATUS as MIF_STATUS};
 use tock_registers::LocalRegisterCopy;
@@ -83,16 +84,11 @@ impl Link for Hw {
         self.idle = false;
         // The third write starts the packet (`docs/hw/packetizer.md`, "Sending a packet").
         self.pif.destination.set(destination);
-        let status = self.wait_not_pending()?;
-        Ok(if status.is_set(PIF_STATUS::ILLEGAL) {
-            Sent::Illegal
-        } else if status.is_set(PIF_STATUS::OVERWR_BUF) {
-            Sent::Overwritten
-        } else if status.is_set(PIF_STATUS::ACK) {
-            Sent::Ack
-        } else {
-            // NACK, or PEND cleared without an answer (CLR_REQ by the kernel): not delivered.
-            Sent::Nack
+        Ok(match SendStatus::settled(self.wait_not_pending()?) {
+            SendStatus::Ack => Sent::Ack,
+            SendStatus::Nack => Sent::Nack,
+            SendStatus::Illegal => Sent::Illegal,
+            SendStatus::Overwritten | SendStatus::Stuck => Sent::Overwritten,
         })
     }
 

@@ -26,7 +26,8 @@ pub mod fuzz;
 mod hw;
 mod link;
 mod ops;
-pub mod rand;
+/// The tests' generator, `hal::rand`.
+pub use hal::rand;
 pub mod rt;
 pub mod sys;
 
@@ -41,11 +42,10 @@ pub use hal::syscall::Error as SysError;
 pub use hw::Hw;
 pub use link::{Link, Sent};
 pub use log::{Line, log_args};
-pub use ops::Sharing;
 
 /// The GSAS types programs use, re-exported from `hal::gsas`.
 pub use hal::gsas::{
-    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response,
+    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response, Sharing,
 };
 
 /// In a `main` returning `Result<u64, Error>` (or a closure returning one): unless `cond`

@@ -4,7 +4,7 @@
 
 use hal::gsas::{
     EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalAddress, MAX_SPAWN_NAME, Notification, OFFSET_BITS, Opcode, PAGE_CHUNKS,
-    PAGE_SIZE, ReplyBody, Response, write_description,
+    PAGE_SIZE, ReplyBody, Response, Sharing, write_description,
 };
 
 use crate::check::static_check;
@@ -12,24 +12,12 @@ use crate::client::{Gsas, Timer, offset, request};
 use crate::error::{Error, ProtocolError};
 use crate::link::Link;
 
-/// Sharing mode of an allocation (alloc Argument 2; `docs/hw/gsas-packets.md`, "Rights").
-#[repr(u64)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sharing {
-    /// Every domain may read and write (the seed's behaviour).
-    Shared = 0,
-    /// Other domains may read.
-    ReadOnly = 1,
-    /// Only the owner.
-    Private = 2,
-}
-
 impl<L: Link> Gsas<L> {
     /// `pages` (1..=256) consecutive zeroed pages on `node`, owned by this process, shared as
     /// `sharing`; returns the address of the first (seed `allocSharedPage`).
     pub fn alloc_shared(&mut self, pages: u16, node: u16, sharing: Sharing) -> Result<GlobalAddress, Error> {
         let base = node_base(node);
-        let raw = self.call(Opcode::AllocSharedPage, base, u64::from(pages), sharing as u64)?;
+        let raw = self.call(Opcode::AllocSharedPage, base, u64::from(pages), sharing.bits())?;
         let address = GlobalAddress::from_raw(raw);
         if address.node() != node || address.offset() == 0 || !address.is_aligned(PAGE_SIZE) {
             return Err(ProtocolError::BadResult(raw).into());

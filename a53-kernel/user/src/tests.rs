@@ -1,11 +1,10 @@
 //! The client against the fake service (`fake.rs`).
 
-use hal::gsas::{ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, Pid, RawRequest, Response};
+use hal::gsas::{ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, Pid, RawRequest, Response, Sharing};
 
 use crate::client::{Gsas, offset};
 use crate::error::{Error, ProtocolError, status};
 use crate::fake::{FakeNet, WINDOW};
-use crate::ops::Sharing;
 
 fn client(nodes: u16) -> Gsas<FakeNet> {
     Gsas::new(FakeNet::new(nodes), 0, nodes, WINDOW)

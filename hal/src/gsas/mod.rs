@@ -4,6 +4,7 @@
 //! notifications. Decoding never panics; values that mean nothing are typed errors.
 
 mod address;
+mod check;
 mod error;
 mod notification;
 mod opcode;
@@ -13,6 +14,7 @@ mod response;
 mod spawn;
 
 pub use address::{AddressError, GlobalAddress, GlobalPage, OFFSET_BITS, PAGE_SHIFT, PAGE_SIZE, PAGES_PER_NODE};
+pub use check::{MAX_ALLOC_PAGES, Sharing, static_check};
 pub use error::{ErrorCode, UnknownErrorCode};
 pub use notification::{MailboxOpcode, Message, Notification, NotificationError, OPCODES as MAILBOX_OPCODES};
 pub use opcode::{AddressUse, Opcode, UnknownOpcode};

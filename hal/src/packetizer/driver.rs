@@ -3,6 +3,7 @@
 
 use super::regs::{PifRegisters, STATUS, TifRegisters};
 use crate::mmio::{Mmio, write_u128};
+use tock_registers::LocalRegisterCopy;
 use tock_registers::interfaces::{Readable, Writeable};
 
 /// How a send ended (`docs/hw/packetizer.md`, "Status bits").
@@ -18,6 +19,23 @@ pub enum SendStatus {
     Overwritten,
     /// PEND did not clear within the polls allowed.
     Stuck,
+}
+
+impl SendStatus {
+    /// What a status read with `PEND` clear says of the last send. A dropped write comes
+    /// first: whatever went (or did not), it was not what the writer meant to send.
+    pub fn settled(status: LocalRegisterCopy<u32, STATUS::Register>) -> Self {
+        if status.is_set(STATUS::OVERWR_BUF) {
+            SendStatus::Overwritten
+        } else if status.is_set(STATUS::ILLEGAL) {
+            SendStatus::Illegal
+        } else if status.is_set(STATUS::ACK) {
+            SendStatus::Ack
+        } else {
+            // NACK, or PEND cleared without an answer (CLR_REQ): not delivered.
+            SendStatus::Nack
+        }
+    }
 }
 
 /// Polls of `status` while a packet is pending before giving up.
@@ -59,15 +77,7 @@ impl Pif {
         loop {
             let status = self.regs.status.extract();
             if !status.is_set(STATUS::PEND) {
-                return if status.is_set(STATUS::OVERWR_BUF) {
-                    SendStatus::Overwritten
-                } else if status.is_set(STATUS::ILLEGAL) {
-                    SendStatus::Illegal
-                } else if status.is_set(STATUS::ACK) {
-                    SendStatus::Ack
-                } else {
-                    SendStatus::Nack
-                };
+                return SendStatus::settled(status);
             }
             polls += 1;
             if polls > PEND_POLLS {

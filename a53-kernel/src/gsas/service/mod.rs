@@ -26,7 +26,7 @@ use alloc::boxed::Box;
 
 use crate::gsas::softmmu::{Access, FibonacciHasher, MmuError, PageEntry, PageHasher, SoftMmu};
 use hal::gsas::{
-    AddressUse, DomainId, ErrorCode, GlobalAddress, Opcode, PAGE_SIZE, Pid, RawRequest, Request, RequestError, Response,
+    DomainId, ErrorCode, GlobalAddress, MAX_ALLOC_PAGES, PAGE_SIZE, Pid, RawRequest, Response, static_check,
 };
 use hal::packetizer::PACKET_BYTES;
 
@@ -44,7 +44,7 @@ pub struct ServiceConfig {
 
 impl ServiceConfig {
     pub const fn new(node: u16) -> Self {
-        Self { node, max_alloc_pages: 256, mmu_bucket_bits: 12, mmu_capacity: 16384 }
+        Self { node, max_alloc_pages: MAX_ALLOC_PAGES as u32, mmu_bucket_bits: 12, mmu_capacity: 16384 }
     }
 }
 
@@ -128,11 +128,8 @@ impl<H: PageHasher> AtomicService<H> {
             return Outcome::Dropped(DropReason::FromServiceInterface);
         }
         self.stats.requests += 1;
-        let done = match Request::try_from(raw) {
-            Err(RequestError::UnknownOpcode(_)) => Err(ErrorCode::BadOpcode),
-            Err(RequestError::ReservedNotZero(_)) => Err(ErrorCode::BadArgument),
-            Ok(request) => self.check(&request).and_then(|()| self.apply(&request, env)),
-        };
+        let done = static_check(&raw, self.node, u64::from(self.max_alloc_pages))
+            .and_then(|request| self.apply(&request, env));
         let (status, page) = match done {
             Ok(Done::Value(v)) => (Response::ok(v), None),
             Ok(Done::Page(page)) => (Response::ok(PAGE_SIZE), Some(page)),
@@ -142,33 +139,6 @@ impl<H: PageHasher> AtomicService<H> {
             }
         };
         Outcome::Reply(Replies::new(self.pid(), raw.sender, raw.opcode, status, page))
-    }
-
-    /// Everything that does not need the software MMU.
-    fn check(&self, r: &Request) -> Result<(), ErrorCode> {
-        if r.address.node() != self.node {
-            return Err(ErrorCode::WrongNode);
-        }
-        match r.opcode.address_use() {
-            AddressUse::Data { align, width } => {
-                if !r.address.is_aligned(align) || r.address.page_offset() + width > PAGE_SIZE {
-                    return Err(ErrorCode::Unaligned);
-                }
-            }
-            AddressUse::Page if !r.address.is_aligned(PAGE_SIZE) => return Err(ErrorCode::Unaligned),
-            AddressUse::NodeOnly if r.address.offset() != 0 => return Err(ErrorCode::BadArgument),
-            AddressUse::Page | AddressUse::NodeOnly => {}
-        }
-        let (uses1, uses2) = r.opcode.uses_args();
-        let in_range = match r.opcode {
-            Opcode::Write8 => r.arg1 <= u64::from(u8::MAX),
-            Opcode::Write32 => r.arg1 <= u64::from(u32::MAX),
-            _ => true,
-        };
-        if (!uses1 && r.arg1 != 0) || (!uses2 && r.arg2 != 0) || !in_range {
-            return Err(ErrorCode::BadArgument);
-        }
-        Ok(())
     }
 
     /// Translates `addr` and checks that `who` may do `access` there.

@@ -1,5 +1,5 @@
 //! The operations (seed §2.2.3 list, §2.3 semantics). Requests reach here after
-//! [`AtomicService::check`]: node, alignment and argument shape are already right.
+//! `hal::gsas::static_check`: node, alignment and argument shape are already right.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -8,8 +8,7 @@ use super::{AtomicService, Done, Env, MemoryFault, SpawnError, SpawnRequest, Wid
 use crate::gsas::mailbox::DeliverError;
 use crate::gsas::softmmu::{Access, Chunk, PageEntry, PageHasher, Sharing};
 use hal::gsas::{
-    DomainId, EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalPage, Notification, Opcode, PAGE_SIZE, PAGES_PER_NODE, Request,
-    parse_description,
+    DomainId, ErrorCode, GlobalPage, Notification, Opcode, PAGE_SIZE, PAGES_PER_NODE, Request, parse_description,
 };
 
 impl From<MemoryFault> for ErrorCode {
@@ -58,9 +57,6 @@ impl<H: PageHasher> AtomicService<H> {
             Opcode::AllocSharedPage => self.alloc(who, r.arg1, r.arg2, env).map(Done::Value),
             Opcode::FreeSharedPage => self.free(who, r.address.page(), env).map(Done::Value),
             Opcode::RemoteSpawn => {
-                if r.arg1 == EMPTY_THREAD_ARGUMENT {
-                    return Err(ErrorCode::BadArgument);
-                }
                 let (_, entry) = self.resolve(r.address, who, Access::Read)?;
                 let mut page = Box::new([0; PAGE_SIZE as usize]);
                 env.memory.read_frame(entry.frame, &mut page)?;
@@ -87,10 +83,8 @@ impl<H: PageHasher> AtomicService<H> {
     /// sharing mode `flags` (choice: the seed's Argument 2 is unused; 0 = shared with all, the
     /// seed's behaviour). All or nothing: on any failure every frame taken goes back.
     fn alloc(&mut self, owner: DomainId, pages: u64, flags: u64, env: &mut Env<'_>) -> Result<u64, ErrorCode> {
+        // In range: `static_check` refused the rest.
         let sharing = Sharing::from_bits(flags).ok_or(ErrorCode::BadArgument)?;
-        if pages == 0 || pages > u64::from(self.max_alloc_pages) {
-            return Err(ErrorCode::BadArgument);
-        }
         let end = self.next_page.checked_add(pages).ok_or(ErrorCode::OutOfMemory)?;
         if end > PAGES_PER_NODE || self.mmu.free_slots() < pages as usize {
             return Err(ErrorCode::OutOfMemory);

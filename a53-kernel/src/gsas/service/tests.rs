@@ -8,8 +8,8 @@ use crate::gsas::mailbox::DeliverError;
 use crate::gsas::softmmu::{Frame, Sharing};
 use ErrorCode::*;
 use hal::gsas::{
-    EMPTY_THREAD_ARGUMENT, GlobalPage, MailboxOpcode, Message, Notification, PAGE_CHUNKS, ReplyBody, ReplyPacket,
-    write_description,
+    AddressUse, EMPTY_THREAD_ARGUMENT, GlobalPage, MailboxOpcode, Message, Notification, Opcode, PAGE_CHUNKS,
+    ReplyBody, ReplyPacket, Request, write_description,
 };
 use hal::packetizer;
 

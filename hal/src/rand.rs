@@ -1,5 +1,5 @@
-//! A small deterministic generator for the tests: xorshift64* (Vigna, "An experimental
-//! exploration of Marsaglia's xorshift generators", 2016).
+//! A small deterministic generator for tests and fuzzing, on the host and on target: xorshift64*
+//! (Vigna, "An experimental exploration of Marsaglia's xorshift generators", 2016).
 
 #[derive(Clone, Debug)]
 pub struct XorShift64 {
