@@ -40,6 +40,8 @@ static SERVICE_NEWS: AtomicBool = AtomicBool::new(false);
 /// Requests served and replies dropped (undeliverable), for tests and benchmarks.
 pub static SERVED: AtomicU64 = AtomicU64::new(0);
 pub static REPLIES_DROPPED: AtomicU64 = AtomicU64::new(0);
+/// Reply sends the destination refused (NACK: its mailbox FIFO was full), each retried later.
+pub static REPLY_NACKS: AtomicU64 = AtomicU64::new(0);
 
 pub fn node_id() -> u16 {
     NODE.load(Ordering::Relaxed)
@@ -266,7 +268,10 @@ impl Outbox {
                 let Some(packet) = replies.packet(*next) else { break };
                 match pif0.send(packet.pif_payload(), dest) {
                     SendStatus::Ack => *next += 1,
-                    SendStatus::Nack => return false,
+                    SendStatus::Nack => {
+                        REPLY_NACKS.fetch_add(1, Ordering::Relaxed);
+                        return false;
+                    }
                     _ => {
                         // Not sendable (the requester's node is gone, say): drop this reply.
                         REPLIES_DROPPED.fetch_add(1, Ordering::Relaxed);

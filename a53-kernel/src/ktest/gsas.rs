@@ -133,7 +133,11 @@ fn touch_tif() -> TestResult {
 }
 
 fn mif_flood() -> TestResult {
-    expect_status("mif-flood", me(), 0)
+    let nacks = || crate::gsas_node::REPLY_NACKS.load(core::sync::atomic::Ordering::Relaxed);
+    let before = nacks();
+    expect_status("mif-flood", me(), 0)?;
+    // 300 replies, 256 places: the service must have been refused, and retried.
+    ensure(nacks() > before, "the program's mailbox never refused a reply: the test did not fill it")
 }
 
 fn malformed() -> TestResult {

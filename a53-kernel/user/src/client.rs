@@ -296,6 +296,22 @@ impl<L: Link> Pipeline<'_, L> {
     pub fn outstanding(&self) -> u32 {
         self.outstanding
     }
+
+    /// Waits until the mailbox interface is full, without reading it: a service with more
+    /// replies for this process is then refused (NACK) until the caller collects.
+    pub fn wait_until_full(&mut self, timeout_us: u64) -> Result<(), Error> {
+        let mut timer = Timer::new(timeout_us);
+        let link = &mut self.gsas.link;
+        let depth = link.depth();
+        while link.count() < depth {
+            let left = timer.remaining(link).ok_or(Error::Timeout)?;
+            match link.wait(depth, left) {
+                Ok(()) | Err(Error::Timeout) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
 }
 
 impl<L: Link> Drop for Pipeline<'_, L> {

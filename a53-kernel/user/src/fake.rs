@@ -255,6 +255,10 @@ impl Link for FakeNet {
         self.mif.len() as u32
     }
 
+    fn depth(&mut self) -> u32 {
+        self.depth as u32
+    }
+
     fn dequeue(&mut self) -> u128 {
         let word = self.mif.pop_front().unwrap_or(EMPTY_SENTINEL);
         self.pump();

@@ -7,7 +7,7 @@
 use hal::mmio::{Mmio, read_u128, write_u128};
 use hal::packetizer::driver::SendStatus;
 use hal::packetizer::regs::{PifRegisters, STATUS as PIF_STATUS};
-use hal::vmbox::regs::{MifRegisters, STATUS as MIF_STATUS};
+use hal::vmbox::regs::{DEPTH as MIF_DEPTH, MifRegisters, STATUS as MIF_STATUS};
 use tock_registers::LocalRegisterCopy;
 use tock_registers::interfaces::{Readable, Writeable};
 
@@ -96,6 +96,10 @@ impl Link for Hw {
         self.mif.status.read(MIF_STATUS::COUNT)
     }
 
+    fn depth(&mut self) -> u32 {
+        self.mif.depth.read(MIF_DEPTH::WORDS)
+    }
+
     fn dequeue(&mut self) -> u128 {
         let data = core::ptr::from_ref(&self.mif.data).cast::<u128>();
         // SAFETY: DATA is the 16-byte aligned register at offset 0 of our MIF page.
@@ -178,7 +182,8 @@ mod tests {
         }
         Pages::set(p.1, 0x10, &(2u32 | 1 << 17).to_le_bytes()); // COUNT 2, FULL
         Pages::set(p.1, 0x00, &7u128.to_le_bytes());
-        assert_eq!((hw.count(), hw.dequeue()), (2, 7));
+        Pages::set(p.1, 0x14, &512u32.to_le_bytes());
+        assert_eq!((hw.count(), hw.dequeue(), hw.depth()), (2, 7, 512));
         let odd = sys::Interface { pif: p.0 as u64 + 8, mif: p.1 as u64, pid: Pid::default() };
         // SAFETY: refused before any access.
         assert!(matches!(unsafe { Hw::new(odd) }, Err(Error::Protocol(ProtocolError::BadInterface))));

@@ -26,6 +26,9 @@ pub trait Link {
     /// Words queued in the mailbox interface now (status COUNT).
     fn count(&mut self) -> u32;
 
+    /// Words the mailbox interface holds at most (DEPTH).
+    fn depth(&mut self) -> u32;
+
     /// Dequeues one word; called only when `count` said it is there.
     fn dequeue(&mut self) -> u128;
 

@@ -157,6 +157,8 @@ fn a_pipeline_of_300_reads_gets_each_reply_once() {
         p.post(Opcode::Read64, offset(page, 8 * i), 0, 0).unwrap();
     }
     assert_eq!(p.outstanding(), 300);
+    // 300 replies, room for 256: the mailbox is full and the rest wait at the service.
+    assert_eq!(p.wait_until_full(1000), Ok(()));
     let mut seen = [false; 300];
     for _ in 0..300 {
         let (op, r) = p.collect().unwrap();
@@ -166,6 +168,7 @@ fn a_pipeline_of_300_reads_gets_each_reply_once() {
         seen[i] = true;
     }
     assert_eq!(p.collect_within(100), Err(Error::Timeout));
+    assert_eq!(p.wait_until_full(1000), Err(Error::Timeout), "an empty mailbox never fills by itself");
     assert_eq!(p.post(Opcode::Read4K, page, 0, 0), Err(Error::Unsupported));
     drop(p);
     assert!(seen.iter().all(|&s| s));

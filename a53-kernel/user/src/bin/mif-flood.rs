@@ -1,10 +1,11 @@
 //! `mif-flood`: 300 requests outstanding at once, more replies than the mailbox holds.
 //!
 //! Argument: the node. Allocates a page there and writes word i = [`MAGIC`] | i for i < 300;
-//! then sends 300 `read64` requests (word i each) back to back without reading a reply, so the
-//! service finds this process's mailbox full and must keep replies and retry
-//! (`docs/hw/gsas-packets.md`, "Replies"); then collects the replies and checks that every word
-//! came back exactly once, and that no further reply comes within 200 ms.
+//! then sends 300 `read64` requests (word i each) back to back without reading a reply (the
+//! service's mailbox interface 0 may refuse some: they are sent again), waits until its own
+//! mailbox is full and [`REFUSED_US`] more, so that the service finds it full and must keep
+//! replies and retry (`docs/hw/gsas-packets.md`, "Replies"); then collects the replies and
+//! checks that every word came back exactly once, and that no further reply comes within 200 ms.
 //! Exit status: 0; 1 = a reply carried an error; 2 = a reply echoed another opcode; 3 = a
 //! value that is not one of the words, or one that came twice; 4 = a reply beyond the 300;
 //! otherwise an error status (`README.md`).
@@ -12,7 +13,7 @@
 #![no_main]
 
 use unimem_user::{
-    Error, Opcode, alloc_shared, args, ensure, free_shared, log, offset, thread_argument, with_client, write128,
+    Error, Opcode, alloc_shared, args, ensure, free_shared, log, offset, sys, thread_argument, with_client, write128,
 };
 
 unimem_user::entry!(main);
@@ -20,6 +21,9 @@ unimem_user::entry!(main);
 const REQUESTS: u64 = 300;
 const MAGIC: u64 = 0xf100_d000_0000_0000;
 const QUIET_US: u64 = 200_000;
+/// Time the service has to try (and be refused) once the mailbox is full.
+const REFUSED_US: u64 = 50_000;
+const FILL_TIMEOUT_US: u64 = 20_000_000;
 
 fn main() -> Result<u64, Error> {
     let node = args::node(thread_argument()?)?;
@@ -33,6 +37,8 @@ fn main() -> Result<u64, Error> {
         for i in 0..REQUESTS {
             pipeline.post(Opcode::Read64, offset(page, 8 * i), 0, 0)?;
         }
+        pipeline.wait_until_full(FILL_TIMEOUT_US)?;
+        sys::sleep_us(REFUSED_US)?;
         let mut seen = [false; REQUESTS as usize];
         for n in 0..REQUESTS {
             let (opcode, response) = pipeline.collect()?;
