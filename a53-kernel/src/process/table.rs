@@ -103,12 +103,16 @@ pub enum SpawnError {
     NoSlot,
     NoInterface,
     Memory(SpaceError),
+    /// All 65,535 process domain numbers of this boot have been handed out (they are never
+    /// reused: pages an exited process owns still name its domain).
+    DomainsExhausted,
 }
 
 pub struct Table {
     pub slots: [Option<Box<Process>>; MAX_DOMAINS],
     pub run_queue: VecDeque<usize>,
-    next_domain: u16,
+    /// The next domain number: 1..=u16::MAX (0 is the kernel's); past that, none is left.
+    next_domain: u32,
     interfaces: Option<InterfaceTable>,
 }
 
@@ -154,7 +158,7 @@ impl Table {
             super::images::IMAGES.iter().find(|(n, _)| *n == name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let domain = self.next_domain;
+        let domain = u16::try_from(self.next_domain).map_err(|_| SpawnError::DomainsExhausted)?;
         let asid = slot as u16 + 1;
         flush_asid(asid);
         let mut space = AddressSpace::new(asid, KernelFrames);
@@ -182,7 +186,7 @@ impl Table {
             sp_el0: stack_top,
             ..ExceptionFrame::default()
         };
-        self.next_domain = self.next_domain.wrapping_add(1).max(1);
+        self.next_domain += 1;
         self.slots[slot] = Some(Box::new(Process {
             domain,
             name: image_name,
