@@ -78,10 +78,8 @@ impl Node {
         if v.read(base + 0x10, 4).unwrap() & 0xffff < 2 {
             return None;
         }
-        let mut bytes = [0; 32];
-        bytes[..16].copy_from_slice(&v.read(base, 16).unwrap().to_le_bytes());
-        bytes[16..].copy_from_slice(&v.read(base, 16).unwrap().to_le_bytes());
-        Some(bytes)
+        let words = [v.read(base, 16).unwrap(), v.read(base, 16).unwrap()];
+        Some(hal::packetizer::packet_from_words128(words))
     }
 }
 

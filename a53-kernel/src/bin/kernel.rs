@@ -41,13 +41,10 @@ fn run_program(program: &str, argument: u64) {
         Ok(h) => h,
         Err(e) => return defmt::error!("cannot start {=str}: {}", program, defmt::Debug2Format(&e)),
     };
-    match table::wait(handle, SECONDS * timer::hz()) {
+    match table::wait_or_kill(handle, SECONDS * timer::hz()) {
         Some(Exit::Status(status)) => defmt::info!("process {=str} exited with status {=u64}", program, status),
         Some(other) => defmt::error!("process {=str} ended: {}", program, defmt::Debug2Format(&other)),
-        None => {
-            table::kill(handle);
-            defmt::error!("process {=str} did not finish within {=u64} s", program, SECONDS);
-        }
+        None => defmt::error!("process {=str} did not finish within {=u64} s: killed", program, SECONDS),
     }
 }
 

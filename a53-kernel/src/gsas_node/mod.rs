@@ -23,9 +23,8 @@ use board::pl;
 use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use hal::gsas::{Notification, PAGE_SIZE, Pid};
-use hal::packetizer::PACKET_BYTES;
 use hal::packetizer::driver::{Pif, SendStatus, Tif};
-use hal::packetizer::{Destination, base_dest, base_window};
+use hal::packetizer::{Destination, base_dest, base_window, packet_from_words128};
 use hal::vmbox::driver::{Mif, VmboxControl};
 use spin::Once;
 
@@ -285,13 +284,6 @@ impl Outbox {
     }
 }
 
-fn packet_bytes(words: [u128; 2]) -> [u8; PACKET_BYTES] {
-    let mut bytes = [0u8; PACKET_BYTES];
-    bytes[..16].copy_from_slice(&words[0].to_le_bytes());
-    bytes[16..].copy_from_slice(&words[1].to_le_bytes());
-    bytes
-}
-
 fn run_deliveries(deliveries: &[Delivery]) {
     for d in deliveries {
         if let Delivery::Queued { wake: Wakeup::Thread(thread), .. } = d {
@@ -325,7 +317,7 @@ pub fn service_core_main() -> ! {
             let mut sink = Sink::default();
             let mut env =
                 Env { memory: &mut Memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
-            let bytes = packet_bytes(words);
+            let bytes = packet_from_words128(words);
             let begun = profile::begin();
             let outcome = service.handle(&bytes, &mut env);
             profile::end(begun);

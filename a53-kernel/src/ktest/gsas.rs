@@ -35,14 +35,7 @@ pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
 /// Waits up to `seconds` for the process to end; one that does not is killed, so that it does
 /// not run on into the next test.
 pub fn finish(handle: table::Handle, seconds: u64) -> Result<Exit, &'static str> {
-    if let Some(exit) = table::wait(handle, seconds * crate::timer::hz()) {
-        return Ok(exit);
-    }
-    table::kill(handle);
-    if table::wait(handle, crate::timer::hz()).is_none() {
-        defmt::println!("a process did not end when killed");
-    }
-    Err("the program did not finish in time")
+    table::wait_or_kill(handle, seconds * crate::timer::hz()).ok_or("the program did not finish in time")
 }
 
 /// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0 within

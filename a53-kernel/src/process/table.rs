@@ -264,3 +264,16 @@ pub fn wait(handle: Handle, timeout_ticks: u64) -> Option<Exit> {
     });
     exit
 }
+
+/// [`wait`], and a process still running after `timeout_ticks` is killed (its exit collected
+/// within a second), so that nothing outlives its caller's patience; `None` then.
+pub fn wait_or_kill(handle: Handle, timeout_ticks: u64) -> Option<Exit> {
+    let exit = wait(handle, timeout_ticks);
+    if exit.is_none() {
+        kill(handle);
+        if wait(handle, crate::timer::hz()).is_none() {
+            defmt::println!("a process did not end when killed");
+        }
+    }
+    exit
+}

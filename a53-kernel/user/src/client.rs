@@ -15,7 +15,7 @@
 //! operations (`read64`, `alloc_shared`, `remote_spawn`, ...) are in `ops.rs`.
 
 use hal::gsas::{GlobalAddress, Opcode, Pid, RawRequest, ReplyBody, ReplyPacket, Response};
-use hal::packetizer::{Destination, PACKET_BYTES, words128};
+use hal::packetizer::{Destination, PACKET_BYTES, packet_from_words128, words128};
 
 use crate::check::static_check;
 use crate::error::{Error, ProtocolError};
@@ -170,11 +170,9 @@ impl<L: Link> Gsas<L> {
                 Err(e) => return Err(e),
             }
         }
-        let mut packet = [0; PACKET_BYTES];
-        packet[..16].copy_from_slice(&self.link.dequeue().to_le_bytes());
-        packet[16..].copy_from_slice(&self.link.dequeue().to_le_bytes());
+        let words = [self.link.dequeue(), self.link.dequeue()];
         self.avail -= PACKET_WORDS;
-        Ok(packet)
+        Ok(packet_from_words128(words))
     }
 
     /// The next genuine reply from node `node`'s service; other packets are counted and skipped.

@@ -23,10 +23,7 @@ pub const MAX_NODES: u16 = 64;
 /// payload0 with bits `[47:0]` replaced by the PID, then payload1, little-endian.
 pub fn assemble(pid_entry: u64, payload0: u128, payload1: u128) -> [u8; PACKET_BYTES] {
     let word0 = (payload0 & !PREFIX_MASK) | (u128::from(pid_entry) & PREFIX_MASK);
-    let mut out = [0; PACKET_BYTES];
-    out[..16].copy_from_slice(&word0.to_le_bytes());
-    out[16..].copy_from_slice(&payload1.to_le_bytes());
-    out
+    packet_from_words128([word0, payload1])
 }
 
 /// The payload0/payload1 values whose packet is `packet` (prefix bits left 0).
@@ -42,6 +39,15 @@ pub fn words128(packet: &[u8; PACKET_BYTES]) -> [u128; 2] {
     lo.copy_from_slice(&packet[..16]);
     hi.copy_from_slice(&packet[16..]);
     [u128::from_le_bytes(lo), u128::from_le_bytes(hi)]
+}
+
+/// The packet whose two 128-bit words (first dequeued first) are `words`: the inverse of
+/// [`words128`].
+pub fn packet_from_words128(words: [u128; 2]) -> [u8; PACKET_BYTES] {
+    let mut out = [0; PACKET_BYTES];
+    out[..16].copy_from_slice(&words[0].to_le_bytes());
+    out[16..].copy_from_slice(&words[1].to_le_bytes());
+    out
 }
 
 pub fn words_from_bytes(packet: &[u8; PACKET_BYTES]) -> [u64; 4] {
@@ -135,6 +141,7 @@ mod tests {
         assert_eq!(packet[16], 7);
         assert_eq!(pif_payload(&packet), [!PREFIX_MASK, 7]);
         assert_eq!(bytes_from_words(words_from_bytes(&packet)), packet);
+        assert_eq!(packet_from_words128(words128(&packet)), packet);
     }
 
     #[test]
