@@ -1,10 +1,11 @@
 //! Building the bare-metal images.
 //!
-//! The A53 kernel builds with the prebuilt `aarch64-unknown-none` standard library. The R5 has
-//! no prebuilt one on stable, so its `core` is built from `rust-src` (`-Zbuild-std`, allowed on
-//! stable with `RUSTC_BOOTSTRAP=1`) in a target directory of its own, so that the flag does not
-//! invalidate the host build.
+//! Neither target uses a prebuilt standard library (stable rustup has none for the R5 and may
+//! have none for the A53): `core` and `alloc` are built from `rust-src` (`-Zbuild-std`, allowed
+//! on stable with `RUSTC_BOOTSTRAP=1`). Each target builds in a directory of its own, so that the
+//! flag does not invalidate the host build and the two targets do not rebuild each other.
 
+use crate::toolchain;
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -60,51 +61,53 @@ fn features(opts: Options) -> String {
     if opts.qfdb { "image,qfdb".into() } else { "image".into() }
 }
 
-/// Fails with instructions when the rust-src component (needed for the R5's core) is missing.
-fn check_rust_src() -> anyhow::Result<()> {
-    let out = Command::new("rustc").args(["--print", "sysroot"]).current_dir(workspace_root()).output()?;
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    if !sysroot.join("lib/rustlib/src/rust/library/core").is_dir() {
-        bail!("the R5 core library is built from source, but rust-src is missing: run `rustup component add rust-src`");
-    }
-    Ok(())
+/// `cargo <verb> --target <target>` with `core` and `alloc` built from source, in `target_dir`.
+/// Makes sure `rust-src` is there first.
+fn bare_metal_cargo(verb: &str, target: &str, target_dir: PathBuf) -> anyhow::Result<Command> {
+    toolchain::ensure(toolchain::BUILD)?;
+    let mut cmd = cargo();
+    cmd.env("RUSTC_BOOTSTRAP", "1");
+    cmd.args([verb, "--target", target]);
+    cmd.args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem"]);
+    cmd.arg("--target-dir").arg(target_dir);
+    Ok(cmd)
 }
 
 /// `cargo <verb>` (build, clippy) of the A53 kernel's images.
-pub fn kernel_cargo(verb: &str, opts: Options) -> Command {
-    let mut cmd = cargo();
-    cmd.args([verb, "--package", "a53-kernel", "--bins", "--target", A53_TARGET, "--profile", opts.profile()]);
+pub fn kernel_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
+    let mut cmd = bare_metal_cargo(verb, A53_TARGET, a53_target_dir(opts))?;
+    cmd.args(["--package", "a53-kernel", "--bins", "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
-    cmd.arg("--target-dir").arg(opts.target_root());
-    cmd
+    Ok(cmd)
 }
 
-/// `cargo <verb>` (build, clippy) of the R5 firmware, with `core` built from source.
+/// `cargo <verb>` (build, clippy) of the user programs.
+fn user_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
+    let mut cmd = bare_metal_cargo(verb, A53_TARGET, a53_target_dir(opts))?;
+    cmd.args(["--package", "unimem-user", "--bins", "--features", "image", "--profile", "user"]);
+    Ok(cmd)
+}
+
+/// `cargo <verb>` (build, clippy) of the R5 firmware.
 pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
-    check_rust_src()?;
-    let mut cmd = cargo();
-    cmd.env("RUSTC_BOOTSTRAP", "1");
-    cmd.args([verb, "--package", "r5-firmware", "--target", R5_TARGET, "--profile", opts.profile()]);
+    let mut cmd = bare_metal_cargo(verb, R5_TARGET, r5_target_dir(opts))?;
+    cmd.args(["--package", "r5-firmware", "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
-    cmd.args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem"]);
-    cmd.arg("--target-dir").arg(r5_target_dir(opts));
     Ok(cmd)
 }
 
 /// Builds the user programs and gathers their executables in one directory, which the kernel
 /// build embeds (`UNIMEM_USER_DIR`, see `a53-kernel/build.rs`).
 pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
-    let mut cmd = cargo();
-    cmd.args(["build", "--package", "unimem-user", "--bins", "--features", "image", "--target", A53_TARGET]);
-    cmd.args(["--profile", "user", "--message-format", "json-render-diagnostics"]);
-    cmd.arg("--target-dir").arg(opts.target_root());
+    let mut cmd = user_cargo("build", opts)?;
+    cmd.args(["--message-format", "json-render-diagnostics"]);
     // The messages come on stdout, as JSON; the rendered diagnostics go to the terminal.
     cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::inherit());
     let out = cmd.output().context("cannot run cargo for the user programs")?;
     if !out.status.success() {
         bail!("building the user programs failed");
     }
-    let dir = opts.target_root().join(A53_TARGET).join("user-images");
+    let dir = a53_target_dir(opts).join(A53_TARGET).join("user-images");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -119,7 +122,7 @@ pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
 
 pub fn build_kernel(opts: Options) -> anyhow::Result<()> {
     let user = build_user(opts)?;
-    let mut cmd = kernel_cargo("build", opts);
+    let mut cmd = kernel_cargo("build", opts)?;
     cmd.env("UNIMEM_USER_DIR", &user);
     run(cmd, "the A53 kernel")
 }
@@ -130,6 +133,7 @@ pub fn build_r5(opts: Options) -> anyhow::Result<()> {
 
 /// rustfmt check, then clippy with warnings denied on the host and both targets.
 pub fn lint() -> anyhow::Result<()> {
+    toolchain::ensure(toolchain::LINT)?;
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
     run(fmt, "rustfmt --check")?;
@@ -137,28 +141,30 @@ pub fn lint() -> anyhow::Result<()> {
     host.args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]);
     run(host, "clippy (host)")?;
     let opts = Options::default();
-    let mut kernel = kernel_cargo("clippy", opts);
+    let mut kernel = kernel_cargo("clippy", opts)?;
     kernel.args(["--", "-D", "warnings"]);
     run(kernel, "clippy (A53)")?;
     let mut r5 = r5_cargo("clippy", opts)?;
     r5.args(["--", "-D", "warnings"]);
     run(r5, "clippy (R5)")?;
-    let mut user = cargo();
-    user.args(["clippy", "--package", "unimem-user", "--bins", "--features", "image", "--target", A53_TARGET]);
-    user.args(["--profile", "user"]).arg("--target-dir").arg(opts.target_root());
+    let mut user = user_cargo("clippy", opts)?;
     user.args(["--", "-D", "warnings"]);
     run(user, "clippy (user programs)")?;
     println!("lint clean: rustfmt, clippy for host, {A53_TARGET} (kernel and user programs) and {R5_TARGET}");
     Ok(())
 }
 
-/// The R5 builds with `RUSTC_BOOTSTRAP`, which would invalidate a shared build directory.
+/// The bare-metal builds use `RUSTC_BOOTSTRAP`, which would invalidate a shared build directory.
+fn a53_target_dir(opts: Options) -> PathBuf {
+    opts.target_root().join("a53")
+}
+
 fn r5_target_dir(opts: Options) -> PathBuf {
     opts.target_root().join("r5")
 }
 
 pub fn paths(opts: Options) -> Images {
-    let a53 = opts.target_root().join(A53_TARGET).join(opts.profile());
+    let a53 = a53_target_dir(opts).join(A53_TARGET).join(opts.profile());
     Images {
         kernel: a53.join("a53-kernel"),
         ktest: a53.join("a53-ktest"),

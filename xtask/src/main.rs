@@ -9,6 +9,7 @@ mod qemu_run;
 mod setup;
 mod size;
 mod testing;
+mod toolchain;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -134,7 +135,8 @@ enum Command {
     Sdimage(bootbin::SdimageArgs),
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
-    /// Install QEMU if it is missing (Debian bookworm-backports), or say how.
+    /// Install what the build and the runs need: the toolchain components (rust-src, clippy,
+    /// rustfmt) with rustup, and QEMU 10 (Debian bookworm-backports); or say how.
     Setup,
 }
 
@@ -162,7 +164,7 @@ fn main() {
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),
         Command::Lint => images::lint(),
-        Command::Setup => setup::ensure_qemu().map(drop),
+        Command::Setup => toolchain::setup(),
     };
     match result {
         Ok(()) => {}
