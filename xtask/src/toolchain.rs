@@ -57,11 +57,8 @@ fn succeeds(cmd: &mut Command) -> bool {
 /// The active toolchain's sysroot (the one `rust-toolchain.toml` selects in the workspace).
 fn sysroot() -> Option<PathBuf> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = Command::new(rustc)
-        .args(["--print", "sysroot"])
-        .current_dir(crate::images::workspace_root())
-        .output()
-        .ok()?;
+    let out =
+        Command::new(rustc).args(["--print", "sysroot"]).current_dir(crate::images::workspace_root()).output().ok()?;
     out.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 

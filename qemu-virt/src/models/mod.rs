@@ -3,6 +3,7 @@
 //! reaches it through MMIO forwarding.
 
 pub mod devices;
+pub mod iommu;
 pub mod packetizer;
 pub mod sysblock;
 pub mod vmbox;
