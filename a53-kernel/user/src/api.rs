@@ -51,6 +51,15 @@ pub fn thread_argument() -> Result<u64, Error> {
     sys::thread_argument()
 }
 
+/// How long a request may wait for its answer (NACKs included) before `Timeout`; 20 s unless
+/// set. A node that dies ends the wait at once with `NodeUnreachable`, whatever this is.
+pub fn set_request_timeout_us(us: u64) -> Result<(), Error> {
+    with_client(|g| {
+        g.set_timeout_us(us);
+        Ok(())
+    })
+}
+
 pub fn stats() -> Result<Stats, Error> {
     with_client(|g| Ok(g.stats()))
 }

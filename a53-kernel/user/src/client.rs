@@ -147,13 +147,14 @@ impl<L: Link> Gsas<L> {
                     attempt += 1;
                 }
                 Sent::Illegal => return Err(Error::Illegal),
+                Sent::Unreachable => return Err(Error::NodeUnreachable(node)),
                 Sent::Overwritten => return Err(Error::Overwritten),
             }
         }
     }
 
-    /// The next packet in the mailbox, whoever sent it.
-    fn next_packet(&mut self, timer: &mut Timer) -> Result<[u8; PACKET_BYTES], Error> {
+    /// The next packet in the mailbox, whoever sent it, while waiting for node `from`'s answer.
+    fn next_packet(&mut self, from: u16, timer: &mut Timer) -> Result<[u8; PACKET_BYTES], Error> {
         let mut polls = 0;
         while self.avail < PACKET_WORDS {
             self.avail = self.link.count();
@@ -165,7 +166,7 @@ impl<L: Link> Gsas<L> {
                 continue;
             }
             let left = timer.remaining(&mut self.link).ok_or(Error::Timeout)?;
-            match self.link.wait(PACKET_WORDS, left) {
+            match self.link.wait(PACKET_WORDS, left, from) {
                 Ok(()) | Err(Error::Timeout) => {}
                 Err(e) => return Err(e),
             }
@@ -179,7 +180,7 @@ impl<L: Link> Gsas<L> {
     pub(crate) fn next_reply(&mut self, node: u16, timer: &mut Timer) -> Result<ReplyPacket, Error> {
         let service = Pid::atomic_service(node);
         loop {
-            let packet = self.next_packet(timer)?;
+            let packet = self.next_packet(node, timer)?;
             let sender = Pid::from_low_bits(u64::from_le_bytes(packet[..8].try_into().unwrap_or_default()));
             if sender != service {
                 self.stats.stray += 1;
@@ -303,7 +304,7 @@ impl<L: Link> Pipeline<'_, L> {
         let depth = link.depth();
         while link.count() < depth {
             let left = timer.remaining(link).ok_or(Error::Timeout)?;
-            match link.wait(depth, left) {
+            match link.wait(depth, left, self.node) {
                 Ok(()) | Err(Error::Timeout) => {}
                 Err(e) => return Err(e),
             }

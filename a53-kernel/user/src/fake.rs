@@ -184,6 +184,13 @@ pub struct FakeNet {
     pub duplicate: bool,
     /// Swap Read4K chunks 3 and 4.
     pub reorder: bool,
+    /// Nodes that are gone: packets to them are `Unreachable`.
+    pub dead: Vec<u16>,
+    /// The node that dies once the next request to it has been accepted (its reply never
+    /// comes).
+    pub dies_after_accepting: Option<u16>,
+    /// Waits that ended because the awaited node was gone.
+    pub unreachable_waits: u32,
 }
 
 impl FakeNet {
@@ -202,6 +209,9 @@ impl FakeNet {
             wrong_opcode: None,
             duplicate: false,
             reorder: false,
+            dead: Vec::new(),
+            dies_after_accepting: None,
+            unreachable_waits: 0,
         }
     }
 
@@ -225,9 +235,17 @@ impl Link for FakeNet {
         if d.window != WINDOW || d.page_offset != 0 || d.interface != 0 {
             return Ok(Sent::Illegal);
         }
+        if self.dead.contains(&u16::from(d.node)) {
+            return Ok(Sent::Unreachable);
+        }
         if self.nack > 0 {
             self.nack -= 1;
             return Ok(Sent::Nack);
+        }
+        if self.dies_after_accepting == Some(u16::from(d.node)) {
+            self.dies_after_accepting = None;
+            self.dead.push(u16::from(d.node));
+            return Ok(Sent::Ack);
         }
         let raw = RawRequest::from_bytes(&assemble(self.me.raw(), payload[0], payload[1]));
         self.sent.push(raw);
@@ -265,9 +283,13 @@ impl Link for FakeNet {
         word
     }
 
-    fn wait(&mut self, words: u32, timeout_us: u64) -> Result<(), Error> {
+    fn wait(&mut self, words: u32, timeout_us: u64, from: u16) -> Result<(), Error> {
         if self.mif.len() >= words as usize {
             return Ok(());
+        }
+        if self.dead.contains(&from) {
+            self.unreachable_waits += 1;
+            return Err(Error::NodeUnreachable(from));
         }
         self.now += timeout_us;
         Err(Error::Timeout)

@@ -263,3 +263,32 @@ fn every_program_is_declared_as_an_image_only_binary() {
         assert!(manifest.contains(&declared), "Cargo.toml does not declare {name} as the others are");
     }
 }
+
+#[test]
+fn a_dead_node_is_unreachable_at_once_not_after_the_timeout() {
+    let mut g = client(3);
+    let page = g.alloc_shared(1, 2, Sharing::Shared).unwrap();
+    let other = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.link().dead.push(2);
+    let before = g.link().now;
+    assert_eq!(g.fad64(page, 1), Err(Error::NodeUnreachable(2)));
+    assert_eq!(
+        g.notify(2, Notification::new(MailboxOpcode::new(9).unwrap(), 1).unwrap()),
+        Err(Error::NodeUnreachable(2))
+    );
+    assert!(g.link().now - before < 1000, "no retries, no waiting");
+    assert_eq!(g.fad64(other, 1), Ok(0), "the other nodes still answer");
+    assert_eq!(Error::NodeUnreachable(2).exit_status(), status::NODE_UNREACHABLE);
+}
+
+#[test]
+fn a_node_that_dies_after_accepting_a_request_ends_the_wait_with_unreachable() {
+    let mut g = client(3);
+    g.set_timeout_us(60_000_000);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.link().dies_after_accepting = Some(1);
+    let before = g.link().now;
+    assert_eq!(g.fad64(page, 1), Err(Error::NodeUnreachable(1)));
+    assert_eq!(g.link().unreachable_waits, 1);
+    assert!(g.link().now - before < 1000, "not the 60 s timeout");
+}

@@ -75,6 +75,8 @@ impl From<ModelError> for Status {
 pub enum Delivery {
     Ack,
     Nack,
+    /// The destination node is gone: the packet went nowhere, and never will.
+    Unreachable,
     /// Not known yet (asynchronous interconnect): the sender calls
     /// [`packetizer::PacketizerModel::complete`] later.
     Pending,

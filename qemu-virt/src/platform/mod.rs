@@ -52,7 +52,7 @@ impl Platform {
         map.insert(
             pl::SYSBLOCK_BASE,
             hal::sysblock::regs::WINDOW_SIZE,
-            Sysblock::new(node as u16, coordinates, net.nodes() as u16, pl::irq_line::SYSBLOCK),
+            Sysblock::new(node as u16, coordinates, net.nodes() as u16, pl::irq_line::SYSBLOCK, fabric.clone()),
         )?;
         let touched = Arc::new(AtomicU64::new(0));
         let sink = routing::sink(node, fabric.clone(), touched.clone());

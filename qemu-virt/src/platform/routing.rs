@@ -49,7 +49,8 @@ pub(super) fn sink(src: usize, fabric: Arc<Fabric>, touched: Arc<AtomicU64>) -> 
 }
 
 /// Sends one packet and returns the destination's answer, and whether a vmbox saw the packet.
-/// A node that does not exist, has stopped, or has no platform yet answers NACK.
+/// A node that has stopped answers `Unreachable`; one that does not exist, or has no platform
+/// yet (the cluster is starting), NACK.
 fn carry(fabric: &Fabric, src: usize, packet: &OutgoingPacket) -> (Delivery, bool) {
     let dst = usize::from(packet.dest_node);
     NodeCounters::bump(&fabric.counters[src].packets_sent);
@@ -63,7 +64,8 @@ fn carry(fabric: &Fabric, src: usize, packet: &OutgoingPacket) -> (Delivery, boo
                 reached = true;
                 platform.vmbox().lock().unwrap().deliver(packet.dest_interface, &packet.words)
             }
-            _ => Delivery::Nack,
+            (None, _) => Delivery::Unreachable,
+            (Some(_), None) => Delivery::Nack,
         }
     } else {
         // No route: the interconnect refuses it at the sender's edge.
@@ -72,10 +74,16 @@ fn carry(fabric: &Fabric, src: usize, packet: &OutgoingPacket) -> (Delivery, boo
     match delivery {
         Delivery::Ack => NodeCounters::bump(&fabric.counters[dst].packets_received),
         // The vmbox answers at once (`Pending` is for an asynchronous interconnect).
-        Delivery::Nack | Delivery::Pending => NodeCounters::bump(&fabric.counters[src].packets_nacked),
+        Delivery::Nack | Delivery::Pending | Delivery::Unreachable => {
+            NodeCounters::bump(&fabric.counters[src].packets_nacked)
+        }
     }
     if let Some(t) = &fabric.trace {
-        let what = if delivery == Delivery::Ack { "packet" } else { "packet nacked" };
+        let what = match delivery {
+            Delivery::Ack => "packet",
+            Delivery::Unreachable => "packet to an unreachable node",
+            Delivery::Nack | Delivery::Pending => "packet nacked",
+        };
         t.packet(src, dst, channel::PACKETIZER, packet.words.len(), what);
     }
     (delivery, reached)
