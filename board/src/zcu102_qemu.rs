@@ -1,5 +1,5 @@
 //! QEMU's `xlnx-zcu102` machine (`-smp 6 -m 2G`): 4 A53 + 2 R5F, GIC-400, Cadence UARTs; no PL,
-//! no SMMU, no TCM and no RPU interrupt controller (ARCHITECTURE.md section 4).
+//! no SMMU, no TCM and no RPU interrupt controller (`docs/architecture.md`, "QEMU and the QFDB").
 //!
 //! A53 physical map (UG1085 table 10-1, as far as we use it):
 //!

@@ -1,4 +1,5 @@
-//! Finding QEMU and building a node's command line (facts in ARCHITECTURE.md section 4).
+//! Finding QEMU and building a node's command line (`docs/architecture.md`, "One QEMU process per
+//! node").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
