@@ -96,6 +96,16 @@ pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     Ok(cmd)
 }
 
+/// The names of the user programs (`a53-kernel/user/src/bin/NAME.rs`), sorted.
+pub fn programs() -> anyhow::Result<Vec<String>> {
+    let dir = workspace_root().join("a53-kernel/user/src/bin");
+    let entries = std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let mut names: Vec<String> =
+        entries.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".rs").map(String::from)).collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Builds the user programs and gathers their executables in one directory, which the kernel
 /// build embeds (`UNIMEM_USER_DIR`, see `a53-kernel/build.rs`).
 pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
