@@ -154,3 +154,19 @@ fn console_keys() -> Verdict {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// The README's "Write your own program" shows the program file exactly, and the command
+    /// that `readme_example` runs.
+    #[test]
+    fn the_readme_example_is_the_program_the_suite_runs() {
+        let root = crate::images::workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let section = readme.split("## Write your own program").nth(1).unwrap().split("\n## ").next().unwrap();
+        let code = section.split("```rust\n").nth(1).unwrap().split("```").next().unwrap();
+        let program = std::fs::read_to_string(root.join("a53-kernel/user/src/bin/shared-counter.rs")).unwrap();
+        assert_eq!(code, program);
+        assert!(section.contains("```sh\ncargo xtask run shared-counter --nodes 4\n```"));
+    }
+}
