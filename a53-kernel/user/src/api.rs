@@ -21,11 +21,13 @@ pub fn with_client<R>(f: impl FnOnce(&mut Gsas<Hw>) -> Result<R, Error>) -> Resu
         Some(client) => client,
         empty => {
             let info = sys::node_info()?;
+            let interface = sys::interface()?;
+            let me = interface.pid;
             // SAFETY: the interface pair is this process's, and `CLIENT` (locked here) holds the
             // only `Hw`.
-            let hw = unsafe { Hw::new(sys::interface()?)? };
+            let hw = unsafe { Hw::new(interface)? };
             let window = base_window(board::pl::VMBOX_BASE);
-            empty.insert(Gsas::new(hw, info.node, info.nodes, window))
+            empty.insert(Gsas::new(hw, me, info.node, info.nodes, window))
         }
     };
     f(client)

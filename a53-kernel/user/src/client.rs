@@ -3,8 +3,10 @@
 //!
 //! - A request goes to node N's MIF 0, N being the top 16 bits of its address. A NACK means
 //!   N's MIF 0 was full: the same packet is sent again after a short pause.
-//! - A reply is genuine only if its PID prefix is N's service (`Pid::atomic_service(N)`);
-//!   anything else in the mailbox is counted in [`Stats::stray`] and skipped, never trusted.
+//! - A reply is genuine only if its PID prefix is N's service (`Pid::atomic_service(N)`), and it
+//!   is ours only if it names this process as its requester (a late reply to an earlier holder of
+//!   this mailbox interface names that one); anything else in the mailbox is counted in
+//!   [`Stats::stray`] and skipped, never trusted.
 //!   A genuine reply must echo the request's opcode and be of the expected kind, otherwise it
 //!   is a [`ProtocolError`].
 //! - Waiting polls the mailbox COUNT a few times, then sleeps in WAIT_MIF; no reply within the
@@ -66,6 +68,8 @@ impl Timer {
 
 pub struct Gsas<L> {
     link: L,
+    /// This process's PID: the requester its replies name.
+    me: Pid,
     node: u16,
     nodes: u16,
     /// BASE_DEST.WINDOW: the vmbox window of every node.
@@ -79,10 +83,12 @@ pub struct Gsas<L> {
 }
 
 impl<L: Link> Gsas<L> {
-    /// A client on node `node` of `nodes`; `window` is `base_window(VMBOX_BASE)`.
-    pub fn new(link: L, node: u16, nodes: u16, window: u16) -> Self {
+    /// A client of the process `me` on node `node` of `nodes`; `window` is
+    /// `base_window(VMBOX_BASE)`.
+    pub fn new(link: L, me: Pid, node: u16, nodes: u16, window: u16) -> Self {
         Self {
             link,
+            me,
             node,
             nodes,
             window,
@@ -186,7 +192,12 @@ impl<L: Link> Gsas<L> {
                 self.stats.stray += 1;
                 continue;
             }
-            return ReplyPacket::decode(&packet).map_err(|e| ProtocolError::BadReply(e).into());
+            let reply = ReplyPacket::decode(&packet).map_err(|e| Error::Protocol(ProtocolError::BadReply(e)))?;
+            if reply.to != self.me {
+                self.stats.stray += 1;
+                continue;
+            }
+            return Ok(reply);
         }
     }
 

@@ -49,7 +49,8 @@ impl Service {
 
     fn handle(&mut self, raw: &RawRequest) -> Vec<ReplyPacket> {
         let from = Pid::atomic_service(self.node);
-        let status = |r: Response| ReplyPacket { sender: from, opcode: raw.opcode, body: ReplyBody::Status(r) };
+        let to = raw.sender;
+        let status = |r: Response| ReplyPacket { sender: from, to, opcode: raw.opcode, body: ReplyBody::Status(r) };
         match self.apply(raw) {
             Ok((result, None)) => vec![status(Response::ok(result))],
             Ok((result, Some(page))) => {
@@ -59,6 +60,7 @@ impl Service {
                         bytes.copy_from_slice(&page[i * CHUNK_BYTES..(i + 1) * CHUNK_BYTES]);
                         ReplyPacket {
                             sender: from,
+                            to,
                             opcode: raw.opcode,
                             body: ReplyBody::Data { index: i as u8, bytes },
                         }
@@ -196,7 +198,7 @@ pub struct FakeNet {
 impl FakeNet {
     pub fn new(nodes: u16) -> Self {
         Self {
-            me: Pid::new(0, 5, 1, 3).unwrap(),
+            me: Self::ME,
             mif: VecDeque::new(),
             depth: 512,
             backlog: VecDeque::new(),
@@ -223,9 +225,20 @@ impl FakeNet {
         }
     }
 
-    /// A packet from `sender` (any PID: a test may pose as anyone on the wire).
+    /// The client's PID.
+    pub const ME: Pid = match Pid::new(0, 5, 1, 3) {
+        Ok(pid) => pid,
+        Err(_) => panic!("a valid PID"),
+    };
+
+    /// A packet from `sender` (any PID: a test may pose as anyone on the wire) for the client.
     pub fn packet_from(sender: Pid, opcode: u8, response: Response) -> [u8; PACKET_BYTES] {
-        ReplyPacket { sender, opcode, body: ReplyBody::Status(response) }.encode()
+        Self::packet_for(Self::ME, sender, opcode, response)
+    }
+
+    /// A packet from `sender` naming `to` as its requester.
+    pub fn packet_for(to: Pid, sender: Pid, opcode: u8, response: Response) -> [u8; PACKET_BYTES] {
+        ReplyPacket { sender, to, opcode, body: ReplyBody::Status(response) }.encode()
     }
 }
 

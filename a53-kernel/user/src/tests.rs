@@ -7,7 +7,7 @@ use crate::error::{Error, ProtocolError, status};
 use crate::fake::{FakeNet, WINDOW};
 
 fn client(nodes: u16) -> Gsas<FakeNet> {
-    Gsas::new(FakeNet::new(nodes), 0, nodes, WINDOW)
+    Gsas::new(FakeNet::new(nodes), FakeNet::ME, 0, nodes, WINDOW)
 }
 
 #[test]
@@ -291,4 +291,17 @@ fn a_node_that_dies_after_accepting_a_request_ends_the_wait_with_unreachable() {
     assert_eq!(g.fad64(page, 1), Err(Error::NodeUnreachable(1)));
     assert_eq!(g.link().unreachable_waits, 1);
     assert!(g.link().now - before < 1000, "not the 60 s timeout");
+}
+
+#[test]
+fn a_late_reply_to_an_earlier_holder_of_the_interface_is_skipped() {
+    let mut g = client(2);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.write64(page, 7).unwrap();
+    // The same interface (3), an earlier generation: a process that timed out and exited.
+    let earlier = Pid::new(0, 4, 0, 3).unwrap();
+    let late = FakeNet::packet_for(earlier, Pid::atomic_service(1), Opcode::Read64.as_u8(), Response::ok(666));
+    g.link().inject = std::vec![late];
+    assert_eq!(g.read64(page).unwrap(), 7);
+    assert_eq!(g.stats().stray, 1);
 }
