@@ -62,7 +62,7 @@ mod tests {
         let a = Arguments::from_bytes(b"one\0two words\0\0x10\0");
         assert_eq!(a.iter().collect::<Vec<_>>(), ["one", "two words", "", "x10"]);
         assert_eq!((a.count(), a.get(1), a.get(4)), (4, Some("two words"), None));
-        let n = Arguments::from_bytes(b"42\0x2a\00x2a\0");
+        let n = Arguments::from_bytes(b"42\0x2a\x000x2a\0");
         assert_eq!(
             (n.number(0), n.number(1), n.number(2), n.number(3)),
             (Ok(42), Err(Error::NoArgument), Ok(42), Err(Error::NoArgument))

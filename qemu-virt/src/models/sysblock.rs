@@ -110,7 +110,7 @@ impl Sysblock {
 
     fn bitmap_word(offset: u64, base: u64) -> Option<usize> {
         let word = offset.checked_sub(base)? / 4;
-        (offset % 4 == 0 && word < NODE_WORDS as u64).then_some(word as usize)
+        (offset.is_multiple_of(4) && word < NODE_WORDS as u64).then_some(word as usize)
     }
 }
 
@@ -154,10 +154,10 @@ impl MmioDevice for Sysblock {
                         self.irq_enable.set(v & known.value)
                     }
                     o if o == reg_offset!(R, irq_raise) => self.doorbell |= v & IRQ::DOORBELL::SET.value != 0,
-                    o if o == reg_offset!(R, run_done) => {
-                        if LocalRegisterCopy::<u32, RUN_DONE::Register>::new(v).is_set(RUN_DONE::DONE) {
-                            self.cluster.report_done(self.node);
-                        }
+                    o if o == reg_offset!(R, run_done)
+                        && LocalRegisterCopy::<u32, RUN_DONE::Register>::new(v).is_set(RUN_DONE::DONE) =>
+                    {
+                        self.cluster.report_done(self.node)
                     }
                     // Read-only and reserved registers ignore writes.
                     _ => {}
@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(b.read(reg_offset!(R, nodes_done), 8), Err(Status::Rejected));
         b.write(reg_offset!(R, run_done), 4, 0).unwrap();
         assert_eq!(cluster.done(), NodeSet::default(), "bit 0 clear: not done");
-        b.write(reg_offset!(R, irq_raise), 4, ALL_DONE as u128 | PEER_LOST).unwrap();
+        b.write(reg_offset!(R, irq_raise), 4, ALL_DONE | PEER_LOST).unwrap();
         assert_eq!(b.read(reg_offset!(R, irq_status), 4), Ok(0), "IRQ_RAISE only rings the doorbell");
     }
 }
