@@ -90,11 +90,6 @@ impl<P: RegisterPort> Smmu500<P> {
         Self { port, asids: [None; CONTEXT_BANKS], streams: [None; CONTEXT_BANKS] }
     }
 
-    /// The register port.
-    pub fn port(&self) -> &P {
-        &self.port
-    }
-
     /// Reads IDR0-2 and checks that the SMMU has what the driver and the register layout
     /// assume.
     pub fn probe(&self) -> Result<Geometry, SmmuError> {
