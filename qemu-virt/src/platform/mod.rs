@@ -4,6 +4,7 @@
 
 mod address_map;
 mod irq_wire;
+mod node_memory;
 mod routing;
 
 pub use address_map::{AddressMap, MapError};
@@ -12,6 +13,7 @@ use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::models::devices::{PacketizerDevice, VmboxDevice};
 use crate::models::packetizer::PacketizerModel;
+use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
 use crate::trace::AccessRecord;
@@ -19,6 +21,7 @@ use board::Board as _;
 use board::pl;
 use hal::forward::{Request, Slots, Status};
 use irq_wire::IrqWire;
+use node_memory::NodeMemory;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +35,8 @@ pub struct Platform {
     map: AddressMap,
     /// Also in `map`; kept typed so that other nodes' packetizers can deliver to it.
     vmbox: Arc<Mutex<VmboxDevice>>,
+    /// Also in `map`; bus masters of the PL (the PLDMA engine) translate through it.
+    smmu: Arc<Smmu500Model>,
     /// Bit n: this node's packetizer reached node n's vmbox since the last access finished, so
     /// node n's PL lines may have changed (set by the packetizer's sink, `routing`).
     touched: Arc<AtomicU64>,
@@ -66,8 +71,21 @@ impl Platform {
         let vmbox = Arc::new(Mutex::new(VmboxDevice::new(vmbox, pl::irq_line::VMBOX)));
         map.insert_shared(pl::VMBOX_BASE, pl::VMBOX_SIZE, vmbox.clone())?;
         map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
+        let smmu = Arc::new(Smmu500Model::new(Arc::new(NodeMemory { fabric: fabric.clone(), node })));
+        let smmu_device = SmmuDevice::new(smmu.clone(), pl::irq_line::SMMU_CONTEXT);
+        map.insert(QemuBoard::SMMU.base, board::SMMU_SIZE, smmu_device)?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
-        Ok(Arc::new(Self { node, map, vmbox, touched, irq_levels: Mutex::new(0), irq_wire, fabric }))
+        let platform = Arc::new(Self { node, map, vmbox, smmu, touched, irq_levels: Mutex::new(0), irq_wire, fabric });
+        // A fault found by a bus master's translation (not by a forwarded access, after which
+        // the server updates the lines) raises the line at once. Only the wire's own lock is
+        // taken, so the translating thread may hold any device lock (`routing`, lock order).
+        let weak = Arc::downgrade(&platform);
+        platform.smmu.set_irq_notifier(Box::new(move || {
+            if let Some(platform) = weak.upgrade() {
+                platform.irq_wire.raise(1 << pl::irq_line::SMMU_CONTEXT);
+            }
+        }));
+        Ok(platform)
     }
 
     pub fn map(&self) -> &AddressMap {
@@ -76,6 +94,11 @@ impl Platform {
 
     pub(crate) fn vmbox(&self) -> &Arc<Mutex<VmboxDevice>> {
         &self.vmbox
+    }
+
+    /// The node's SMMU, as its PL bus masters see it (`models::iommu::IoTranslate`).
+    pub fn smmu(&self) -> &Arc<Smmu500Model> {
+        &self.smmu
     }
 
     /// Serves one forwarded access. A packet it sends to another node may raise that node's PL

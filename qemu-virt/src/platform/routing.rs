@@ -14,6 +14,11 @@
 //!    `AddressMap::irq_levels`, which locks the devices one after another, never two at once;
 //! 3. a vmbox device of any node, taken only here, under a packetizer (rank 2).
 //!
+//! The SMMU model's state lock is a leaf too: a bus master translating through it (from any
+//! thread, holding any device lock) takes nothing else while it is held, and the model's
+//! interrupt callback afterwards takes only the interrupt wire's state lock, which is a leaf as
+//! well (`Platform::new`).
+//!
 //! Everything else (the interconnect's random numbers and link counters, the trace) is a leaf:
 //! nothing is locked while holding it. Every thread takes locks in increasing rank, and whoever
 //! holds a vmbox waits for nothing, so threads can never wait for each other in a cycle. Two
