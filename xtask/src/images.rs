@@ -20,7 +20,7 @@ pub struct Options {
 }
 
 impl Options {
-    fn profile(self) -> &'static str {
+    pub fn profile(self) -> &'static str {
         if self.release { "fw-release" } else { "fw-dev" }
     }
 

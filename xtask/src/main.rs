@@ -169,8 +169,9 @@ enum Command {
     /// Run a benchmark and print its figures (`name: value unit`): platform.
     Bench {
         name: String,
+        /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]
-        release: bool,
+        dev: bool,
         /// Write a Chrome trace of every emulated run into this directory.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
@@ -214,7 +215,7 @@ fn main() {
                 trace_dir,
             })
         }
-        Command::Bench { name, release, trace_dir } => bench::run(&name, release, trace_dir.as_deref()),
+        Command::Bench { name, dev, trace_dir } => bench::run(&name, !dev, trace_dir.as_deref()),
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),
         Command::Lint => images::lint(),
