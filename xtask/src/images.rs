@@ -118,13 +118,25 @@ pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
         bail!("building the user programs failed");
     }
     let dir = a53_target_dir(opts).join(A53_TARGET).join("user-images");
-    let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
+    // Files are replaced only when their bytes change, so that the kernel (whose build script
+    // watches the directory) is not linked again for nothing.
+    let mut wanted = std::collections::HashSet::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };
         if let Some(exe) = msg["executable"].as_str() {
             let exe = Path::new(exe);
-            std::fs::copy(exe, dir.join(exe.file_name().context("executable without a name")?))?;
+            let name = exe.file_name().context("executable without a name")?;
+            let (bytes, copy) = (std::fs::read(exe)?, dir.join(name));
+            if std::fs::read(&copy).ok().as_ref() != Some(&bytes) {
+                std::fs::write(&copy, &bytes)?;
+            }
+            wanted.insert(name.to_os_string());
+        }
+    }
+    for entry in std::fs::read_dir(&dir)?.flatten() {
+        if !wanted.contains(&entry.file_name()) {
+            std::fs::remove_file(entry.path())?;
         }
     }
     Ok(dir)
