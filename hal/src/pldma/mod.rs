@@ -12,6 +12,7 @@ pub mod driver;
 pub mod event;
 pub mod fault;
 pub mod geometry;
+pub mod ipc;
 pub mod packet;
 pub mod queue;
 pub mod rapf;
