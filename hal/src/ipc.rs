@@ -134,6 +134,16 @@ impl<T: Copy, const N: usize> Ring<T, N> {
         self.len() == 0
     }
 
+    /// Entries ever produced (the producer's index).
+    pub fn produced(&self) -> u32 {
+        self.head.load(Ordering::Acquire)
+    }
+
+    /// Entries ever consumed (the consumer's index).
+    pub fn consumed(&self) -> u32 {
+        self.tail.load(Ordering::Acquire)
+    }
+
     /// # Safety
     ///
     /// At most one `Producer` may exist for a ring at any time, across both processors.

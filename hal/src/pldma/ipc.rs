@@ -66,7 +66,8 @@ impl RdmaConfig {
 
     /// The request; 0 in a field keeps the current value.
     pub fn request(&self, seq: u32) -> Message {
-        let args = [self.timeout_us, self.window.into(), self.max_timeouts.into(), self.max_nack_retries.into(), 0, 0, 0];
+        let args =
+            [self.timeout_us, self.window.into(), self.max_timeouts.into(), self.max_nack_retries.into(), 0, 0, 0];
         Message::new(op::RDMA_CONFIG, seq, args)
     }
 
@@ -248,7 +249,10 @@ mod tests {
         let m = |op, args| Message::new(op, 0, args);
         assert_eq!(RdmaRequest::decode(&m(op::PING, [0; 7])), None);
         assert_eq!(RdmaRequest::decode(&m(op::RDMA_REGISTER, [16, 0, 0, 0, 0, 0, 0])), Some(Err(RdmaStatus::BadPd)));
-        assert_eq!(RdmaRequest::decode(&m(op::RDMA_UNREGISTER, [u64::MAX, 0, 0, 0, 0, 0, 0])), Some(Err(RdmaStatus::BadPd)));
+        assert_eq!(
+            RdmaRequest::decode(&m(op::RDMA_UNREGISTER, [u64::MAX, 0, 0, 0, 0, 0, 0])),
+            Some(Err(RdmaStatus::BadPd))
+        );
         assert_eq!(
             RdmaRequest::decode(&m(op::RDMA_FAULT_RESOLVED, [1, 0x4000, 0, 0, 0, 0, 0])),
             Some(Err(RdmaStatus::BadArgument))

@@ -147,7 +147,7 @@ pub enum PacketError {
     /// The payload's length disagrees with the header, or breaks the 256 B window rule.
     BadLength,
     NotABlock,
-    /// The data packet's owner is neither its source (a write) nor set for a read response.
+    /// A write's data packet or a read request whose owner is not its source.
     BadOwner,
     ReservedNotZero,
 }
@@ -313,6 +313,9 @@ pub fn decode(bytes: &[u8]) -> Result<Packet<'_>, PacketError> {
             no_body()?;
             if !is_block(h.va2, u64::from(h.len)) || h.va.checked_add(u64::from(h.len)).is_none() {
                 return Err(PacketError::NotABlock);
+            }
+            if h.owner != h.src {
+                return Err(PacketError::BadOwner);
             }
             Ok(Packet::ReadRequest { route, attempt, src_va: h.va, dst_va: h.va2, len: u32::from(h.len) })
         }

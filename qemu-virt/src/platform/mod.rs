@@ -11,7 +11,9 @@ pub use address_map::{AddressMap, MapError};
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::models::devices::{PacketizerDevice, VmboxDevice};
+use crate::models::iommu::{Bypass, IoTranslate};
 use crate::models::packetizer::PacketizerModel;
+use crate::models::pldma::PldmaDevice;
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
 use crate::trace::AccessRecord;
@@ -42,9 +44,20 @@ pub struct Platform {
 }
 
 impl Platform {
-    /// The standard set of PL blocks of node `node`. Packets reach other nodes once the fabric
-    /// knows their platforms (`Fabric::set_platforms`).
+    /// The standard set of PL blocks of node `node`, with no SMMU (the PLDMA's addresses are
+    /// physical). Packets reach other nodes once the fabric knows their platforms
+    /// (`Fabric::set_platforms`).
     pub fn new(node: usize, fabric: Arc<Fabric>, irq_out: UnixStream) -> Result<Arc<Self>, MapError> {
+        Self::with_iommu(node, fabric, irq_out, Arc::new(Bypass))
+    }
+
+    /// The same, with the PLDMA's accesses translated by `iommu` (the node's SMMU model).
+    pub fn with_iommu(
+        node: usize,
+        fabric: Arc<Fabric>,
+        irq_out: UnixStream,
+        iommu: Arc<dyn IoTranslate>,
+    ) -> Result<Arc<Self>, MapError> {
         let net = &fabric.interconnect;
         let c = net.coordinates(node);
         let coordinates = hal::sysblock::Coordinates { x: c.x, y: c.y, z: c.z };
@@ -65,6 +78,9 @@ impl Platform {
         let vmbox = VmboxModel::new(depth).expect("the reference depth holds a packet");
         let vmbox = Arc::new(Mutex::new(VmboxDevice::new(vmbox, pl::irq_line::VMBOX)));
         map.insert_shared(pl::VMBOX_BASE, pl::VMBOX_SIZE, vmbox.clone())?;
+        let pldma = PldmaDevice::new(node, fabric.clone(), iommu, pl::irq_line::PLDMA);
+        fabric.interconnect.set_receiver(node, pldma.receiver());
+        map.insert(pl::PLDMA_BASE, pl::PLDMA_SIZE, pldma)?;
         map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
         Ok(Arc::new(Self { node, map, vmbox, touched, irq_levels: Mutex::new(0), irq_wire, fabric }))
