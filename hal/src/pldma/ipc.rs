@@ -277,10 +277,12 @@ mod tests {
 
     #[test]
     fn stats_travel_in_pages() {
-        let mut s = RdmaStats::default();
-        s.timeout_retransmits = 1;
-        s.read_requests_refused = 2;
-        s.descriptors_refused = 3;
+        let s = RdmaStats {
+            timeout_retransmits: 1,
+            read_requests_refused: 2,
+            descriptors_refused: 3,
+            ..Default::default()
+        };
         let pages = [s.page(0).unwrap(), s.page(1).unwrap(), s.page(2).unwrap()];
         assert_eq!(RdmaStats::from_pages(pages), s);
         assert_eq!(s.page(STATS_PAGES), None);

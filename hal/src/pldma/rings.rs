@@ -41,7 +41,12 @@ impl<'a> DescriptorPoster<'a> {
     }
 
     pub fn post(&mut self, d: &Descriptor) -> Result<(), Full> {
-        self.producer.push(d.encode())?;
+        self.post_raw(&d.encode())
+    }
+
+    /// Posts a descriptor exactly as given (tests use it for malformed ones).
+    pub fn post_raw(&mut self, raw: &RawDescriptor) -> Result<(), Full> {
+        self.producer.push(*raw)?;
         self.posted = true;
         Ok(())
     }

@@ -2,6 +2,8 @@
 //! links, the counters, and the events and faults they produce (posted by the engine thread
 //! afterwards, in order, under the register lock).
 
+use super::engine::Shared;
+use super::fault_fifo::Push;
 use crate::counters::NodeCounters;
 use crate::interconnect::{Datagram, Interconnect, channel};
 use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
@@ -9,15 +11,16 @@ use crate::shm::Ddr;
 use hal::pldma::event::Event;
 use hal::pldma::fault::FaultEntry;
 use hal::pldma::packet::{MAX_BYTES, Packet};
-use hal::pldma::regs::Counter;
+use hal::pldma::regs::{Counter, IRQ};
 use hal::pldma::{PAGE_BYTES, Pd};
 use std::sync::atomic::Ordering;
 
-/// Events and faults produced while the register lock is not held.
+/// Events produced while the register lock is not held, posted at the end of the round.
 #[derive(Debug, Default)]
 pub struct Outbox {
     pub events: Vec<Event>,
-    pub faults: Vec<FaultEntry>,
+    /// A fault was pushed or dropped: the interrupt line may have changed.
+    pub faulted: bool,
 }
 
 /// How a DMA access through the SMMU ended.
@@ -41,6 +44,7 @@ pub struct Ctx<'a> {
     pub iommu: &'a dyn IoTranslate,
     pub net: &'a Interconnect,
     pub counters: &'a NodeCounters,
+    pub shared: &'a Shared,
     pub out: Outbox,
 }
 
@@ -69,8 +73,22 @@ impl Ctx<'_> {
         self.out.events.push(event);
     }
 
+    /// Logs a refused access in the fault FIFO at once, before the NACK that reports it leaves.
     pub fn fault(&mut self, entry: FaultEntry) {
-        self.out.faults.push(entry);
+        let push = {
+            let mut st = self.shared.state();
+            let push = st.fifo.push(entry);
+            if push == Push::Lost {
+                st.regs.raise(IRQ::FAULT_LOST::SET.value);
+            }
+            push
+        };
+        self.count(match push {
+            Push::Pushed => Counter::FaultsPushed,
+            Push::Deduplicated => Counter::FaultsDeduplicated,
+            Push::Lost => Counter::FaultsLost,
+        });
+        self.out.faulted |= push != Push::Deduplicated;
     }
 
     /// Runs `access` on each page piece of `[va, va + len)` after translating it for `pd`; stops

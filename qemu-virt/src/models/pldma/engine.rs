@@ -5,7 +5,6 @@
 
 use super::ctx::{Ctx, Outbox};
 use super::fault_fifo::FaultFifo;
-use super::fault_fifo::Push;
 use super::receiver::{Received, Receiver};
 use super::regs::RegFile;
 use super::sender::{self, BlockJob, Progress};
@@ -150,7 +149,7 @@ impl Engine {
 
     /// One round; false once stopped.
     fn round(&mut self) -> bool {
-        let (fabric, iommu) = (self.fabric.clone(), self.iommu.clone());
+        let (fabric, iommu, shared) = (self.fabric.clone(), self.iommu.clone(), self.shared.clone());
         let Some(ddr) = fabric.ddr(self.node()) else {
             // The node's QEMU is gone: nothing to reach; wait to be stopped.
             let st = self.shared.state();
@@ -172,6 +171,7 @@ impl Engine {
             iommu: &*iommu,
             net: &fabric.interconnect,
             counters: &fabric.counters[self.node()],
+            shared: &shared,
             out: Outbox::default(),
         };
         for item in round.inbox {
@@ -289,20 +289,9 @@ impl Engine {
     fn publish(&mut self, ddr: &Ddr, rings_pa: u64, out: Outbox) {
         let counters = &self.fabric.counters[self.node()];
         let count = |c: Counter| counters.pldma(c).fetch_add(1, Ordering::Relaxed);
-        let (mut posted, mut irq_changed) = (false, false);
+        let (mut posted, mut irq_changed) = (false, out.faulted);
         {
             let mut st = self.shared.state();
-            for f in out.faults {
-                irq_changed = true;
-                match st.fifo.push(f) {
-                    Push::Pushed => count(Counter::FaultsPushed),
-                    Push::Deduplicated => count(Counter::FaultsDeduplicated),
-                    Push::Lost => {
-                        st.regs.raise(IRQ::FAULT_LOST::SET.value);
-                        count(Counter::FaultsLost)
-                    }
-                };
-            }
             let ring = (st.regs.enabled() && st.regs.rings() == rings_pa).then(|| rings(ddr, rings_pa)).flatten();
             if let Some(r) = ring {
                 // SAFETY: the engine is the event ring's only producer, under the register lock.
