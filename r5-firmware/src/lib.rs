@@ -2,6 +2,8 @@
 //! rings, the trace ring and the board.
 #![cfg_attr(not(test), no_std)]
 
+pub mod clock;
+pub mod rdma;
 pub mod service;
 
 #[cfg(target_arch = "arm")]
