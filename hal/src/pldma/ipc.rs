@@ -136,7 +136,7 @@ impl RdmaRequest {
 }
 
 /// The scheduler's counters (`RDMA_STATS`), seven per page.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RdmaStats {
     // Page 0: retransmissions and refused messages.
     pub timeout_retransmits: u64,
@@ -166,7 +166,37 @@ pub struct RdmaStats {
 
 pub const STATS_PAGES: u64 = 3;
 
+impl Default for RdmaStats {
+    fn default() -> Self {
+        Self::ZERO
+    }
+}
+
 impl RdmaStats {
+    pub const ZERO: Self = Self {
+        timeout_retransmits: 0,
+        rapf_retransmits: 0,
+        local_retransmits: 0,
+        nack_retransmits: 0,
+        stale_messages: 0,
+        foreign_messages: 0,
+        pf_nacks: 0,
+        transfers_started: 0,
+        transfers_completed: 0,
+        transfers_failed: 0,
+        blocks_sent: 0,
+        blocks_acked: 0,
+        read_requests_served: 0,
+        read_requests_refused: 0,
+        bad_wqes: 0,
+        malformed_events: 0,
+        descriptors_dropped: 0,
+        remote_notifies: 0,
+        notifies_lost: 0,
+        cq_interrupts: 0,
+        descriptors_refused: 0,
+    };
+
     /// Page `page`, or `None` past the last one.
     pub fn page(&self, page: u64) -> Option<[u64; 7]> {
         Some(match page {

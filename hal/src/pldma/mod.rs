@@ -52,6 +52,8 @@ pub const PAGE_BYTES: u64 = 4096;
 pub struct Pd(u8);
 
 impl Pd {
+    pub const ZERO: Pd = Pd(0);
+
     pub const fn new(value: u16) -> Option<Self> {
         if (value as usize) < PDS { Some(Self(value as u8)) } else { None }
     }

@@ -117,7 +117,14 @@ impl<'q> Scheduler<'q> {
         Ok(())
     }
 
-    fn nack(&mut self, engine: &mut impl Engine, node: u16, txn: TxnRef, code: NackCode, now: u64) -> Result<(), Ignored> {
+    fn nack(
+        &mut self,
+        engine: &mut impl Engine,
+        node: u16,
+        txn: TxnRef,
+        code: NackCode,
+        now: u64,
+    ) -> Result<(), Ignored> {
         let i = self.check_current(node, txn)?;
         let Some(direction) = self.transfers.get(i).map(|t| t.wqe.direction) else { return Err(Ignored::Stale) };
         let status = match (code, direction) {

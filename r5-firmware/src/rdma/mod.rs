@@ -8,6 +8,7 @@
 //! descriptor ring and two registers), a [`QueueMemory`] (queue-set addresses to references) and
 //! the time; host tests give it fakes.
 
+pub mod area;
 mod events;
 mod pds;
 mod requests;
@@ -55,24 +56,35 @@ pub struct Scheduler<'q> {
     next_transfer: u8,
 }
 
+impl Default for Scheduler<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<'q> Scheduler<'q> {
-    /// Node `node` of `nodes`; time in ticks of a `clock_hz` clock.
-    pub fn new(node: u16, nodes: u16, config: RdmaConfig, clock_hz: u64) -> Self {
-        let mut s = Self {
-            node,
-            nodes,
-            config,
-            clock_hz,
+    /// A scheduler that is not started. Its bytes are all zero, so the firmware keeps it in
+    /// .bss (it is too big for a stack, and an initialiser image would cost TCM).
+    pub const fn new() -> Self {
+        Self {
+            node: 0,
+            nodes: 0,
+            config: RdmaConfig { timeout_us: 0, window: 0, max_timeouts: 0, max_nack_retries: 0 },
+            clock_hz: 0,
             timeout_ticks: 0,
             pds: [const { PdState::EMPTY }; PDS],
             transfers: Transfers::new(),
             tids: Tids::new(),
-            stats: RdmaStats::default(),
+            stats: RdmaStats::ZERO,
             next_pd: 0,
             next_transfer: 0,
-        };
-        s.set_config(config);
-        s
+        }
+    }
+
+    /// Starts it as node `node` of `nodes`, with time in ticks of a `clock_hz` clock.
+    pub fn start(&mut self, node: u16, nodes: u16, config: RdmaConfig, clock_hz: u64) {
+        (self.node, self.nodes, self.clock_hz) = (node, nodes, clock_hz);
+        self.set_config(config);
     }
 
     pub fn config(&self) -> RdmaConfig {
@@ -81,7 +93,7 @@ impl<'q> Scheduler<'q> {
 
     fn set_config(&mut self, config: RdmaConfig) {
         self.config = config;
-        self.timeout_ticks = config.timeout_us.saturating_mul(self.clock_hz) / 1_000_000;
+        self.timeout_ticks = crate::clock::ticks(config.timeout_us, self.clock_hz);
     }
 
     pub fn stats(&self) -> &RdmaStats {
@@ -110,13 +122,14 @@ impl<'q> Scheduler<'q> {
         self.complete(engine);
     }
 
-    /// Sends every block it may: up to `window` per transfer, in turn.
+    /// Sends every block it may: up to `window` per transfer, in turn (starting where tids
+    /// last ran out, so that every transfer gets its share).
     fn issue(&mut self, engine: &mut impl Engine, now: u64) {
-        let order: heapless::Vec<u8, MAX_TRANSFERS> = self.transfers.used_from(self.next_transfer).collect();
-        for i in order {
+        let start = u32::from(self.next_transfer);
+        for k in transfers::bits(self.transfers.used().rotate_right(start)) {
+            let i = ((u32::from(k) + start) % MAX_TRANSFERS as u32) as u8;
             if self.tids.available() == 0 {
-                // Start here next time.
-                self.next_transfer = i.wrapping_sub(1);
+                self.next_transfer = i;
                 return;
             }
             self.issue_transfer(engine, i, now);
@@ -126,11 +139,7 @@ impl<'q> Scheduler<'q> {
     fn issue_transfer(&mut self, engine: &mut impl Engine, i: u8, now: u64) {
         loop {
             let Some(t) = self.transfers.get(i) else { return };
-            if t.done.is_some()
-                || t.next >= t.blocks
-                || t.in_flight >= self.config.window
-                || t.fenced(t.next)
-            {
+            if t.ended || t.next >= t.blocks || t.in_flight >= self.config.window || t.fenced(t.next) {
                 return;
             }
             let block = t.next;
@@ -188,22 +197,16 @@ impl<'q> Scheduler<'q> {
         t.in_flight = t.in_flight.saturating_sub(1);
         t.acked += 1;
         if t.acked == t.blocks {
-            t.done = Some(CqeStatus::Ok);
+            t.end(CqeStatus::Ok);
         }
     }
 
     /// Ends transfer `i` with `status` at once: its blocks in flight are forgotten, so their
     /// late messages are stale.
     fn fail(&mut self, i: u8, status: CqeStatus) {
-        let tids: heapless::Vec<u16, MAX_TIDS> = self.tids.of_transfer(i).collect();
-        for tid in tids {
-            self.tids.free(tid);
-        }
-        if let Some(t) = self.transfers.get_mut(i)
-            && t.done.is_none()
-        {
-            t.in_flight = 0;
-            t.done = Some(status);
+        self.tids.free_transfer(i);
+        if let Some(t) = self.transfers.get_mut(i) {
+            t.end(status);
         }
     }
 }

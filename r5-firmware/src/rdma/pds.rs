@@ -1,11 +1,11 @@
 //! The registered PDs: their queues, the WQEs the scheduler takes from them, and the CQEs and
 //! wake-ups it gives back (`docs/hw/pldma.md`, "Queue set", "Using the queues").
 
-use super::transfers::{Channels, Transfer};
-use super::{Engine, MAX_TRANSFERS, Scheduler};
+use super::transfers::{Channels, Transfer, bits};
+use super::{Engine, Scheduler};
+use core::sync::atomic::Ordering;
 use hal::pldma::queue::{CQ_ENTRIES, Cqe, CqeStatus, QUEUE_SET_BYTES, QueueSet, Wqe};
 use hal::pldma::{PDS, Pd};
-use core::sync::atomic::Ordering;
 
 pub struct PdState<'q> {
     pub queues: Option<&'q QueueSet>,
@@ -47,14 +47,11 @@ impl<'q> Scheduler<'q> {
     /// Stops serving `pd`: its transfers are dropped without CQEs (the queues are going away).
     pub(super) fn forget(&mut self, pd: Pd) -> bool {
         let was = self.pds[pd.index()].queues.is_some();
-        let mine: heapless::Vec<u8, MAX_TRANSFERS> =
-            self.transfers.used_from(0).filter(|&i| self.transfers.get(i).is_some_and(|t| t.pd == pd)).collect();
-        for i in mine {
-            let tids: heapless::Vec<u16, { super::MAX_TIDS }> = self.tids.of_transfer(i).collect();
-            for tid in tids {
-                self.tids.free(tid);
+        for i in bits(self.transfers.used()) {
+            if self.transfers.get(i).is_some_and(|t| t.pd == pd) {
+                self.tids.free_transfer(i);
+                self.transfers.remove(i);
             }
-            self.transfers.remove(i);
         }
         self.pds[pd.index()] = PdState::EMPTY;
         was
@@ -108,7 +105,7 @@ impl<'q> Scheduler<'q> {
                 return;
             };
             let taken = match Wqe::decode(&raw) {
-                Ok(w) if w.node < self.nodes => self.start(pd, wq_index, w),
+                Ok(w) if w.node < self.nodes => self.begin(pd, wq_index, w),
                 _ => None,
             };
             if taken.is_none() {
@@ -119,7 +116,7 @@ impl<'q> Scheduler<'q> {
         }
     }
 
-    fn start(&mut self, pd: Pd, wq_index: u32, wqe: Wqe) -> Option<u8> {
+    fn begin(&mut self, pd: Pd, wq_index: u32, wqe: Wqe) -> Option<u8> {
         let p = &mut self.pds[pd.index()];
         let vc = p.channels.take()?;
         let Some(t) = Transfer::new(pd, vc, wq_index, wqe) else {
@@ -137,11 +134,12 @@ impl<'q> Scheduler<'q> {
 
     /// Posts the CQEs of ended transfers, then wakes the processes that armed their CQ.
     pub(super) fn complete(&mut self, engine: &mut impl Engine) {
-        let ended: heapless::Vec<u8, MAX_TRANSFERS> =
-            self.transfers.used_from(0).filter(|&i| self.transfers.get(i).is_some_and(|t| t.done.is_some())).collect();
-        for i in ended {
+        for i in bits(self.transfers.used()) {
             let Some(t) = self.transfers.get(i).copied() else { continue };
-            let Some(status) = t.done else { continue };
+            if !t.ended {
+                continue;
+            }
+            let status = t.status;
             let len = if status == CqeStatus::Ok { t.wqe.len } else { 0 };
             let cqe = Cqe::Local { tag: t.wqe.tag, wq_index: t.wq_index, len, status, node: t.wqe.node };
             if !self.post_cqe(engine, t.pd, &cqe) {

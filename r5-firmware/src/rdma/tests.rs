@@ -84,8 +84,9 @@ fn write(len: u32, remote: u64, tag: u64) -> Wqe {
 
 impl Rig {
     fn new() -> Self {
-        let config = RdmaConfig { timeout_us: TIMEOUT, ..RdmaConfig::with_timeout_us(TIMEOUT) };
-        Self { s: Scheduler::new(ME, NODES, config, HZ), e: FakeEngine::default(), mem: Memory::new(), now: 0, seq: 0 }
+        let mut s = Scheduler::new();
+        s.start(ME, NODES, RdmaConfig::with_timeout_us(TIMEOUT), HZ);
+        Self { s, e: FakeEngine::default(), mem: Memory::new(), now: 0, seq: 0 }
     }
 
     fn request(&mut self, r: RdmaRequest) -> Message {
@@ -403,7 +404,9 @@ fn the_last_block_of_a_notify_write_waits_and_notifies_again_when_resent() {
     assert!(r.posted().is_empty(), "the last block waits for every other ACK");
     ack(&mut r, PEER, attempt_of(&first[1]));
     let [last] = r.posted()[..] else { panic!() };
-    let Descriptor::WriteBlock { kind: WriteKind::Notify { imm: 0xabc }, attempt: a, .. } = last else { panic!("{last:?}") };
+    let Descriptor::WriteBlock { kind: WriteKind::Notify { imm: 0xabc }, attempt: a, .. } = last else {
+        panic!("{last:?}")
+    };
     assert!(matches!(first[0], Descriptor::WriteBlock { kind: WriteKind::Write, .. }));
     // The target faults on it; after the RAPF the resent block carries the notification again.
     r.event(Event::PfNack { node: PEER, txn: txn(a), index: 0, code: PfNackCode::Destination, va: 0 });
@@ -441,7 +444,10 @@ fn nacks_retransmit_at_once_a_bounded_number_of_times() {
 fn a_read_is_requested_per_block_and_acknowledged_by_this_node() {
     let mut r = Rig::new();
     r.register(2);
-    r.submit(2, Wqe { direction: Direction::Read, node: 3, len: 20_000, local: 0x8000, remote: 0x5, tag: 8, notify: None });
+    r.submit(
+        2,
+        Wqe { direction: Direction::Read, node: 3, len: 20_000, local: 0x8000, remote: 0x5, tag: 8, notify: None },
+    );
     let posted = r.posted();
     assert_eq!(posted.len(), 2);
     let Descriptor::ReadRequest { node: 3, src, dst, len, .. } = posted[0] else { panic!() };
@@ -463,15 +469,20 @@ fn remote_reads_are_served_as_write_backs_without_state() {
     r.event(Event::ReadRequest { node: 2, attempt, src: 0x1000, dst: 0x4000, len: 300 });
     assert_eq!(
         r.posted(),
-        [Descriptor::WriteBlock { vc: 0, attempt, node: 2, src: 0x1000, dst: 0x4000, len: 300, kind: WriteKind::ReadResponse }]
+        [Descriptor::WriteBlock {
+            vc: 0,
+            attempt,
+            node: 2,
+            src: 0x1000,
+            dst: 0x4000,
+            len: 300,
+            kind: WriteKind::ReadResponse
+        }]
     );
     // No process of PD 7 here: refused.
     let attempt7 = Attempt { pd: pd(7), ..attempt };
     r.event(Event::ReadRequest { node: 2, attempt: attempt7, src: 0, dst: 0, len: 1 });
-    assert_eq!(
-        r.posted(),
-        [Descriptor::Nack { vc: 0, pd: pd(7), tid: 900, seq: 12, node: 2, code: NackCode::NoPd }]
-    );
+    assert_eq!(r.posted(), [Descriptor::Nack { vc: 0, pd: pd(7), tid: 900, seq: 12, node: 2, code: NackCode::NoPd }]);
     let s = r.s.stats();
     assert_eq!((s.read_requests_served, s.read_requests_refused), (1, 1));
     assert_eq!(r.s.next_deadline(), None, "nothing to time out: the requester owns it");
@@ -577,7 +588,10 @@ fn an_armed_cq_gets_one_interrupt() {
         ack(&mut r, PEER, attempt_of(&d));
     }
     assert_eq!(r.e.notified, [pd(4)], "one interrupt per arming");
-    assert_eq!(q.notified.load(core::sync::atomic::Ordering::Relaxed), q.arm.load(core::sync::atomic::Ordering::Relaxed));
+    assert_eq!(
+        q.notified.load(core::sync::atomic::Ordering::Relaxed),
+        q.arm.load(core::sync::atomic::Ordering::Relaxed)
+    );
     assert_eq!(r.s.stats().cq_interrupts, 1);
 }
 

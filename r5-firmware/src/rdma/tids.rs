@@ -5,17 +5,21 @@
 //!
 //! A tid's seq never goes back: it advances on every retransmission and again when the tid is
 //! reused, so a message about an older attempt or an older block never matches.
+//!
+//! All-zero bytes are the empty table (links hold tid + 1, with 0 for none; tids never used are
+//! counted, not listed), so the firmware's table lives in .bss.
 
 use hal::pldma::seq_next;
-use heapless::Deque;
 
 /// Blocks in flight per node (fixed capacity; `docs/hw/pldma.md`, "The R5's rules").
 pub const MAX_TIDS: usize = 256;
-const NIL: u16 = u16::MAX;
+/// No link (links hold tid + 1).
+const NIL: u16 = 0;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum TxnState {
-    Free,
+    Free = 0,
     /// Sent (or about to be resent); its timeout runs.
     InFlight,
     /// A PF-NACK came: waits for a RAPF (or the timeout, still armed).
@@ -34,6 +38,7 @@ pub struct Txn {
     pub deadline: u64,
     pub timeouts: u8,
     pub nacks: u8,
+    /// Timer-list neighbours, as tid + 1.
     prev: u16,
     next: u16,
 }
@@ -53,23 +58,56 @@ impl Txn {
     };
 }
 
+/// The free tids: first the ones never used, then the freed ones oldest first, so that a tid
+/// is reused as late as possible. The ring holds each freed tid at most once: it never overflows.
+struct FreeTids {
+    ids: [u16; MAX_TIDS],
+    head: usize,
+    len: usize,
+    /// Tids `fresh..MAX_TIDS` were never used.
+    fresh: usize,
+}
+
+impl FreeTids {
+    const EMPTY: Self = Self { ids: [0; MAX_TIDS], head: 0, len: 0, fresh: 0 };
+
+    fn pop_front(&mut self) -> Option<u16> {
+        if self.fresh < MAX_TIDS {
+            self.fresh += 1;
+            return Some((self.fresh - 1) as u16);
+        }
+        if self.len == 0 {
+            return None;
+        }
+        let tid = self.ids[self.head];
+        self.head = (self.head + 1) % MAX_TIDS;
+        self.len -= 1;
+        Some(tid)
+    }
+
+    fn available(&self) -> usize {
+        MAX_TIDS - self.fresh + self.len
+    }
+
+    fn push_back(&mut self, tid: u16) {
+        if self.len < MAX_TIDS {
+            self.ids[(self.head + self.len) % MAX_TIDS] = tid;
+            self.len += 1;
+        }
+    }
+}
+
 pub struct Tids {
     txns: [Txn; MAX_TIDS],
-    /// Free tids, oldest first: a tid is reused as late as possible.
-    free: Deque<u16, MAX_TIDS>,
+    free: FreeTids,
     /// The timer list: armed transactions by deadline.
     first: u16,
     last: u16,
 }
 
 impl Tids {
-    pub fn new() -> Self {
-        let mut free = Deque::new();
-        for tid in 0..MAX_TIDS as u16 {
-            // The deque holds exactly MAX_TIDS.
-            let _ = free.push_back(tid);
-        }
-        Self { txns: [Txn::FREE; MAX_TIDS], free, first: NIL, last: NIL }
+    pub const fn new() -> Self {
+        Self { txns: [Txn::FREE; MAX_TIDS], free: FreeTids::EMPTY, first: NIL, last: NIL }
     }
 
     /// A live transaction (in flight or paused).
@@ -82,7 +120,7 @@ impl Tids {
     }
 
     pub fn available(&self) -> usize {
-        self.free.len()
+        self.free.available()
     }
 
     /// A new transaction for block `block` of transfer `transfer`, with a fresh seq; not armed.
@@ -102,7 +140,7 @@ impl Tids {
         self.unlink(tid);
         let t = &mut self.txns[usize::from(tid)];
         t.state = TxnState::Free;
-        let _ = self.free.push_back(tid);
+        self.free.push_back(tid);
     }
 
     /// (Re)arms the timeout: `deadline` must not be earlier than any armed one's (deadlines
@@ -117,51 +155,54 @@ impl Tids {
         self.txns[i].prev = self.last;
         self.txns[i].next = NIL;
         match self.last {
-            NIL => self.first = tid,
-            last => self.txns[usize::from(last)].next = tid,
+            NIL => self.first = tid + 1,
+            last => self.txns[usize::from(last - 1)].next = tid + 1,
         }
-        self.last = tid;
+        self.last = tid + 1;
     }
 
     /// The earliest deadline of all armed transactions.
     pub fn next_deadline(&self) -> Option<u64> {
-        (self.first != NIL).then(|| self.txns[usize::from(self.first)].deadline)
+        (self.first != NIL).then(|| self.txns[usize::from(self.first - 1)].deadline)
     }
 
     /// The transaction whose deadline passed first, if any, taken off the list (the caller
     /// re-arms or frees it).
     pub fn expired(&mut self, now: u64) -> Option<u16> {
-        let first = self.first;
-        if first == NIL || self.txns[usize::from(first)].deadline > now {
+        if self.first == NIL {
+            return None;
+        }
+        let first = self.first - 1;
+        if self.txns[usize::from(first)].deadline > now {
             return None;
         }
         self.unlink(first);
         Some(first)
     }
 
-    /// The live transactions of transfer `transfer`.
-    pub fn of_transfer(&self, transfer: u8) -> impl Iterator<Item = u16> + '_ {
-        self.txns
-            .iter()
-            .enumerate()
-            .filter(move |(_, t)| t.state != TxnState::Free && t.transfer == transfer)
-            .map(|(tid, _)| tid as u16)
+    /// Frees every live transaction of transfer `transfer`.
+    pub fn free_transfer(&mut self, transfer: u8) {
+        for tid in 0..MAX_TIDS as u16 {
+            if self.txns[usize::from(tid)].state != TxnState::Free && self.txns[usize::from(tid)].transfer == transfer {
+                self.free(tid);
+            }
+        }
     }
 
     fn unlink(&mut self, tid: u16) {
         let i = usize::from(tid);
         let (prev, next) = (self.txns[i].prev, self.txns[i].next);
-        let linked = prev != NIL || next != NIL || self.first == tid;
+        let linked = prev != NIL || next != NIL || self.first == tid + 1;
         if !linked {
             return;
         }
         match prev {
             NIL => self.first = next,
-            p => self.txns[usize::from(p)].next = next,
+            p => self.txns[usize::from(p - 1)].next = next,
         }
         match next {
             NIL => self.last = prev,
-            n => self.txns[usize::from(n)].prev = prev,
+            n => self.txns[usize::from(n - 1)].prev = prev,
         }
         self.txns[i].prev = NIL;
         self.txns[i].next = NIL;
@@ -184,12 +225,13 @@ mod tests {
         let a = t.alloc(0, 0).unwrap();
         let first = t.get(a).unwrap().seq;
         t.free(a);
-        // Reused last: every other tid first.
+        // Reused last: every tid never used first.
         let mut seen = Vec::new();
         for _ in 0..MAX_TIDS {
             seen.push(t.alloc(0, 0).unwrap());
         }
         assert_eq!(*seen.last().unwrap(), a, "the freed tid comes back last");
+        assert_eq!(seen[..MAX_TIDS - 1], (1..MAX_TIDS as u16).collect::<Vec<_>>()[..]);
         assert_eq!(t.alloc(0, 0), None, "full");
         assert_eq!(t.get(a).unwrap().seq, seq_next(first), "a reused tid has a newer seq");
         assert_eq!(t.get(a).unwrap().first_seq, t.get(a).unwrap().seq);
@@ -225,8 +267,12 @@ mod tests {
         t.free(7);
         t.arm(7, 5);
         assert_eq!(t.next_deadline(), None, "arming a free tid does nothing");
-        let tid = t.alloc(3, 9).unwrap();
-        assert_eq!(t.of_transfer(3).collect::<Vec<_>>(), [tid]);
-        assert_eq!(t.of_transfer(4).count(), 0);
+        let a = t.alloc(3, 9).unwrap();
+        let b = t.alloc(4, 0).unwrap();
+        t.arm(a, 1);
+        t.free_transfer(3);
+        assert!(t.get(a).is_none());
+        assert!(t.get(b).is_some(), "another transfer's");
+        assert_eq!(t.next_deadline(), None, "unlinked from the timer list");
     }
 }

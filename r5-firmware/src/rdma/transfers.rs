@@ -20,15 +20,34 @@ pub struct Transfer {
     pub next: u32,
     pub acked: u32,
     pub in_flight: u8,
-    /// Ended (the CQE may still wait for room in the CQ).
-    pub done: Option<CqeStatus>,
+    /// Ended with `status` (the CQE may still wait for room in the CQ).
+    pub ended: bool,
+    pub status: CqeStatus,
 }
 
 impl Transfer {
     /// `None` if the WQE's ranges cannot be cut (they were validated, so never in practice).
     pub fn new(pd: Pd, vc: u8, wq_index: u32, wqe: Wqe) -> Option<Self> {
         let blocks = u32::try_from(Self::windows_of(&wqe)?.count()).ok()?;
-        Some(Self { pd, vc, wq_index, wqe, blocks, next: 0, acked: 0, in_flight: 0, done: None })
+        Some(Self {
+            pd,
+            vc,
+            wq_index,
+            wqe,
+            blocks,
+            next: 0,
+            acked: 0,
+            in_flight: 0,
+            ended: false,
+            status: CqeStatus::Ok,
+        })
+    }
+
+    /// Ends it with `status`, unless it has ended already.
+    pub fn end(&mut self, status: CqeStatus) {
+        if !self.ended {
+            (self.ended, self.status, self.in_flight) = (true, status, 0);
+        }
     }
 
     fn windows_of(w: &Wqe) -> Option<Windows> {
@@ -85,18 +104,37 @@ impl Transfer {
     }
 }
 
-/// The transfer table.
+/// The transfer table (all-zero bytes are the empty table).
 pub struct Transfers {
-    slots: [Option<Transfer>; MAX_TRANSFERS],
+    slots: [Transfer; MAX_TRANSFERS],
     /// Bit i: slot i holds a transfer.
     used: u128,
+}
+
+impl Transfer {
+    const UNUSED: Transfer = Transfer {
+        pd: Pd::ZERO,
+        vc: 0,
+        wq_index: 0,
+        wqe: Wqe { direction: Direction::Write, node: 0, len: 0, local: 0, remote: 0, tag: 0, notify: None },
+        blocks: 0,
+        next: 0,
+        acked: 0,
+        in_flight: 0,
+        ended: false,
+        status: CqeStatus::Ok,
+    };
 }
 
 const _: () = assert!(MAX_TRANSFERS <= 128 && MAX_TRANSFERS <= u8::MAX as usize + 1);
 
 impl Transfers {
     pub const fn new() -> Self {
-        Self { slots: [None; MAX_TRANSFERS], used: 0 }
+        Self { slots: [Transfer::UNUSED; MAX_TRANSFERS], used: 0 }
+    }
+
+    fn is_used(&self, i: u8) -> bool {
+        usize::from(i) < MAX_TRANSFERS && self.used & (1 << i) != 0
     }
 
     pub fn is_full(&self) -> bool {
@@ -108,31 +146,43 @@ impl Transfers {
         if free >= MAX_TRANSFERS {
             return None;
         }
-        self.slots[free] = Some(t);
+        self.slots[free] = t;
         self.used |= 1 << free;
         Some(free as u8)
     }
 
     pub fn get(&self, i: u8) -> Option<&Transfer> {
-        self.slots.get(usize::from(i))?.as_ref()
+        self.is_used(i).then(|| &self.slots[usize::from(i)])
     }
 
     pub fn get_mut(&mut self, i: u8) -> Option<&mut Transfer> {
-        self.slots.get_mut(usize::from(i))?.as_mut()
+        if self.is_used(i) { Some(&mut self.slots[usize::from(i)]) } else { None }
     }
 
     pub fn remove(&mut self, i: u8) -> Option<Transfer> {
-        let t = self.slots.get_mut(usize::from(i))?.take();
-        self.used &= !(1u128 << i);
+        let t = self.get(i).copied();
+        if t.is_some() {
+            self.used &= !(1u128 << i);
+        }
         t
     }
 
-    /// The slots in use, starting after `from` and wrapping (so every transfer gets its turn).
-    pub fn used_from(&self, from: u8) -> impl Iterator<Item = u8> + use<> {
-        let used = self.used;
-        let n = MAX_TRANSFERS as u32;
-        (0..n).map(move |k| ((u32::from(from) + 1 + k) % n) as u8).filter(move |&i| used & (1 << i) != 0)
+    /// The slots in use, as a bit mask (bit i: slot i).
+    pub fn used(&self) -> u128 {
+        self.used
     }
+}
+
+/// The indices of the set bits of `mask`, lowest first.
+pub fn bits(mut mask: u128) -> impl Iterator<Item = u8> {
+    core::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let i = mask.trailing_zeros() as u8;
+        mask &= mask - 1;
+        Some(i)
+    })
 }
 
 impl Default for Transfers {
@@ -227,8 +277,8 @@ mod tests {
         assert!(table.is_full());
         assert_eq!(table.insert(t), None);
         table.remove(5);
-        assert_eq!(table.used_from(4).next(), Some(6), "wraps from after `from`");
-        assert_eq!(table.used_from(4).count(), MAX_TRANSFERS - 1);
+        assert_eq!(bits(table.used()).take(6).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 6]);
+        assert_eq!(bits(table.used()).count(), MAX_TRANSFERS - 1);
         assert_eq!(table.insert(t), Some(5));
         let mut vcs = Channels::default();
         for i in 0..64 {
