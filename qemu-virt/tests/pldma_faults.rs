@@ -46,6 +46,9 @@ fn drain_fifo(rig: &Rig, node: usize) -> Vec<FaultEntry> {
     let mut all = Vec::new();
     loop {
         let lo = rig.read(node, FIFO_LO, 8).unwrap() as u64;
+        if lo & 1 == 0 {
+            return all;
+        }
         let hi = rig.read(node, FIFO_HI, 8).unwrap() as u64;
         match FaultEntry::decode(lo, hi).unwrap() {
             Some(e) => all.push(e),

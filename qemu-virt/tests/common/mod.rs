@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod iommu;
+pub mod node;
 
 use board::pl::PLDMA_BASE;
 use hal::forward::{Request, Status};
