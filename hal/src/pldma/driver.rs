@@ -197,10 +197,15 @@ impl PdPage {
         self.regs.status.is_set(PD_STATUS::ENABLED)
     }
 
-    /// Tells the R5 that the work queue's head is now `head`.
-    pub fn ring(&mut self, head: u32) -> Result<(), PdPageError> {
+    /// Tells the R5 that the work queue's head is now `head`: one write, nothing read back (on
+    /// QEMU each access is a forwarded round trip). A refusal shows in `refused`.
+    pub fn ring(&mut self, head: u32) {
         self.regs.doorbell.set(head);
-        self.settled()
+    }
+
+    /// The last doorbell or RAPF write was refused (the PD is disabled, or a field was bad).
+    pub fn refused(&self) -> bool {
+        self.regs.status.is_set(PD_STATUS::REFUSED)
     }
 
     pub fn rapf(&mut self, request: &RapfRequest) -> Result<(), PdPageError> {
@@ -209,7 +214,7 @@ impl PdPage {
     }
 
     fn settled(&self) -> Result<(), PdPageError> {
-        if self.regs.status.is_set(PD_STATUS::REFUSED) { Err(PdPageError::Refused) } else { Ok(()) }
+        if self.refused() { Err(PdPageError::Refused) } else { Ok(()) }
     }
 }
 
@@ -285,7 +290,8 @@ mod tests {
         assert_eq!(peek::<_, u64>(&regs.rapf), req.encode().unwrap());
         let bad = RapfRequest { tid: 0x4000, ..req };
         assert_eq!(pd.rapf(&bad), Err(PdPageError::Rapf(RapfError::BadTid(0x4000))));
-        assert_eq!(pd.ring(17), Ok(()));
+        pd.ring(17);
         assert_eq!(peek::<_, u32>(&regs.doorbell), 17);
+        assert!(!pd.refused());
     }
 }
