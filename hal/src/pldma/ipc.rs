@@ -46,7 +46,7 @@ pub struct RdmaConfig {
     pub timeout_us: u64,
     /// Blocks in flight per transfer, 1..=`MAX_WINDOW`.
     pub window: u8,
-    /// Consecutive timeouts of one block before the transfer fails.
+    /// Timeouts of one block that are retransmitted; the next one fails the transfer.
     pub max_timeouts: u8,
     /// WriteError/ReadError NACK retransmissions of one block before the transfer fails.
     pub max_nack_retries: u8,
