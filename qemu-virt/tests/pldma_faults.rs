@@ -270,3 +270,29 @@ fn a_full_fault_fifo_drops_and_flags() {
     assert_eq!(rig.reg(1, IRQ_STATUS) & FAULT_LOST, 0, "write 1 to clear");
     assert_eq!(drain_fifo(&rig, 1).len(), 512);
 }
+
+#[test]
+fn the_fifo_pops_only_on_the_second_word_read_right_after_a_valid_first() {
+    let (rig, iommu) = rig_with(1);
+    let (mut a, _b) = (rig.r5(0), rig.r5(1));
+    for (tid, page) in [(1u16, 0u64), (2, 1)] {
+        iommu.mark(0, BUFFERS + page * 4096, Page::Fault, None);
+        a.post(&write(Attempt { pd: pd(0), tid, seq: 0, first_seq: 0 }, 1, BUFFERS, BUFFERS + page * 4096, 8));
+    }
+    a.events(2, QUIET);
+    let first = FaultEntry::new(FaultCode::DestinationFault, pd(0), 0, 1, 0, BUFFERS).encode();
+    let count = |rig: &Rig| rig.reg(1, FIFO_COUNT);
+    assert_eq!(count(&rig), 2);
+    assert_eq!(rig.read(1, FIFO_HI, 8), Ok(u128::from(first[1])), "the second word alone...");
+    assert_eq!(count(&rig), 2, "...pops nothing");
+    assert_eq!(rig.read(1, FIFO_LO, 8), Ok(u128::from(first[0])));
+    assert_eq!(count(&rig), 2, "another access between the words disarms");
+    assert_eq!(rig.read(1, FIFO_HI, 8), Ok(u128::from(first[1])));
+    assert_eq!(count(&rig), 2);
+    rig.read(1, FIFO_LO, 8).unwrap();
+    rig.read(1, FIFO_HI, 8).unwrap();
+    assert_eq!(count(&rig), 1, "first then second pops");
+    let second = FaultEntry::new(FaultCode::DestinationFault, pd(0), 0, 2, 0, BUFFERS + 4096).encode();
+    assert_eq!(rig.read(1, FIFO_LO, 16), Ok(u128::from(second[0]) | u128::from(second[1]) << 64), "one 16-byte read");
+    assert_eq!(count(&rig), 0);
+}
