@@ -51,7 +51,7 @@ pub struct Scheduler<'q> {
     transfers: Transfers,
     tids: Tids,
     stats: RdmaStats,
-    /// Where the last round of WQ intake and block issue started (fairness).
+    /// Where the last round of WQ intake and block dispatch started (fairness).
     next_pd: usize,
     next_transfer: u8,
 }
@@ -118,13 +118,13 @@ impl<'q> Scheduler<'q> {
     pub fn poll(&mut self, engine: &mut impl Engine, now: u64) {
         self.timeouts(engine, now);
         self.take_work(engine);
-        self.issue(engine, now);
+        self.dispatch(engine, now);
         self.complete(engine);
     }
 
     /// Sends every block it may: up to `window` per transfer, in turn (starting where tids
     /// last ran out, so that every transfer gets its share).
-    fn issue(&mut self, engine: &mut impl Engine, now: u64) {
+    fn dispatch(&mut self, engine: &mut impl Engine, now: u64) {
         let start = u32::from(self.next_transfer);
         for k in transfers::bits(self.transfers.used().rotate_right(start)) {
             let i = ((u32::from(k) + start) % MAX_TRANSFERS as u32) as u8;
@@ -132,11 +132,11 @@ impl<'q> Scheduler<'q> {
                 self.next_transfer = i;
                 return;
             }
-            self.issue_transfer(engine, i, now);
+            self.dispatch_transfer(engine, i, now);
         }
     }
 
-    fn issue_transfer(&mut self, engine: &mut impl Engine, i: u8, now: u64) {
+    fn dispatch_transfer(&mut self, engine: &mut impl Engine, i: u8, now: u64) {
         loop {
             let Some(t) = self.transfers.get(i) else { return };
             if t.ended || t.next >= t.blocks || t.in_flight >= self.config.window || t.fenced(t.next) {
