@@ -41,3 +41,21 @@ pub fn read_byte() -> u8 {
     });
     byte.unwrap_or_default()
 }
+
+/// Reads a line into `buf` (without its end, Enter: `\r` or `\n`) and returns its length. Bytes
+/// past `buf`'s end are dropped; backspace (0x08, 0x7f) takes back the last byte. The host
+/// edits and echoes the line (`docs/hw/console.md`, "Asking for a line").
+pub fn read_line(buf: &mut [u8]) -> usize {
+    let mut len = 0;
+    loop {
+        match read_byte() {
+            b'\r' | b'\n' => return len,
+            0x08 | 0x7f => len = len.saturating_sub(1),
+            byte if len < buf.len() => {
+                buf[len] = byte;
+                len += 1;
+            }
+            _ => {}
+        }
+    }
+}

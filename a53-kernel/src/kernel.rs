@@ -50,6 +50,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     forward::init();
     report_identity();
     crate::gsas_node::init();
+    crate::cluster::init();
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {

@@ -18,6 +18,8 @@ pub mod process;
 #[cfg(target_arch = "aarch64")]
 pub mod arch;
 #[cfg(target_arch = "aarch64")]
+pub mod cluster;
+#[cfg(target_arch = "aarch64")]
 pub mod console;
 #[cfg(target_arch = "aarch64")]
 pub mod console_input;

@@ -88,6 +88,11 @@ pub struct Peripheral {
     pub intid: Option<u32>,
 }
 
+/// The SMMU-500's register window (UG1085 table 10-1, `docs/hw/smmu.md`): the same on every
+/// ZynqMP; 16 global pages, then 16 context bank pages.
+pub const SMMU_BASE: u64 = 0xfd80_0000;
+pub const SMMU_SIZE: u64 = 0x2_0000;
+
 /// How a board reaches PL registers that QEMU lacks: the MMIO trap-and-forward channel
 /// (`docs/hw/forwarding.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +132,9 @@ pub trait Board {
     /// Where boot arguments (test filters) are placed by the loader, if the board has them.
     const BOOT_ARGS: Option<u64>;
     const CONSOLE_UART: Peripheral;
+    /// The SMMU-500 (base [`SMMU_BASE`]). Its context-fault interrupt is a GIC SPI on hardware;
+    /// on QEMU it has none and arrives as PL line `pl::irq_line::SMMU_CONTEXT` instead.
+    const SMMU: Peripheral;
     const GIC_DISTRIBUTOR: u64;
     const GIC_CPU_INTERFACE: u64;
     /// PPI of the EL1 physical timer (INTID).

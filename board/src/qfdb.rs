@@ -44,7 +44,7 @@ impl Board for Qfdb {
         Region::new("pl-hpm1-fpd", 0xb000_0000, 0x1000_0000, Device),
         Region::new("gic", 0xf900_0000, 0x0010_0000, Device),
         Region::new("fpd", 0xfd00_0000, 0x0080_0000, Device),
-        Region::new("smmu", 0xfd80_0000, 0x0002_0000, Device),
+        Region::new("smmu", crate::SMMU_BASE, crate::SMMU_SIZE, Device),
         Region::new("fpd-upper", 0xfd82_0000, 0x007e_0000, Device),
         Region::new("lpd", 0xfe00_0000, 0x01fc_0000, Device),
         Region::new("global-window", pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Device),
@@ -68,6 +68,8 @@ impl Board for Qfdb {
     /// The system timestamp counter as the FSBL clocks it (IOU_SCNTRS, 100 MHz nominal; ATF
     /// programs CNTFRQ_EL0 with the same value).
     const TIMER_HZ: u64 = 100_000_000;
+    /// Context faults (all banks and the global fault) share SPI 155 (Linux `zynqmp.dtsi`).
+    const SMMU: Peripheral = Peripheral { base: crate::SMMU_BASE, intid: Some(32 + 155) };
     const GIC_DISTRIBUTOR: u64 = 0xf901_0000;
     const GIC_CPU_INTERFACE: u64 = 0xf902_0000;
     const RPU_START: RpuStart = RpuStart::PmRequestWakeup { node_id: PM_NODE_RPU_0 };

@@ -33,6 +33,9 @@ fn check_board<B: Board>() {
     }
     assert_eq!(a53_region(B::CONSOLE_UART.base).kind, RegionKind::Device);
     assert_eq!(a53_region(B::GIC_DISTRIBUTOR).kind, RegionKind::Device);
+    let smmu = a53_region(B::SMMU.base);
+    assert_eq!((smmu.name, smmu.base, smmu.size), ("smmu", crate::SMMU_BASE, crate::SMMU_SIZE), "{}", B::NAME);
+    assert_ne!(smmu.kind, RegionKind::Ram, "{}: the SMMU is registers", B::NAME);
 }
 
 #[test]

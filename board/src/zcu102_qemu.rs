@@ -1,5 +1,5 @@
 //! QEMU's `xlnx-zcu102` machine (`-smp 6 -m 2G`): 4 A53 + 2 R5F, GIC-400, Cadence UARTs; no PL,
-//! no SMMU, no TCM and no RPU interrupt controller (ARCHITECTURE.md section 4).
+//! no SMMU, no TCM and no RPU interrupt controller (`docs/architecture.md`, "QEMU and the QFDB").
 //!
 //! A53 physical map (UG1085 table 10-1, as far as we use it):
 //!
@@ -44,7 +44,7 @@ impl Board for Zcu102Qemu {
         Region::new("pl-hpm1-fpd", 0xb000_0000, 0x1000_0000, Forwarded),
         Region::new("gic", 0xf900_0000, 0x0010_0000, Device),
         Region::new("fpd", 0xfd00_0000, 0x0080_0000, Device),
-        Region::new("smmu", 0xfd80_0000, 0x0002_0000, Forwarded),
+        Region::new("smmu", crate::SMMU_BASE, crate::SMMU_SIZE, Forwarded),
         Region::new("fpd-upper", 0xfd82_0000, 0x007e_0000, Device),
         Region::new("lpd", 0xfe00_0000, 0x01fc_0000, Device),
         Region::new("global-window", pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Forwarded),
@@ -66,6 +66,8 @@ impl Board for Zcu102Qemu {
     const CONSOLE_UART: Peripheral = Peripheral { base: 0xff00_0000, intid: Some(32 + 21) };
     /// QEMU's generic timer runs at 62.5 MHz (and sets CNTFRQ_EL0 itself).
     const TIMER_HZ: u64 = 62_500_000;
+    /// No SMMU interrupt: `qemu-virt` raises PL line `SMMU_CONTEXT` (`docs/hw/smmu.md`).
+    const SMMU: Peripheral = Peripheral { base: crate::SMMU_BASE, intid: None };
     const GIC_DISTRIBUTOR: u64 = 0xf901_0000;
     const GIC_CPU_INTERFACE: u64 = 0xf902_0000;
     /// QEMU models RPU core 0 with MPIDR 4 and starts it in AArch32 through PSCI CPU_ON.

@@ -78,9 +78,63 @@ impl<'a> BootArgs<'a> {
     }
 }
 
+/// Whether `byte` stands for itself inside an escaped value.
+fn is_plain(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || b"-_.,:/+@".contains(&byte)
+}
+
+/// `value` as one word of the text: every byte that is not a letter, a digit or one of
+/// `-_.,:/+@` becomes `%XX` (two upper-case hex digits), so that values may hold spaces, `=`
+/// or any byte.
+pub fn escaped(value: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    value.iter().flat_map(|&b| {
+        let (len, bytes) =
+            if is_plain(b) { (1, [b, 0, 0]) } else { (3, [b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]) };
+        bytes.into_iter().take(len)
+    })
+}
+
+/// The bytes an [`escaped`] word stands for, into `out`; `None` if a `%` is not followed by two
+/// hex digits or `out` is too small.
+pub fn unescape(word: &str, out: &mut [u8]) -> Option<usize> {
+    let bytes = word.as_bytes();
+    let (mut i, mut n) = (0, 0);
+    while i < bytes.len() {
+        let byte = if bytes[i] == b'%' {
+            let hex = core::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            i += 3;
+            u8::from_str_radix(hex, 16).ok()?
+        } else {
+            i += 1;
+            bytes[i - 1]
+        };
+        *out.get_mut(n)? = byte;
+        n += 1;
+    }
+    Some(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaped_values_are_one_word_and_come_back_whole() {
+        for value in ["plain-value_1.2", "two words", "a=b%c", "", "\u{e9}t\u{e9}\n"] {
+            let word: std::vec::Vec<u8> = escaped(value.as_bytes()).collect();
+            let word = std::string::String::from_utf8(word).unwrap();
+            assert!(!word.contains(' ') && !word.contains('=') && word.is_ascii(), "{word}");
+            let mut out = [0u8; 64];
+            let n = unescape(&word, &mut out).unwrap();
+            assert_eq!(&out[..n], value.as_bytes());
+        }
+        assert_eq!(std::string::String::from_utf8(escaped(b"a b").collect()).unwrap(), "a%20b");
+        let mut out = [0u8; 4];
+        assert_eq!(unescape("%2", &mut out), None, "cut short");
+        assert_eq!(unescape("%zz", &mut out), None, "not hex");
+        assert_eq!(unescape("abcde", &mut out), None, "does not fit");
+    }
 
     #[test]
     fn round_trip() {

@@ -1,5 +1,5 @@
 //! MMIO trap and forward: the per-CPU request slots through which a trapped load or store
-//! reaches `qemu-virt` (ARCHITECTURE.md section 4, `docs/hw/forwarding.md`).
+//! reaches `qemu-virt` (`docs/hw/forwarding.md`; `docs/architecture.md`, "MMIO trap and forward").
 //!
 //! The guest's abort handler fills its CPU's slot, sets `state` to [`REQUEST`], and kicks the
 //! host by writing the slot's index as one byte to UART1. The host serves the access against

@@ -22,6 +22,7 @@ pub mod mmio;
 pub mod packetizer;
 pub mod pldma;
 pub mod rand;
+pub mod smmu500;
 pub mod sysblock;
 pub mod syscall;
 /// Decoding and emulation of trapped loads and stores (MMIO trap and forward).

@@ -20,8 +20,10 @@ pub mod nr {
     /// Returns x0 = the argument the process was spawned with, or
     /// `hal::gsas::EMPTY_THREAD_ARGUMENT` when it has none.
     pub const THREAD_ARGUMENT: u64 = 5;
-    /// x0 = words, x1 = timeout in microseconds (0 = none): sleeps until this process's mailbox
-    /// interface holds at least x0 words (at most its depth). Returns 0, or `TimedOut`.
+    /// x0 = words, x1 = timeout in microseconds (0 = none), x2 = the node whose answer is
+    /// awaited, or `NO_NODE`: sleeps until this process's mailbox interface holds at least x0
+    /// words (at most its depth). Returns 0, `TimedOut`, or `Unreachable` as soon as node x2 is
+    /// (or becomes) unreachable.
     pub const WAIT_MIF: u64 = 6;
     /// x0 = opcode (8..=15, the user channels): this process receives that opcode's
     /// notifications from now on.
@@ -35,7 +37,16 @@ pub mod nr {
     pub const TIME_US: u64 = 10;
     /// x0 = microseconds: sleeps at least that long.
     pub const SLEEP_US: u64 = 11;
+    /// x0 = pointer, x1 = length: copies the process's arguments (`ARGS_MAX` bytes at most:
+    /// each argument followed by a zero byte) there. Returns x0 = their full length, which may
+    /// exceed x1 (then only x1 bytes were copied).
+    pub const ARGS: u64 = 12;
 }
+
+/// `WAIT_MIF`: the wait is for no node in particular.
+pub const NO_NODE: u64 = u64::MAX;
+/// Most bytes of arguments a process can have (each one and its terminating zero).
+pub const ARGS_MAX: usize = 256;
 
 /// Longest log line, in bytes.
 pub const LOG_MAX: u64 = 256;
@@ -61,6 +72,8 @@ pub enum Error {
     Busy = -6,
     /// The process has no such registration.
     NotRegistered = -7,
+    /// The node named is unreachable: it died, or its links are down.
+    Unreachable = -8,
 }
 
 impl Error {
@@ -73,6 +86,7 @@ impl Error {
             -5 => Error::TimedOut,
             -6 => Error::Busy,
             -7 => Error::NotRegistered,
+            -8 => Error::Unreachable,
             _ => return None,
         })
     }
@@ -113,6 +127,7 @@ mod tests {
             Error::TimedOut,
             Error::Busy,
             Error::NotRegistered,
+            Error::Unreachable,
         ] {
             assert_eq!(Error::from_return(e as i64), Some(e));
         }

@@ -8,13 +8,16 @@
 use crate::counters::Snapshot;
 use crate::fabric::Fabric;
 use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
+use crate::models::sysblock::ClusterView;
 use crate::node::{Event, Node, NodeError, NodeSpec};
 use crate::platform::Platform;
 use crate::trace::TraceWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 #[derive(Clone, Debug, Default)]
 pub struct ClusterSpec {
@@ -45,6 +48,42 @@ pub struct Cluster {
     platforms: Vec<Arc<Platform>>,
     servers: Vec<JoinHandle<()>>,
     delivery: Option<JoinHandle<()>>,
+    monitor: Option<Monitor>,
+}
+
+/// Watches which nodes are alive and done (`docs/hw/sysblock.md`) and, when that changes,
+/// re-samples every node's PL lines, so that `ALL_DONE` and `PEER_LOST` reach the guests.
+struct Monitor {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl Monitor {
+    const PERIOD: Duration = Duration::from_millis(2);
+
+    fn spawn(fabric: Arc<Fabric>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut seen = (fabric.alive(), fabric.done());
+            while !flag.load(Ordering::Acquire) {
+                std::thread::sleep(Self::PERIOD);
+                let now = (fabric.alive(), fabric.done());
+                if now != seen {
+                    seen = now;
+                    for platform in fabric.platforms() {
+                        platform.update_irqs(false);
+                    }
+                }
+            }
+        });
+        Self { stop, thread }
+    }
+
+    fn stop(self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.thread.join();
+    }
 }
 
 impl Cluster {
@@ -97,7 +136,8 @@ impl Cluster {
         // Before any node runs: a packet can reach every node from the first guest access on.
         fabric.set_platforms(&platforms)?;
         let delivery = Some(interconnect.spawn_delivery());
-        let mut cluster = Self { nodes, fabric, platforms, servers, delivery };
+        let monitor = Some(Monitor::spawn(fabric.clone()));
+        let mut cluster = Self { nodes, fabric, platforms, servers, delivery, monitor };
         if !spec.paused {
             for node in &mut cluster.nodes {
                 node.resume()?;
@@ -139,6 +179,9 @@ impl Cluster {
     }
 
     fn stop(&mut self) -> Vec<Snapshot> {
+        if let Some(m) = self.monitor.take() {
+            m.stop();
+        }
         for node in &mut self.nodes {
             node.shut_down();
         }

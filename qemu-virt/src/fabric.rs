@@ -4,9 +4,11 @@
 
 use crate::counters::NodeCounters;
 use crate::interconnect::Interconnect;
+use crate::models::sysblock::ClusterView;
 use crate::platform::Platform;
 use crate::shm::Ddr;
 use crate::trace::TraceWriter;
+use hal::sysblock::NodeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -14,6 +16,8 @@ pub struct Fabric {
     pub interconnect: Arc<Interconnect>,
     ddrs: Vec<Arc<Ddr>>,
     alive: Vec<Arc<AtomicBool>>,
+    /// Nodes that wrote their system block's RUN_DONE.
+    done: Vec<AtomicBool>,
     pub counters: Vec<Arc<NodeCounters>>,
     pub trace: Option<Arc<TraceWriter>>,
     /// Weak: every platform holds the fabric, so strong references back would be a cycle and
@@ -38,7 +42,8 @@ impl Fabric {
         counters: Vec<Arc<NodeCounters>>,
         trace: Option<Arc<TraceWriter>>,
     ) -> Self {
-        Self { interconnect, ddrs, alive, counters, trace, platforms: OnceLock::new() }
+        let done = alive.iter().map(|_| AtomicBool::new(false)).collect();
+        Self { interconnect, ddrs, alive, done, counters, trace, platforms: OnceLock::new() }
     }
 
     pub fn nodes(&self) -> usize {
@@ -60,8 +65,34 @@ impl Fabric {
         self.platforms.set(platforms.iter().map(Arc::downgrade).collect()).map_err(|_| PlatformsError::AlreadySet)
     }
 
+    /// Every platform still there, with its node index.
+    pub fn platforms(&self) -> impl Iterator<Item = Arc<Platform>> + '_ {
+        self.platforms.get().into_iter().flatten().filter_map(Weak::upgrade)
+    }
+
     /// Node `node`'s platform, if it is set and still exists.
     pub fn platform(&self, node: usize) -> Option<Arc<Platform>> {
         self.platforms.get()?.get(node)?.upgrade()
+    }
+}
+
+fn node_set(flags: impl Iterator<Item = bool>) -> NodeSet {
+    flags.enumerate().filter(|(_, f)| *f).fold(NodeSet::default(), |set, (n, _)| set.with(n as u16))
+}
+
+/// The system blocks read the cluster's state from here (`docs/hw/sysblock.md`).
+impl ClusterView for Fabric {
+    fn done(&self) -> NodeSet {
+        node_set(self.done.iter().map(|d| d.load(Ordering::Acquire)))
+    }
+
+    fn alive(&self) -> NodeSet {
+        node_set(self.alive.iter().map(|a| a.load(Ordering::Acquire)))
+    }
+
+    fn report_done(&self, node: u16) {
+        if let Some(done) = self.done.get(usize::from(node)) {
+            done.store(true, Ordering::Release);
+        }
     }
 }

@@ -1,9 +1,9 @@
 //! One emulated node: a QEMU process, its shared DDR, its decoded console and R5 trace.
 //!
-//! Start-up follows ARCHITECTURE.md section 4: we listen on the node's sockets, QEMU connects
-//! as the client (so no early byte is lost), starts paused (`-S`), and runs once [`Node::resume`]
-//! sends `cont` over QMP. Every console line and R5 trace line becomes an [`Event`]; the
-//! node's `Exited` event comes after all of its lines.
+//! Start-up (`docs/architecture.md`, "One QEMU process per node"): we listen on the node's
+//! sockets, QEMU connects as the client (so no early byte is lost), starts paused (`-S`), and runs
+//! once [`Node::resume`] sends `cont` over QMP. Every console line and R5 trace line becomes an
+//! [`Event`]; the node's `Exited` event comes after all of its lines.
 
 use crate::console::{ConsoleError, Decoder, Line};
 use crate::qemu::{self, CommandParts};

@@ -29,6 +29,7 @@ const PID_CONF: u64 = TIF + 0x208;
 const WINDOW: u16 = (VMBOX_BASE >> 18) as u16;
 const ACK: u128 = 1 << 3;
 const NACK: u128 = 1 << 2;
+const UNREACH: u128 = 1 << 5;
 /// The sending thread's interface pair on node 0, and the MIF it sends to on node 1.
 const PIF: u8 = 5;
 const MIF: u8 = 7;
@@ -275,13 +276,15 @@ fn a_packet_to_a_node_that_does_not_exist_is_nacked() {
     assert_eq!(rig.trace_events(), ["packet nacked 0->5"]);
 }
 
+/// A stopped node is unreachable, which software tells apart from a full FIFO: sending again
+/// will not help.
 #[test]
-fn a_packet_to_a_stopped_node_is_nacked() {
+fn a_packet_to_a_stopped_node_is_unreachable() {
     let rig = Rig::two_nodes();
     rig.program_tif(0, PIF, sender_pid());
     rig.write(1, mif(MIF, IRQ_ENABLE), 4, NOT_EMPTY).unwrap();
     rig.alive[1].store(false, Ordering::Release);
-    assert_eq!(send(&rig.platforms[0], PIF, forged_payload(0), 1, MIF), NACK);
+    assert_eq!(send(&rig.platforms[0], PIF, forged_payload(0), 1, MIF), UNREACH);
     assert_eq!(
         rig.platforms[1].access(&Request { seq: 0, write: false, size: 4, addr: mif(MIF, STATUS), data: 0 }),
         Ok(1 << 16),
@@ -290,6 +293,7 @@ fn a_packet_to_a_stopped_node_is_nacked() {
     assert!(rig.wire(1).is_empty());
     assert_eq!(rig.counters(0).packets_nacked, 1);
     assert_eq!(rig.counters(1).packets_received, 0);
+    assert_eq!(rig.trace_events(), ["packet to an unreachable node 0->1"]);
 }
 
 #[test]

@@ -7,7 +7,7 @@
 mod common;
 
 use common::iommu::{Page, TestIommu};
-use common::node::{Node, Process, TIMEOUT_US};
+use common::node::{Node, PATIENT_TIMEOUT_US, Process};
 use common::*;
 use hal::pldma::codes::{FaultCode, RapfAction};
 use hal::pldma::fault::FaultEntry;
@@ -60,7 +60,7 @@ fn ok(tag: u64, wq_index: u32, len: u32, node: u16) -> Cqe {
 #[test]
 fn writes_and_reads_of_many_sizes_between_two_nodes() {
     let rig = Rig::clean(2);
-    let mut nodes = vec![Node::start(&rig, 0), Node::start(&rig, 1)];
+    let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(3);
     let _p1 = nodes[1].register(3);
     let sizes = [1u32, 16, 255, 256, 1000, 4096, 16383, 16384, 16385, 65536 + 7, 1 << 20];
@@ -100,7 +100,9 @@ fn writes_and_reads_of_many_sizes_between_two_nodes() {
 fn concurrent_transfers_of_four_nodes_survive_loss_duplication_and_reordering() {
     let link = LinkConfig { latency_us: 0.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 5 };
     let rig = Rig::new(4, link);
-    let mut nodes: Vec<Node<'_>> = (0..4).map(|n| Node::start(&rig, n)).collect();
+    // A timeout well above a block's round trip even on a loaded machine: then only lost packets
+    // make timeouts fire.
+    let mut nodes: Vec<Node<'_>> = (0..4).map(|n| Node::with_timeout(&rig, n, 250_000)).collect();
     let procs: Vec<Process<'_>> = (0..4).map(|n| nodes[n].register(7)).collect();
     // Each node writes to or reads from every other node; sizes vary.
     let mut expected: HashMap<(usize, u64), (usize, u64, Vec<u8>)> = HashMap::new();
@@ -182,6 +184,11 @@ fn kernel_resolves(node: &mut Node<'_>, iommu: &TestIommu, action: RapfAction) -
     }
 }
 
+/// Two nodes whose timeouts cannot fire before a fault is resolved.
+fn patient_nodes(rig: &Rig) -> Vec<Node<'_>> {
+    vec![Node::with_timeout(rig, 0, PATIENT_TIMEOUT_US), Node::with_timeout(rig, 1, PATIENT_TIMEOUT_US)]
+}
+
 /// Two nodes; the returned stand-in translates for node `faulty`.
 fn faulty_rig(faulty: usize) -> (Rig, Arc<TestIommu>) {
     let iommu = Arc::new(TestIommu::new());
@@ -193,7 +200,7 @@ fn faulty_rig(faulty: usize) -> (Rig, Arc<TestIommu>) {
 #[test]
 fn destination_faults_are_resolved_by_rapf_without_a_timeout() {
     let (rig, iommu) = faulty_rig(1);
-    let mut nodes = vec![Node::start(&rig, 0), Node::start(&rig, 1)];
+    let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(2);
     nodes[1].register(2);
     let len = 64 * 1024u32;
@@ -221,7 +228,7 @@ fn destination_faults_are_resolved_by_rapf_without_a_timeout() {
     // arrive after the retransmission).
     assert!((4..=16).contains(&faults.len()), "{} faults", faults.len());
     let s = nodes[0].scheduler.stats();
-    assert_eq!(s.timeout_retransmits, 0, "no timeout fired ({TIMEOUT_US} us)");
+    assert_eq!(s.timeout_retransmits, 0, "no timeout fired ({PATIENT_TIMEOUT_US} us)");
     assert_eq!(s.rapf_retransmits, 4);
     assert!(s.stale_messages >= faults.len() as u64 - 4);
 }
@@ -229,7 +236,7 @@ fn destination_faults_are_resolved_by_rapf_without_a_timeout() {
 #[test]
 fn source_faults_are_resolved_by_the_local_message_without_a_timeout() {
     let (rig, iommu) = faulty_rig(0);
-    let mut nodes = vec![Node::start(&rig, 0), Node::start(&rig, 1)];
+    let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(4);
     nodes[1].register(4);
     let len = 40_000u32;
@@ -258,7 +265,7 @@ fn source_faults_are_resolved_by_the_local_message_without_a_timeout() {
 #[test]
 fn a_stalled_source_needs_no_retransmission_at_all() {
     let (rig, iommu) = faulty_rig(0);
-    let mut nodes = vec![Node::start(&rig, 0), Node::start(&rig, 1)];
+    let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(1);
     nodes[1].register(1);
     let (local, remote) = (nodes[0].buffer(0), nodes[1].buffer(0));

@@ -144,7 +144,9 @@ fn gsas(bench: &Bench) -> anyhow::Result<()> {
 /// Runs benchmark `name`; with `trace_dir`, every emulated run writes its trace there.
 pub fn run(name: &str, release: bool, trace_dir: Option<&Path>) -> anyhow::Result<()> {
     let qemu = setup::ensure_qemu()?;
-    let images = images::build_all(images::Options { release, qfdb: false })?;
+    let options = images::Options { release, qfdb: false };
+    let images = images::build_all(options)?;
+    println!("build: {} (profile {})", if release { "release" } else { "dev" }, options.profile());
     let bench = Bench { qemu: &qemu, images: &images, trace_dir };
     match name {
         "platform" => platform(&bench),

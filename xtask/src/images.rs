@@ -20,7 +20,7 @@ pub struct Options {
 }
 
 impl Options {
-    fn profile(self) -> &'static str {
+    pub fn profile(self) -> &'static str {
         if self.release { "fw-release" } else { "fw-dev" }
     }
 
@@ -94,6 +94,16 @@ pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     cmd.args(["--package", "r5-firmware", "--profile", opts.profile()]);
     cmd.args(["--features", &features(opts)]);
     Ok(cmd)
+}
+
+/// The names of the user programs (`a53-kernel/user/src/bin/NAME.rs`), sorted.
+pub fn programs() -> anyhow::Result<Vec<String>> {
+    let dir = workspace_root().join("a53-kernel/user/src/bin");
+    let entries = std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+    let mut names: Vec<String> =
+        entries.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".rs").map(String::from)).collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Builds the user programs and gathers their executables in one directory, which the kernel

@@ -5,9 +5,11 @@
 mod bench;
 mod bootbin;
 mod images;
+mod outcome;
 mod qemu_run;
 mod setup;
 mod size;
+mod terminal;
 mod testing;
 mod toolchain;
 
@@ -60,6 +62,37 @@ impl LinkArgs {
     }
 }
 
+/// The options of every command that boots a cluster.
+#[derive(clap::Args, Clone, Debug)]
+struct ClusterArgs {
+    /// Number of nodes (1 to 8).
+    #[arg(long, default_value_t = 1)]
+    nodes: usize,
+    #[arg(long)]
+    release: bool,
+    /// Write a Chrome trace-event JSON file (Perfetto) of forwarded accesses, interrupts and
+    /// packets.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Seconds a run without a terminal may take before its unfinished nodes count as hung.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+    #[command(flatten)]
+    link: LinkArgs,
+}
+
+impl ClusterArgs {
+    fn options(&self) -> anyhow::Result<qemu_run::ClusterOptions> {
+        Ok(qemu_run::ClusterOptions {
+            nodes: self.nodes,
+            release: self.release,
+            trace: self.trace.clone(),
+            link: self.link.config()?,
+            timeout: std::time::Duration::from_secs(self.timeout),
+        })
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Build the A53 kernel (and its test image) and the R5 firmware.
@@ -75,25 +108,39 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
-    /// Boot the emulated system and show every console, decoded.
+    /// Boot the emulated system and show every console, decoded. Without a terminal the run
+    /// ends when every node has finished its demo; the exit status says whether all went well.
     Qemu {
-        /// Number of nodes.
-        #[arg(long, default_value_t = 1)]
-        nodes: usize,
-        #[arg(long)]
-        release: bool,
+        #[command(flatten)]
+        cluster: ClusterArgs,
         /// Start QEMU's gdb stub (paused) and print how to attach to the A53 and the R5.
         #[arg(long)]
         gdb: bool,
         /// Extra boot arguments for the kernel.
         #[arg(long)]
         boot_args: Option<String>,
-        /// Write a Chrome trace-event JSON file (Perfetto) of forwarded accesses, interrupts
-        /// and packets.
-        #[arg(long)]
-        trace: Option<PathBuf>,
+    },
+    /// Build PROGRAM (a53-kernel/user/src/bin/PROGRAM.rs), boot the cluster and run it on one
+    /// node or on every node; exits with the program's status.
+    Run {
+        program: String,
         #[command(flatten)]
-        link: LinkArgs,
+        cluster: ClusterArgs,
+        /// Run it on this node only (the others serve); on every node without it.
+        #[arg(long)]
+        on: Option<usize>,
+        /// The program's arguments (after `--`).
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Run a workload many times and count the failures: `demo` (`cargo xtask qemu` without a
+    /// terminal).
+    Soak {
+        name: String,
+        #[command(flatten)]
+        cluster: ClusterArgs,
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
     },
     /// Run every test: host unit tests, then the on-target test images in QEMU.
     Test {
@@ -122,8 +169,9 @@ enum Command {
     /// Run a benchmark and print its figures (`name: value unit`): platform.
     Bench {
         name: String,
+        /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]
-        release: bool,
+        dev: bool,
         /// Write a Chrome trace of every emulated run into this directory.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
@@ -145,9 +193,16 @@ fn main() {
     let result = match cli.command {
         Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),
         Command::Size { release } => size::run(release),
-        Command::Qemu { nodes, release, gdb, boot_args, trace, link } => link
-            .config()
-            .and_then(|link| qemu_run::run(qemu_run::Options { nodes, release, gdb, boot_args, trace, link })),
+        Command::Qemu { cluster, gdb, boot_args } => {
+            cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
+        }
+        Command::Run { program, cluster, on, args } => {
+            cluster.options().and_then(|cluster| qemu_run::run(qemu_run::RunOptions { cluster, program, on, args }))
+        }
+        Command::Soak { name, cluster, runs } => match name.as_str() {
+            "demo" => cluster.options().and_then(|cluster| qemu_run::soak_demo(cluster, runs)),
+            other => Err(anyhow::anyhow!("no soak `{other}`; the soaks are: demo")),
+        },
         Command::Test { filter, list, release, target_only, host_only, serial, baud, trace_dir } => {
             testing::run(testing::Options {
                 filter,
@@ -160,7 +215,7 @@ fn main() {
                 trace_dir,
             })
         }
-        Command::Bench { name, release, trace_dir } => bench::run(&name, release, trace_dir.as_deref()),
+        Command::Bench { name, dev, trace_dir } => bench::run(&name, !dev, trace_dir.as_deref()),
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),
         Command::Lint => images::lint(),

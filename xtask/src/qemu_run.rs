@@ -1,32 +1,53 @@
-//! `cargo xtask qemu`: boot the emulated cluster and show every node's A53 console and R5
-//! trace, decoded and prefixed.
+//! `cargo xtask qemu` and `cargo xtask run`: boot the emulated cluster and show every node's A53
+//! console and R5 trace, decoded and prefixed.
 //!
-//! With a terminal on stdin the system keeps running after the demo (type `h` for the kernel's
-//! console commands) until Ctrl-C; otherwise it ends when every node has finished its demo, and
-//! a node that does not finish in time is reported as hung.
+//! With a terminal on stdin, `qemu` keeps the system running after the demo: keys go to node 0's
+//! console (the terminal is raw meanwhile) until `q` there or Ctrl-C. Otherwise the nodes end
+//! their run together (`docs/hw/sysblock.md`) and the command ends with them. Either way it ends
+//! with a summary, and exits non-zero when a process failed, a node crashed or the run timed out.
 
-use crate::{images, setup};
-use anyhow::Context;
+use crate::outcome::{NodeEnd, NodeOutcome, ProcessEnd, RunReport};
+use crate::{images, setup, terminal};
+use anyhow::{Context, bail};
 use qemu_virt::{Cluster, ClusterSpec, Event, LinkConfig, NodeSpec, Source};
 use std::io::{IsTerminal, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-pub struct Options {
+pub const GDB_BASE_PORT: u16 = 1234;
+/// The nodes `--nodes` accepts (the global window and the platform have room for more; eight
+/// QEMUs are as many as a laptop runs).
+pub const MAX_NODES: usize = 8;
+
+/// What `cargo xtask qemu` and `cargo xtask run` have in common.
+#[derive(Clone, Debug)]
+pub struct ClusterOptions {
     pub nodes: usize,
     pub release: bool,
-    pub gdb: bool,
-    pub boot_args: Option<String>,
     pub trace: Option<PathBuf>,
     pub link: LinkConfig,
+    /// How long a run that is not interactive may take.
+    pub timeout: Duration,
 }
 
-pub const GDB_BASE_PORT: u16 = 1234;
-/// How long a non-interactive run may take before unfinished nodes count as hung.
-const RUN_TIMEOUT: Duration = Duration::from_secs(180);
+pub struct Options {
+    pub cluster: ClusterOptions,
+    pub gdb: bool,
+    pub boot_args: Option<String>,
+}
+
+pub struct RunOptions {
+    pub cluster: ClusterOptions,
+    pub program: String,
+    /// The node to run it on; every node without one.
+    pub on: Option<usize>,
+    pub args: Vec<String>,
+}
 
 /// A per-process directory for sockets and files; removed when dropped.
 pub struct RuntimeDir(pub PathBuf);
@@ -66,106 +87,291 @@ fn print_gdb_help(images: &images::Images, nodes: usize) {
     println!("The A53 cluster is inferior 1 (threads 1-4), the RPU inferior 2. `continue` starts the node.");
 }
 
-/// The node specs of a cluster running one image.
+/// The node specs of a cluster running one image, each node with its own boot arguments.
+pub fn node_specs_with(kernel: &std::path::Path, r5: Option<&std::path::Path>, boot_args: &[String]) -> Vec<NodeSpec> {
+    boot_args
+        .iter()
+        .enumerate()
+        .map(|(index, args)| NodeSpec {
+            index,
+            kernel: kernel.to_path_buf(),
+            r5: r5.map(std::path::Path::to_path_buf),
+            boot_args: Some(args.trim().to_string()),
+            ..NodeSpec::default()
+        })
+        .collect()
+}
+
+/// The node specs of a cluster running one image with the same boot arguments everywhere.
 pub fn node_specs(
     nodes: usize,
     kernel: &std::path::Path,
     r5: Option<&std::path::Path>,
     boot_args: &str,
 ) -> Vec<NodeSpec> {
-    (0..nodes)
-        .map(|index| NodeSpec {
-            index,
-            kernel: kernel.to_path_buf(),
-            r5: r5.map(std::path::Path::to_path_buf),
-            boot_args: Some(boot_args.trim().to_string()),
-            ..NodeSpec::default()
-        })
-        .collect()
+    node_specs_with(kernel, r5, &vec![boot_args.to_string(); nodes])
 }
 
-pub fn run(opts: Options) -> anyhow::Result<()> {
-    anyhow::ensure!((1..=8).contains(&opts.nodes), "--nodes must be between 1 and 8");
-    let qemu = setup::ensure_qemu()?;
-    let images = images::build_all(images::Options { release: opts.release, qfdb: false })?;
-    let interactive = std::io::stdin().is_terminal();
+pub fn check_nodes(nodes: usize) -> anyhow::Result<()> {
+    if !(1..=MAX_NODES).contains(&nodes) {
+        bail!("--nodes {nodes}: a cluster has 1 to {MAX_NODES} nodes");
+    }
+    Ok(())
+}
+
+/// `cargo xtask qemu`.
+pub fn qemu(opts: Options) -> anyhow::Result<()> {
+    check_nodes(opts.cluster.nodes)?;
+    let interactive = std::io::stdin().is_terminal() && !opts.gdb;
     let mut boot_args = opts.boot_args.clone().unwrap_or_default();
     if !interactive {
         boot_args.push_str(" exit");
     }
+    let session = Session { opts: &opts.cluster, boot_args: vec![boot_args; opts.cluster.nodes], gdb: opts.gdb };
+    let report = session.run(interactive)?;
+    finish(&report, i32::from(report.failed()))
+}
 
-    let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst)).context("cannot install the Ctrl-C handler")?;
+/// `cargo xtask run`.
+pub fn run(opts: RunOptions) -> anyhow::Result<()> {
+    check_nodes(opts.cluster.nodes)?;
+    let programs = images::programs()?;
+    if !programs.contains(&opts.program) {
+        bail!("no program `{}`; the programs are: {}", opts.program, programs.join(", "));
     }
-    let dir = RuntimeDir::new("qemu")?;
-    let (tx, rx) = mpsc::channel();
-    let mut nodes = node_specs(opts.nodes, &images.kernel, Some(&images.r5), &boot_args);
-    if opts.gdb {
-        for node in &mut nodes {
-            node.gdb_port = Some(GDB_BASE_PORT + node.index as u16);
+    if let Some(on) = opts.on.filter(|&n| n >= opts.cluster.nodes) {
+        bail!("--on {on}: the nodes are 0 to {}", opts.cluster.nodes - 1);
+    }
+    let run_words = run_boot_words(&opts.program, &opts.args);
+    let boot_args = (0..opts.cluster.nodes)
+        .map(|n| if opts.on.is_none_or(|on| on == n) { format!("{run_words} exit") } else { "serve exit".into() })
+        .collect();
+    let session = Session { opts: &opts.cluster, boot_args, gdb: false };
+    let report = session.run(false)?;
+    finish(&report, report.program_exit_code(&opts.program))
+}
+
+/// `run=PROGRAM arg=...`, each argument escaped into one word (`docs/hw/boot-args.md`).
+pub fn run_boot_words(program: &str, args: &[String]) -> String {
+    let mut words = format!("run={program}");
+    for arg in args {
+        let escaped: Vec<u8> = hal::boot_args::escaped(arg.as_bytes()).collect();
+        words.push_str(" arg=");
+        words.push_str(&String::from_utf8_lossy(&escaped));
+    }
+    words
+}
+
+fn finish(report: &RunReport, code: i32) -> anyhow::Result<()> {
+    let failures = report.failures();
+    if failures.is_empty() {
+        println!("every node finished cleanly");
+    } else {
+        println!("the run failed:");
+        for line in &failures {
+            println!("  {line}");
         }
     }
-    let spec = ClusterSpec { nodes, link: opts.link, trace: opts.trace.clone(), paused: opts.gdb };
-    let cluster = Cluster::start(&spec, &qemu, &dir.0, tx)?;
-    if opts.gdb {
-        print_gdb_help(&images, opts.nodes);
+    if code != 0 {
+        std::process::exit(code);
     }
-    if interactive {
-        println!("(Ctrl-C stops QEMU; keys go to node0's console: try h)");
-        let mut input = cluster.nodes()[0].console_input()?;
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 64];
-            while let Ok(n @ 1..) = std::io::stdin().read(&mut buf) {
-                if input.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-        });
-    }
+    Ok(())
+}
 
-    let deadline = (!interactive && !opts.gdb).then(|| Instant::now() + RUN_TIMEOUT);
-    let mut finished = vec![false; opts.nodes];
-    let mut failed = Vec::new();
-    while finished.iter().any(|f| !f) {
+/// Set by Ctrl-C (the handler is installed once per process).
+fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
+    static STOP: AtomicBool = AtomicBool::new(false);
+    static INSTALLED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    INSTALLED
+        .get_or_init(|| ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst)).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
+    Ok(&STOP)
+}
+
+/// `cargo xtask soak demo`: the demo of `cargo xtask qemu` (without a terminal), `runs` times.
+/// Prints each run's verdict and ends with `soak demo: N runs, F failed`; fails if any did.
+pub fn soak_demo(cluster: ClusterOptions, runs: usize) -> anyhow::Result<()> {
+    check_nodes(cluster.nodes)?;
+    let mut failed = 0;
+    for run in 1..=runs {
+        let session = Session { opts: &cluster, boot_args: vec!["exit".into(); cluster.nodes], gdb: false };
+        let report = session.run(false)?;
+        let failures = report.failures();
+        println!("soak run {run}/{runs}: {}", if failures.is_empty() { "ok" } else { "FAILED" });
+        for line in &failures {
+            println!("  {line}");
+        }
+        failed += usize::from(!failures.is_empty());
+        if stop_flag()?.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    println!("soak demo: {runs} runs on {} nodes, {failed} failed", cluster.nodes);
+    anyhow::ensure!(failed == 0, "{failed} of {runs} runs failed");
+    Ok(())
+}
+
+struct Session<'a> {
+    opts: &'a ClusterOptions,
+    boot_args: Vec<String>,
+    gdb: bool,
+}
+
+impl Session<'_> {
+    fn run(&self, interactive: bool) -> anyhow::Result<RunReport> {
+        let qemu = setup::ensure_qemu()?;
+        let images = images::build_all(images::Options { release: self.opts.release, qfdb: false })?;
+        let stop = stop_flag()?;
+        let dir = RuntimeDir::new("qemu")?;
+        let (tx, rx) = mpsc::channel();
+        let mut nodes = node_specs_with(&images.kernel, Some(&images.r5), &self.boot_args);
+        if self.gdb {
+            for node in &mut nodes {
+                node.gdb_port = Some(GDB_BASE_PORT + node.index as u16);
+            }
+        }
+        let spec = ClusterSpec { nodes, link: self.opts.link, trace: self.opts.trace.clone(), paused: self.gdb };
+        let cluster = Cluster::start(&spec, &qemu, &dir.0, tx)?;
+        if self.gdb {
+            print_gdb_help(&images, self.boot_args.len());
+        }
+        let keyboard = if interactive {
+            println!("(keys go to node0's console: try h; q or Ctrl-C stops)");
+            let raw = terminal::RawMode::enter(std::io::stdin().as_raw_fd()).context("cannot make the terminal raw")?;
+            Some((raw, Keyboard::spawn(cluster.nodes()[0].console_input()?)))
+        } else {
+            None
+        };
+        let deadline = (!interactive && !self.gdb).then(|| Instant::now() + self.opts.timeout);
+        let report = watch(&rx, self.boot_args.len(), stop, deadline, interactive, keyboard.as_ref().map(|k| &k.1));
+        for (node, end) in report.nodes.iter().enumerate() {
+            if end.end == NodeEnd::Hung {
+                cluster.kill(node);
+            }
+        }
+        drop(keyboard);
+        for (node, counters) in cluster.shut_down().iter().enumerate() {
+            println!("node{node} counters: {counters}");
+        }
+        if let Some(path) = &self.opts.trace {
+            println!("trace written to {} (open it in https://ui.perfetto.dev)", path.display());
+        }
+        Ok(report)
+    }
+}
+
+/// Prints every line until every node has ended (or node 0, when interactive), the user stops,
+/// or the deadline passes; records how each node and each of its processes ended.
+fn watch(
+    rx: &mpsc::Receiver<Event>,
+    nodes: usize,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    interactive: bool,
+    keyboard: Option<&Keyboard>,
+) -> RunReport {
+    let mut ends: Vec<Option<NodeEnd>> = vec![None; nodes];
+    let mut processes: Vec<Vec<ProcessEnd>> = vec![Vec::new(); nodes];
+    loop {
+        let all_ended = ends.iter().all(Option::is_some);
+        if all_ended || (interactive && ends[0].is_some()) {
+            break;
+        }
         if stop.load(Ordering::SeqCst) {
             println!("stopping");
             break;
         }
         if deadline.is_some_and(|d| Instant::now() > d) {
-            for (node, _) in finished.iter().enumerate().filter(|(_, f)| !**f) {
-                println!("node{node} is hung: no end after {RUN_TIMEOUT:?}");
-                failed.push(node);
+            for end in ends.iter_mut().filter(|e| e.is_none()) {
+                *end = Some(NodeEnd::Hung);
             }
             break;
         }
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Event::Line { node, source, line }) => println!("{} {line}", prefix(node, source)),
+            Ok(Event::Line { node, source, line }) => {
+                println!("{} {line}", prefix(node, source));
+                if source == Source::Console {
+                    if let Some(end) = ProcessEnd::parse(&line.text) {
+                        processes[node].push(end);
+                    }
+                    if let (0, Some(k)) = (node, keyboard) {
+                        k.line_wanted(line.text.starts_with("line? "));
+                    }
+                }
+            }
             Ok(Event::Exited { node, status }) => {
-                finished[node] = true;
+                ends[node] = Some(status.map_or(NodeEnd::Crashed, NodeEnd::Exited));
                 match status {
                     Some(0) => println!("node{node} finished"),
-                    Some(code) => {
-                        println!("node{node} ended with status {code}");
-                        failed.push(node);
-                    }
-                    None => {
-                        println!("node{node} crashed: QEMU was killed");
-                        failed.push(node);
-                    }
+                    Some(code) => println!("node{node} ended with status {code}"),
+                    None => println!("node{node} crashed: QEMU was killed"),
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    for (node, counters) in cluster.shut_down().iter().enumerate() {
-        println!("node{node} counters: {counters}");
+    let nodes = ends
+        .into_iter()
+        .zip(processes)
+        .map(|(end, processes)| NodeOutcome { end: end.unwrap_or(NodeEnd::Stopped), processes })
+        .collect();
+    RunReport { nodes }
+}
+
+/// Forwards keys from the terminal to node 0's console, one at a time; when the node asks for a
+/// line (`docs/hw/console.md`, "Asking for a line"), edits and echoes it here and sends it whole.
+struct Keyboard {
+    line: Arc<AtomicBool>,
+}
+
+impl Keyboard {
+    fn spawn(mut console: UnixStream) -> Self {
+        let line = Arc::new(AtomicBool::new(false));
+        let wanted = line.clone();
+        std::thread::spawn(move || {
+            let mut typed = Vec::new();
+            let mut key = [0u8; 1];
+            while let Ok(1) = std::io::stdin().read(&mut key) {
+                if !wanted.load(Ordering::SeqCst) {
+                    if console.write_all(&key).is_err() {
+                        break;
+                    }
+                    continue;
+                }
+                let mut out = std::io::stdout();
+                match key[0] {
+                    b'\r' | b'\n' => {
+                        typed.push(b'\r');
+                        let _ = writeln!(out);
+                        wanted.store(false, Ordering::SeqCst);
+                        if console.write_all(&typed).is_err() {
+                            break;
+                        }
+                        typed.clear();
+                    }
+                    0x08 | 0x7f => {
+                        if typed.pop().is_some() {
+                            let _ = out.write_all(b"\x08 \x08");
+                        }
+                    }
+                    byte => {
+                        typed.push(byte);
+                        let _ = out.write_all(&[byte]);
+                    }
+                }
+                let _ = out.flush();
+            }
+        });
+        Self { line }
     }
-    if let Some(path) = &opts.trace {
-        println!("trace written to {} (open it in https://ui.perfetto.dev)", path.display());
+
+    fn line_wanted(&self, wanted: bool) {
+        if wanted {
+            print!("run> ");
+            let _ = std::io::stdout().flush();
+            self.line.store(true, Ordering::SeqCst);
+        }
     }
-    anyhow::ensure!(failed.is_empty(), "nodes {failed:?} did not finish cleanly");
-    Ok(())
 }

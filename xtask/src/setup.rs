@@ -13,7 +13,7 @@ fn instructions() -> String {
         "install QEMU 10 from Debian bookworm-backports:\n\
          \x20 sudo tee {BACKPORTS_SOURCE} <<'EOF'\n{BACKPORTS_ENTRY}EOF\n\
          \x20 sudo apt-get update\n\
-         \x20 sudo apt-get install -y -t bookworm-backports qemu-system-arm"
+         \x20 sudo apt-get install -y --no-install-recommends -t bookworm-backports qemu-system-arm"
     )
 }
 
@@ -54,7 +54,7 @@ pub fn ensure_qemu() -> anyhow::Result<PathBuf> {
         std::fs::write(BACKPORTS_SOURCE, BACKPORTS_ENTRY)?;
     }
     apt(&["update", "-qq"])?;
-    apt(&["install", "-y", "-qq", "-t", "bookworm-backports", "qemu-system-arm"])?;
+    apt(&["install", "-y", "-qq", "--no-install-recommends", "-t", "bookworm-backports", "qemu-system-arm"])?;
     let (path, version) = qemu_virt::qemu::find()?;
     eprintln!("installed {version}");
     Ok(path)

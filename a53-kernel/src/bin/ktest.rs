@@ -3,10 +3,11 @@
 #![no_std]
 #![no_main]
 
-use a53_kernel::{kernel, ktest};
+use a53_kernel::{cluster, kernel, ktest};
 
 #[unsafe(no_mangle)]
 extern "C" fn kernel_main(_core: usize, entry_el: u64) -> ! {
     kernel::init_boot_core(entry_el);
-    kernel::stop(ktest::run())
+    // The other nodes of a cluster run may still need this one: the run ends together.
+    cluster::finish(ktest::run())
 }

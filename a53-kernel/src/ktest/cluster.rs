@@ -18,6 +18,7 @@ pub const TESTS: &[Test] = &[
     Test::new("cluster", "gsas_remote_spawn_tree_of_depth_3_with_arguments", gsas::spawn_tree),
     Test::new("cluster", "gsas_another_nodes_process_cannot_touch_a_private_page", gsas::remote_intruder),
     Test::new("cluster", "gsas_a_notification_crosses_nodes", gsas::notification),
+    Test::new("cluster", "gsas_fad_mesh_counts_exactly_and_a_dead_node_is_unreachable_at_once", gsas::fad_mesh),
 ];
 
 /// The global shared address space across nodes (seed D3.6 section 2): every node runs these
@@ -25,8 +26,11 @@ pub const TESTS: &[Test] = &[
 mod gsas {
     use super::super::cluster_support::{barrier, publish, published, whoami};
     use super::super::ensure;
-    use super::super::gsas::{expect_status, finish, notify_arg, result_of, run_together};
+    use super::super::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
     use crate::process::table::{self, Exit, Reap};
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
     use boot::testkit::TestResult;
     use unimem_user::args::spawn_tree;
 
@@ -140,6 +144,30 @@ mod gsas {
         let result = if me == 1 { expect_status("intruder", published(2), 0) } else { Ok(()) };
         barrier(702)?;
         result
+    }
+
+    /// Every node adds to a counter on every node (`fad-mesh`), then each checks its own counter
+    /// exactly (`fad-mesh-check`). With `victim=N` among the boot arguments, node N is killed
+    /// halfway (the runner does it when N says so): every request to it must then end in
+    /// `NodeUnreachable` within a second, and the live nodes' counts must still be exact.
+    pub fn fad_mesh() -> TestResult {
+        const ROUNDS: u64 = 40;
+        /// `VALUES` slots of the counter pages: `PAGES + node`.
+        const PAGES: u16 = 16;
+        let (me, n) = whoami()?;
+        let victim = crate::kernel::boot_args().value("victim").unwrap_or("-");
+        barrier(900)?;
+        publish(PAGES + me, result_of("alloc-counter", u64::from(me))?);
+        barrier(901)?;
+        let pages: Vec<String> = (0..n).map(|i| format!("{:#x}", published(PAGES + i))).collect();
+        let rounds = format!("{ROUNDS}");
+        let args: Vec<&str> = [rounds.as_str(), victim].into_iter().chain(pages.iter().map(String::as_str)).collect();
+        let worked = expect_status_with_args("fad-mesh", &args, 0);
+        barrier(902)?;
+        worked?;
+        let checked = expect_status_with_args("fad-mesh-check", &args[1..], 0);
+        barrier(903)?;
+        checked
     }
 
     /// Node 1's process blocks on opcode 10; node 0's process notifies it.

@@ -65,13 +65,17 @@ pub fn wait_for(seconds: u64, mut ready: impl FnMut() -> bool) -> Result<(), &'s
     Ok(())
 }
 
-/// Every node calls this with the same, increasing `generation`; it returns when all have.
+/// Every node calls this with the same, increasing `generation`; it returns when all have (a
+/// node that is gone does not count: its survivors go on without it).
 pub fn barrier(generation: u64) -> Result<(), &'static str> {
     let (me, n) = whoami()?;
     // SAFETY: the rendezvous page is reserved for these words; the window forwards the store.
     unsafe { remote::<u64>(0, rendezvous(BARRIER, me)).write_volatile(generation) };
     wait_for(60, || {
-        // SAFETY: as above; reads of other nodes' words.
-        (0..n).all(|i| unsafe { remote::<u64>(0, rendezvous(BARRIER, i)).read_volatile() } >= generation)
+        (0..n).all(|i| {
+            // SAFETY: as above; reads of other nodes' words.
+            !crate::cluster::is_alive(u64::from(i))
+                || unsafe { remote::<u64>(0, rendezvous(BARRIER, i)).read_volatile() } >= generation
+        })
     })
 }

@@ -60,9 +60,28 @@ pub fn run_together(name: &str, arg: u64, count: usize, seconds: u64) -> TestRes
     result
 }
 
+/// Runs `name` with string arguments `args` to its end.
+pub fn run_with_args(name: &str, args: &[&str]) -> Result<Exit, &'static str> {
+    let packed = crate::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
+    let handle = table::spawn_with_args(name, None, &packed, Reap::Wait).map_err(|e| {
+        defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
+        "the program could not be started"
+    })?;
+    finish(handle, PROGRAM_SECONDS)
+}
+
 /// Runs `name` and expects exit status `expected`.
 pub fn expect_status(name: &str, arg: u64, expected: u64) -> TestResult {
-    match run(name, arg)? {
+    judge(name, run(name, arg)?, expected)
+}
+
+/// Runs `name` with string arguments and expects exit status `expected`.
+pub fn expect_status_with_args(name: &str, args: &[&str], expected: u64) -> TestResult {
+    judge(name, run_with_args(name, args)?, expected)
+}
+
+fn judge(name: &str, exit: Exit, expected: u64) -> TestResult {
+    match exit {
         Exit::Status(s) if s == expected => Ok(()),
         Exit::Status(s) => {
             defmt::println!("{=str} exited with {=u64:#x}, not {=u64:#x}", name, s, expected);

@@ -190,6 +190,21 @@ impl<F: FrameSource> AddressSpace<F> {
         Ok(())
     }
 
+    /// Copies `bytes` into the space at `va` for the process (a system call's result): only if
+    /// the process may write every byte of it, and then all of it.
+    pub fn copy_to_user(&mut self, va: u64, bytes: &[u8]) -> Result<(), SpaceError> {
+        let last = va.checked_add(bytes.len() as u64).ok_or(SpaceError::BadAddress(va))?;
+        let mut at = va;
+        while at < last {
+            let page = self.page(at).ok_or(SpaceError::BadAddress(at))?;
+            if !page.permissions.write {
+                return Err(SpaceError::BadAddress(at));
+            }
+            at = page.va + PAGE_SIZE;
+        }
+        self.write(va, bytes)
+    }
+
     /// Copies `len` bytes from `va` out of the space, if the process may read all of them.
     pub fn read(&self, va: u64, out: &mut [u8]) -> Result<(), SpaceError> {
         let mut done = 0usize;
@@ -337,6 +352,26 @@ mod tests {
         assert!(space.read(layout::IMAGE_BASE + 4090, &mut buf).is_err(), "runs off the page");
         assert!(space.read(u64::MAX - 4, &mut buf).is_err());
         assert!(space.read(0, &mut buf).is_err());
+    }
+
+    #[test]
+    fn copies_to_the_process_need_write_permission_for_every_byte() {
+        let arena = Arena::new(16);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let ro = Permissions { read: true, write: false, execute: false };
+        space.map_page(layout::IMAGE_BASE, rw).unwrap();
+        space.map_page(layout::IMAGE_BASE + PAGE_SIZE, ro).unwrap();
+        space.copy_to_user(layout::IMAGE_BASE + 4090, b"abcdef").unwrap();
+        let mut back = [0u8; 6];
+        space.read(layout::IMAGE_BASE + 4090, &mut back).unwrap();
+        assert_eq!(&back, b"abcdef");
+        let crossing = layout::IMAGE_BASE + PAGE_SIZE - 2;
+        assert_eq!(space.copy_to_user(crossing, b"wxyz"), Err(SpaceError::BadAddress(layout::IMAGE_BASE + PAGE_SIZE)));
+        space.read(crossing, &mut back[..2]).unwrap();
+        assert_eq!(&back[..2], b"ef", "nothing was written, not even the writable half");
+        assert!(space.copy_to_user(u64::MAX - 2, b"abcd").is_err());
+        assert!(space.copy_to_user(0, b"a").is_err());
     }
 
     #[test]

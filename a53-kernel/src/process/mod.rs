@@ -4,6 +4,7 @@
 pub mod elf;
 #[cfg(target_arch = "aarch64")]
 pub mod images;
+pub mod launch;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;
 #[cfg(target_arch = "aarch64")]

@@ -9,7 +9,7 @@ use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
 use crate::gsas_node;
 use boot::a53::ExceptionFrame;
 use hal::gsas::MailboxOpcode;
-use hal::syscall::{ANY_OPCODE, Error, LOG_MAX, RECV_NONBLOCKING, nr};
+use hal::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
     for (i, v) in values.iter().enumerate() {
@@ -61,7 +61,8 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             let arg = TABLE.lock().slots[slot].as_ref().map_or(hal::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
             ok(frame, &[arg])
         }
-        nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1]),
+        nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1], args[2]),
+        nr::ARGS => copy_args(frame, slot, args[0], args[1]),
         nr::MAILBOX_REGISTER => mailbox_register(frame, slot, args[0]),
         nr::MAILBOX_UNREGISTER => mailbox_unregister(frame, slot, args[0]),
         nr::MAILBOX_RECEIVE => mailbox_receive(frame, slot, args[0], args[1]),
@@ -96,10 +97,29 @@ fn log(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
     ok(frame, &[len])
 }
 
-fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64) -> Event {
+/// The process's arguments into its buffer; returns their whole length.
+fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
+    let mut table = TABLE.lock();
+    let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
+    let copied = p.args.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+    if copied > 0 && p.space.copy_to_user(ptr, &p.args[..copied]).is_err() {
+        drop(table);
+        return err(frame, Error::BadPointer);
+    }
+    let total = p.args.len() as u64;
+    drop(table);
+    ok(frame, &[total])
+}
+
+fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {
     let Some(mif) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
     if words == 0 || words > u64::from(mif.depth()) {
         return err(frame, Error::BadArgument);
+    }
+    // Looked at on every try: a node lost while the process sleeps wakes it (`cluster`), and
+    // the call, run again, ends here.
+    if node != NO_NODE && !crate::cluster::is_alive(node) {
+        return err(frame, Error::Unreachable);
     }
     if u64::from(mif.count()) >= words {
         mif.disarm();

@@ -18,6 +18,7 @@ use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
 use hal::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
+use hal::syscall::ARGS_MAX;
 use hal::syscall::layout::{MIF_PAGE, PIF_PAGE};
 
 /// What a process is waiting for.
@@ -70,6 +71,8 @@ pub struct Process {
     pub state: State,
     pub reap: Reap,
     pub argument: u64,
+    /// The process's arguments as strings, each followed by a zero byte (`ARGS`).
+    pub args: heapless::Vec<u8, ARGS_MAX>,
     pub grant: Grant,
 }
 
@@ -106,6 +109,8 @@ pub enum SpawnError {
     /// All 65,535 process domain numbers of this boot have been handed out (they are never
     /// reused: pages an exited process owns still name its domain).
     DomainsExhausted,
+    /// The arguments take more than `hal::syscall::ARGS_MAX` bytes.
+    ArgumentsTooLong,
 }
 
 pub struct Table {
@@ -152,8 +157,10 @@ impl Table {
             .find_map(|(i, p)| p.as_deref().filter(|p| u64::from(p.domain) == handle).map(|p| (i, p)))
     }
 
-    /// Loads `name` and makes it runnable; it reads `argument` as its thread argument.
-    pub fn spawn(&mut self, name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, SpawnError> {
+    /// Loads `name` and makes it runnable; it reads `argument` as its thread argument and
+    /// `args` (zero-terminated strings) as its arguments.
+    pub fn spawn(&mut self, name: &str, argument: Option<u64>, args: &[u8], reap: Reap) -> Result<Handle, SpawnError> {
+        let args = heapless::Vec::from_slice(args).map_err(|_| SpawnError::ArgumentsTooLong)?;
         let (image_name, elf_bytes) =
             super::images::IMAGES.iter().find(|(n, _)| *n == name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
@@ -195,6 +202,7 @@ impl Table {
             state: State::Runnable,
             reap,
             argument: argument.unwrap_or(EMPTY_THREAD_ARGUMENT),
+            args,
             grant,
         }));
         self.run_queue.push_back(slot);
@@ -234,9 +242,14 @@ impl Table {
     }
 }
 
-/// Spawns `name` (see [`Table::spawn`]) and wakes a process core.
+/// Spawns `name` without string arguments (see [`Table::spawn`]) and wakes a process core.
 pub fn spawn(name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, SpawnError> {
-    let handle = TABLE.lock().spawn(name, argument, reap)?;
+    spawn_with_args(name, argument, &[], reap)
+}
+
+/// Spawns `name` with `args` (zero-terminated strings) and wakes a process core.
+pub fn spawn_with_args(name: &str, argument: Option<u64>, args: &[u8], reap: Reap) -> Result<Handle, SpawnError> {
+    let handle = TABLE.lock().spawn(name, argument, args, reap)?;
     super::scheduler::kick();
     Ok(handle)
 }
@@ -256,7 +269,7 @@ pub fn kill(handle: Handle) {
 /// Waits (asleep, on the calling kernel thread) until the process ends or `timeout_ticks` of the
 /// counter pass; returns its exit.
 pub fn wait(handle: Handle, timeout_ticks: u64) -> Option<Exit> {
-    let give_up = crate::timer::now() + timeout_ticks;
+    let give_up = crate::timer::now().saturating_add(timeout_ticks);
     let mut exit = None;
     crate::arch::cpu::idle_until(|| {
         exit = TABLE.lock().reap(handle);

@@ -21,11 +21,13 @@ pub fn with_client<R>(f: impl FnOnce(&mut Gsas<Hw>) -> Result<R, Error>) -> Resu
         Some(client) => client,
         empty => {
             let info = sys::node_info()?;
+            let interface = sys::interface()?;
+            let me = interface.pid;
             // SAFETY: the interface pair is this process's, and `CLIENT` (locked here) holds the
             // only `Hw`.
-            let hw = unsafe { Hw::new(sys::interface()?)? };
+            let hw = unsafe { Hw::new(interface)? };
             let window = base_window(board::pl::VMBOX_BASE);
-            empty.insert(Gsas::new(hw, info.node, info.nodes, window))
+            empty.insert(Gsas::new(hw, me, info.node, info.nodes, window))
         }
     };
     f(client)
@@ -49,6 +51,15 @@ pub fn my_pid() -> Result<Pid, Error> {
 /// The thread argument (seed `readThreadArgument`), `NoArgument` without one.
 pub fn thread_argument() -> Result<u64, Error> {
     sys::thread_argument()
+}
+
+/// How long a request may wait for its answer (NACKs included) before `Timeout`; 20 s unless
+/// set. A node that dies ends the wait at once with `NodeUnreachable`, whatever this is.
+pub fn set_request_timeout_us(us: u64) -> Result<(), Error> {
+    with_client(|g| {
+        g.set_timeout_us(us);
+        Ok(())
+    })
 }
 
 pub fn stats() -> Result<Stats, Error> {

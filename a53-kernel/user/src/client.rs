@@ -3,8 +3,10 @@
 //!
 //! - A request goes to node N's MIF 0, N being the top 16 bits of its address. A NACK means
 //!   N's MIF 0 was full: the same packet is sent again after a short pause.
-//! - A reply is genuine only if its PID prefix is N's service (`Pid::atomic_service(N)`);
-//!   anything else in the mailbox is counted in [`Stats::stray`] and skipped, never trusted.
+//! - A reply is genuine only if its PID prefix is N's service (`Pid::atomic_service(N)`), and it
+//!   is ours only if it names this process as its requester (a late reply to an earlier holder of
+//!   this mailbox interface names that one); anything else in the mailbox is counted in
+//!   [`Stats::stray`] and skipped, never trusted.
 //!   A genuine reply must echo the request's opcode and be of the expected kind, otherwise it
 //!   is a [`ProtocolError`].
 //! - Waiting polls the mailbox COUNT a few times, then sleeps in WAIT_MIF; no reply within the
@@ -66,6 +68,8 @@ impl Timer {
 
 pub struct Gsas<L> {
     link: L,
+    /// This process's PID: the requester its replies name.
+    me: Pid,
     node: u16,
     nodes: u16,
     /// BASE_DEST.WINDOW: the vmbox window of every node.
@@ -79,10 +83,12 @@ pub struct Gsas<L> {
 }
 
 impl<L: Link> Gsas<L> {
-    /// A client on node `node` of `nodes`; `window` is `base_window(VMBOX_BASE)`.
-    pub fn new(link: L, node: u16, nodes: u16, window: u16) -> Self {
+    /// A client of the process `me` on node `node` of `nodes`; `window` is
+    /// `base_window(VMBOX_BASE)`.
+    pub fn new(link: L, me: Pid, node: u16, nodes: u16, window: u16) -> Self {
         Self {
             link,
+            me,
             node,
             nodes,
             window,
@@ -147,13 +153,14 @@ impl<L: Link> Gsas<L> {
                     attempt += 1;
                 }
                 Sent::Illegal => return Err(Error::Illegal),
+                Sent::Unreachable => return Err(Error::NodeUnreachable(node)),
                 Sent::Overwritten => return Err(Error::Overwritten),
             }
         }
     }
 
-    /// The next packet in the mailbox, whoever sent it.
-    fn next_packet(&mut self, timer: &mut Timer) -> Result<[u8; PACKET_BYTES], Error> {
+    /// The next packet in the mailbox, whoever sent it, while waiting for node `from`'s answer.
+    fn next_packet(&mut self, from: u16, timer: &mut Timer) -> Result<[u8; PACKET_BYTES], Error> {
         let mut polls = 0;
         while self.avail < PACKET_WORDS {
             self.avail = self.link.count();
@@ -165,7 +172,7 @@ impl<L: Link> Gsas<L> {
                 continue;
             }
             let left = timer.remaining(&mut self.link).ok_or(Error::Timeout)?;
-            match self.link.wait(PACKET_WORDS, left) {
+            match self.link.wait(PACKET_WORDS, left, from) {
                 Ok(()) | Err(Error::Timeout) => {}
                 Err(e) => return Err(e),
             }
@@ -179,13 +186,18 @@ impl<L: Link> Gsas<L> {
     pub(crate) fn next_reply(&mut self, node: u16, timer: &mut Timer) -> Result<ReplyPacket, Error> {
         let service = Pid::atomic_service(node);
         loop {
-            let packet = self.next_packet(timer)?;
+            let packet = self.next_packet(node, timer)?;
             let sender = Pid::from_low_bits(u64::from_le_bytes(packet[..8].try_into().unwrap_or_default()));
             if sender != service {
                 self.stats.stray += 1;
                 continue;
             }
-            return ReplyPacket::decode(&packet).map_err(|e| ProtocolError::BadReply(e).into());
+            let reply = ReplyPacket::decode(&packet).map_err(|e| Error::Protocol(ProtocolError::BadReply(e)))?;
+            if reply.to != self.me {
+                self.stats.stray += 1;
+                continue;
+            }
+            return Ok(reply);
         }
     }
 
@@ -303,7 +315,7 @@ impl<L: Link> Pipeline<'_, L> {
         let depth = link.depth();
         while link.count() < depth {
             let left = timer.remaining(link).ok_or(Error::Timeout)?;
-            match link.wait(depth, left) {
+            match link.wait(depth, left, self.node) {
                 Ok(()) | Err(Error::Timeout) => {}
                 Err(e) => return Err(e),
             }

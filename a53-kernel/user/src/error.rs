@@ -25,6 +25,9 @@ pub enum Error {
     /// The node is not in `0..board_count()` (or a thread argument that should name a node
     /// does not fit 16 bits).
     NoSuchNode(u64),
+    /// The node died or its links are down: the request went nowhere, or its answer will never
+    /// come. Known within milliseconds, not after the timeout.
+    NodeUnreachable(u16),
     /// The process has no thread argument (it reads `EMPTY_THREAD_ARGUMENT`), or one its
     /// program cannot unpack.
     NoArgument,
@@ -73,6 +76,7 @@ pub mod status {
     pub const NO_ARGUMENT: u64 = 0x304;
     pub const BUSY: u64 = 0x305;
     pub const UNSUPPORTED: u64 = 0x306;
+    pub const NODE_UNREACHABLE: u64 = 0x307;
     pub const PROTOCOL: u64 = 0x310;
 }
 
@@ -91,6 +95,7 @@ impl Error {
             Error::NoArgument => status::NO_ARGUMENT,
             Error::Busy => status::BUSY,
             Error::Unsupported => status::UNSUPPORTED,
+            Error::NodeUnreachable(_) => status::NODE_UNREACHABLE,
             Error::Protocol(p) => status::PROTOCOL + p.index(),
         }
     }

@@ -49,7 +49,8 @@ impl Service {
 
     fn handle(&mut self, raw: &RawRequest) -> Vec<ReplyPacket> {
         let from = Pid::atomic_service(self.node);
-        let status = |r: Response| ReplyPacket { sender: from, opcode: raw.opcode, body: ReplyBody::Status(r) };
+        let to = raw.sender;
+        let status = |r: Response| ReplyPacket { sender: from, to, opcode: raw.opcode, body: ReplyBody::Status(r) };
         match self.apply(raw) {
             Ok((result, None)) => vec![status(Response::ok(result))],
             Ok((result, Some(page))) => {
@@ -59,6 +60,7 @@ impl Service {
                         bytes.copy_from_slice(&page[i * CHUNK_BYTES..(i + 1) * CHUNK_BYTES]);
                         ReplyPacket {
                             sender: from,
+                            to,
                             opcode: raw.opcode,
                             body: ReplyBody::Data { index: i as u8, bytes },
                         }
@@ -184,12 +186,19 @@ pub struct FakeNet {
     pub duplicate: bool,
     /// Swap Read4K chunks 3 and 4.
     pub reorder: bool,
+    /// Nodes that are gone: packets to them are `Unreachable`.
+    pub dead: Vec<u16>,
+    /// The node that dies once the next request to it has been accepted (its reply never
+    /// comes).
+    pub dies_after_accepting: Option<u16>,
+    /// Waits that ended because the awaited node was gone.
+    pub unreachable_waits: u32,
 }
 
 impl FakeNet {
     pub fn new(nodes: u16) -> Self {
         Self {
-            me: Pid::new(0, 5, 1, 3).unwrap(),
+            me: Self::ME,
             mif: VecDeque::new(),
             depth: 512,
             backlog: VecDeque::new(),
@@ -202,6 +211,9 @@ impl FakeNet {
             wrong_opcode: None,
             duplicate: false,
             reorder: false,
+            dead: Vec::new(),
+            dies_after_accepting: None,
+            unreachable_waits: 0,
         }
     }
 
@@ -213,9 +225,20 @@ impl FakeNet {
         }
     }
 
-    /// A packet from `sender` (any PID: a test may pose as anyone on the wire).
+    /// The client's PID.
+    pub const ME: Pid = match Pid::new(0, 5, 1, 3) {
+        Ok(pid) => pid,
+        Err(_) => panic!("a valid PID"),
+    };
+
+    /// A packet from `sender` (any PID: a test may pose as anyone on the wire) for the client.
     pub fn packet_from(sender: Pid, opcode: u8, response: Response) -> [u8; PACKET_BYTES] {
-        ReplyPacket { sender, opcode, body: ReplyBody::Status(response) }.encode()
+        Self::packet_for(Self::ME, sender, opcode, response)
+    }
+
+    /// A packet from `sender` naming `to` as its requester.
+    pub fn packet_for(to: Pid, sender: Pid, opcode: u8, response: Response) -> [u8; PACKET_BYTES] {
+        ReplyPacket { sender, to, opcode, body: ReplyBody::Status(response) }.encode()
     }
 }
 
@@ -225,9 +248,17 @@ impl Link for FakeNet {
         if d.window != WINDOW || d.page_offset != 0 || d.interface != 0 {
             return Ok(Sent::Illegal);
         }
+        if self.dead.contains(&u16::from(d.node)) {
+            return Ok(Sent::Unreachable);
+        }
         if self.nack > 0 {
             self.nack -= 1;
             return Ok(Sent::Nack);
+        }
+        if self.dies_after_accepting == Some(u16::from(d.node)) {
+            self.dies_after_accepting = None;
+            self.dead.push(u16::from(d.node));
+            return Ok(Sent::Ack);
         }
         let raw = RawRequest::from_bytes(&assemble(self.me.raw(), payload[0], payload[1]));
         self.sent.push(raw);
@@ -265,9 +296,13 @@ impl Link for FakeNet {
         word
     }
 
-    fn wait(&mut self, words: u32, timeout_us: u64) -> Result<(), Error> {
+    fn wait(&mut self, words: u32, timeout_us: u64, from: u16) -> Result<(), Error> {
         if self.mif.len() >= words as usize {
             return Ok(());
+        }
+        if self.dead.contains(&from) {
+            self.unreachable_waits += 1;
+            return Err(Error::NodeUnreachable(from));
         }
         self.now += timeout_us;
         Err(Error::Timeout)

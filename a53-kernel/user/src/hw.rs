@@ -89,6 +89,7 @@ impl Link for Hw {
             SendStatus::Nack => Sent::Nack,
             SendStatus::Illegal => Sent::Illegal,
             SendStatus::Overwritten | SendStatus::Stuck => Sent::Overwritten,
+            SendStatus::Unreachable => Sent::Unreachable,
         })
     }
 
@@ -106,8 +107,8 @@ impl Link for Hw {
         unsafe { read_u128(data) }
     }
 
-    fn wait(&mut self, words: u32, timeout_us: u64) -> Result<(), Error> {
-        sys::wait_mif(words, timeout_us.max(1))
+    fn wait(&mut self, words: u32, timeout_us: u64, from: u16) -> Result<(), Error> {
+        sys::wait_mif(words, timeout_us.max(1), Some(from))
     }
 
     /// A clock that fails ends every wait at once rather than never.

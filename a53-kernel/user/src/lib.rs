@@ -19,6 +19,7 @@ mod log;
 
 mod api;
 pub mod args;
+mod arguments;
 pub mod check;
 mod client;
 mod error;
@@ -33,9 +34,10 @@ pub mod sys;
 
 pub use api::{
     alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify, read4k, read8,
-    read32, read64, receive, register, remote_spawn, stats, swap64, thread_argument, unregister, with_client, write8,
-    write32, write64, write128,
+    read32, read64, receive, register, remote_spawn, set_request_timeout_us, stats, swap64, thread_argument,
+    unregister, with_client, write8, write32, write64, write128,
 };
+pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
 pub use error::{Error, ProtocolError};
 pub use hal::syscall::Error as SysError;

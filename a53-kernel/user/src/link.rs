@@ -16,6 +16,8 @@ pub enum Sent {
     Illegal,
     /// A register write collided with a pending packet.
     Overwritten,
+    /// The destination node is gone: nothing was queued, and sending again will not help.
+    Unreachable,
 }
 
 pub trait Link {
@@ -33,8 +35,9 @@ pub trait Link {
     fn dequeue(&mut self) -> u128;
 
     /// Sleeps until the mailbox interface holds at least `words` words; `Timeout` after
-    /// `timeout_us`. May return early: the caller looks at `count` again.
-    fn wait(&mut self, words: u32, timeout_us: u64) -> Result<(), Error>;
+    /// `timeout_us`, `NodeUnreachable` as soon as node `from` (whose answer is awaited) is gone.
+    /// May return early: the caller looks at `count` again.
+    fn wait(&mut self, words: u32, timeout_us: u64, from: u16) -> Result<(), Error>;
 
     /// Microseconds since boot.
     fn now_us(&mut self) -> u64;

@@ -6,7 +6,7 @@
 //! have no kernel: every call answers `NoSuchCall` there.
 
 use hal::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
-use hal::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, RECV_NONBLOCKING, nr};
+use hal::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 use crate::error::{Error, ProtocolError};
 
@@ -59,7 +59,11 @@ pub fn raw(_number: u64, _args: [u64; 6]) -> [u64; 3] {
 }
 
 fn call(number: u64, a0: u64, a1: u64) -> Result<[u64; 3], Error> {
-    let r = raw(number, [a0, a1, 0, 0, 0, 0]);
+    call3(number, a0, a1, 0)
+}
+
+fn call3(number: u64, a0: u64, a1: u64, a2: u64) -> Result<[u64; 3], Error> {
+    let r = raw(number, [a0, a1, a2, 0, 0, 0]);
     match r[0] as i64 {
         v if v < 0 => Err(SysError::from_return(v).map_or(Error::UnknownReturn(v), Error::from)),
         _ => Ok(r),
@@ -115,9 +119,20 @@ pub fn thread_argument() -> Result<u64, Error> {
 }
 
 /// Sleeps until the process's mailbox interface holds at least `words` words, or `Timeout`
-/// after `timeout_us` (0: no timeout).
-pub fn wait_mif(words: u32, timeout_us: u64) -> Result<(), Error> {
-    call(nr::WAIT_MIF, u64::from(words), timeout_us).map(drop)
+/// after `timeout_us` (0: no timeout). With `from`, the wait is for that node's answer and ends
+/// with `NodeUnreachable` as soon as the node is gone.
+pub fn wait_mif(words: u32, timeout_us: u64, from: Option<u16>) -> Result<(), Error> {
+    let node = from.map_or(NO_NODE, u64::from);
+    match call3(nr::WAIT_MIF, u64::from(words), timeout_us, node) {
+        Err(Error::Syscall(SysError::Unreachable)) => Err(Error::NodeUnreachable(node as u16)),
+        r => r.map(drop),
+    }
+}
+
+/// Copies the process's arguments (each followed by a zero byte) into `buf`; returns their
+/// whole length, which is more than `buf.len()` when they did not fit.
+pub fn args(buf: &mut [u8]) -> Result<usize, Error> {
+    call(nr::ARGS, buf.as_mut_ptr() as u64, buf.len() as u64).map(|r| r[0] as usize)
 }
 
 pub fn mailbox_register(opcode: MailboxOpcode) -> Result<(), Error> {
@@ -155,7 +170,7 @@ mod tests {
     #[test]
     fn host_builds_have_no_kernel() {
         assert_eq!(node_info(), Err(Error::Syscall(SysError::NoSuchCall)));
-        assert_eq!(wait_mif(2, 10), Err(Error::Syscall(SysError::NoSuchCall)));
+        assert_eq!(wait_mif(2, 10, None), Err(Error::Syscall(SysError::NoSuchCall)));
         assert_eq!(log(b"x"), Err(Error::Syscall(SysError::NoSuchCall)));
     }
 }

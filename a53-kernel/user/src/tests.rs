@@ -7,7 +7,7 @@ use crate::error::{Error, ProtocolError, status};
 use crate::fake::{FakeNet, WINDOW};
 
 fn client(nodes: u16) -> Gsas<FakeNet> {
-    Gsas::new(FakeNet::new(nodes), 0, nodes, WINDOW)
+    Gsas::new(FakeNet::new(nodes), FakeNet::ME, 0, nodes, WINDOW)
 }
 
 #[test]
@@ -262,4 +262,46 @@ fn every_program_is_declared_as_an_image_only_binary() {
         );
         assert!(manifest.contains(&declared), "Cargo.toml does not declare {name} as the others are");
     }
+}
+
+#[test]
+fn a_dead_node_is_unreachable_at_once_not_after_the_timeout() {
+    let mut g = client(3);
+    let page = g.alloc_shared(1, 2, Sharing::Shared).unwrap();
+    let other = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.link().dead.push(2);
+    let before = g.link().now;
+    assert_eq!(g.fad64(page, 1), Err(Error::NodeUnreachable(2)));
+    assert_eq!(
+        g.notify(2, Notification::new(MailboxOpcode::new(9).unwrap(), 1).unwrap()),
+        Err(Error::NodeUnreachable(2))
+    );
+    assert!(g.link().now - before < 1000, "no retries, no waiting");
+    assert_eq!(g.fad64(other, 1), Ok(0), "the other nodes still answer");
+    assert_eq!(Error::NodeUnreachable(2).exit_status(), status::NODE_UNREACHABLE);
+}
+
+#[test]
+fn a_node_that_dies_after_accepting_a_request_ends_the_wait_with_unreachable() {
+    let mut g = client(3);
+    g.set_timeout_us(60_000_000);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.link().dies_after_accepting = Some(1);
+    let before = g.link().now;
+    assert_eq!(g.fad64(page, 1), Err(Error::NodeUnreachable(1)));
+    assert_eq!(g.link().unreachable_waits, 1);
+    assert!(g.link().now - before < 1000, "not the 60 s timeout");
+}
+
+#[test]
+fn a_late_reply_to_an_earlier_holder_of_the_interface_is_skipped() {
+    let mut g = client(2);
+    let page = g.alloc_shared(1, 1, Sharing::Shared).unwrap();
+    g.write64(page, 7).unwrap();
+    // The same interface (3), an earlier generation: a process that timed out and exited.
+    let earlier = Pid::new(0, 4, 0, 3).unwrap();
+    let late = FakeNet::packet_for(earlier, Pid::atomic_service(1), Opcode::Read64.as_u8(), Response::ok(666));
+    g.link().inject = std::vec![late];
+    assert_eq!(g.read64(page).unwrap(), 7);
+    assert_eq!(g.stats().stray, 1);
 }

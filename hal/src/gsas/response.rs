@@ -8,7 +8,7 @@
 //! byte   6      kind: 0x80 status, 0x81 page data
 //! byte   7      the request's opcode byte, echoed (also when it was unknown)
 //! bytes  8..10  data: chunk index 0..255 (u16 LE); status: 0
-//! bytes 10..16  reserved, 0
+//! bytes 10..16  the requester's PID (48 bits LE), as the request's prefix gave it
 //! bytes 16..32  status: the 128-bit response (error u64 LE, result u64 LE)
 //!               data: bytes [16 * index, 16 * index + 16) of the page
 //! ```
@@ -16,7 +16,9 @@
 //! Choice: a reply is a full packetizer packet, not a 128-bit remote store, so the requester can
 //! check from the hardware prefix that it comes from the atomic service (any thread can send
 //! packets to any mailbox interface). Read4K is answered with 256 data packets in index order
-//! followed by one status packet; every other request with one status packet.
+//! followed by one status packet; every other request with one status packet. The reply names
+//! its requester, so a process can tell its own replies from late ones to an earlier holder of
+//! its mailbox interface (a process that timed out and exited) and skip them.
 
 use super::{ErrorCode, Pid, UnknownErrorCode};
 use crate::packetizer::{self, PACKET_BYTES};
@@ -101,7 +103,7 @@ pub enum ReplyBody {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplyError {
     UnknownKind(u8),
-    /// Index bytes of a status reply, or bytes 10..16, not zero; or a data index above 255.
+    /// Index bytes of a status reply not zero, or a data index above 255.
     ReservedNotZero,
     UnknownErrorCode(u64),
 }
@@ -110,6 +112,8 @@ pub enum ReplyError {
 pub struct ReplyPacket {
     /// From the packetizer's trusted prefix: who sent the reply.
     pub sender: Pid,
+    /// The requester it answers (the PID the request's prefix carried).
+    pub to: Pid,
     /// The opcode byte of the request this answers.
     pub opcode: u8,
     pub body: ReplyBody,
@@ -119,6 +123,7 @@ impl ReplyPacket {
     pub fn encode(&self) -> [u8; PACKET_BYTES] {
         let mut out = [0; PACKET_BYTES];
         out[..8].copy_from_slice(&self.sender.raw().to_le_bytes());
+        out[10..16].copy_from_slice(&self.to.raw().to_le_bytes()[..6]);
         out[7] = self.opcode;
         match self.body {
             ReplyBody::Status(response) => {
@@ -137,9 +142,9 @@ impl ReplyPacket {
     pub fn decode(bytes: &[u8; PACKET_BYTES]) -> Result<Self, ReplyError> {
         let sender = Pid::from_low_bits(le64(&bytes[..8]));
         let index = u16::from_le_bytes([bytes[8], bytes[9]]);
-        if bytes[10..16].iter().any(|&b| b != 0) {
-            return Err(ReplyError::ReservedNotZero);
-        }
+        let mut to = [0; 8];
+        to[..6].copy_from_slice(&bytes[10..16]);
+        let to = Pid::from_low_bits(u64::from_le_bytes(to));
         let mut tail = [0; 16];
         tail.copy_from_slice(&bytes[16..]);
         let body = match bytes[6] {
@@ -152,7 +157,7 @@ impl ReplyPacket {
             KIND_STATUS => return Err(ReplyError::ReservedNotZero),
             kind => return Err(ReplyError::UnknownKind(kind)),
         };
-        Ok(Self { sender, opcode: bytes[7], body })
+        Ok(Self { sender, to, opcode: bytes[7], body })
     }
 
     /// The service's PIF payload0 / payload1 writes (sender bits left to the packetizer).
@@ -189,8 +194,10 @@ mod tests {
     #[test]
     fn reply_round_trip() {
         let sender = Pid::atomic_service(4);
-        let status = ReplyPacket { sender, opcode: 0x13, body: ReplyBody::Status(Response::err(ErrorCode::QueueFull)) };
-        let data = ReplyPacket { sender, opcode: 0x04, body: ReplyBody::Data { index: 255, bytes: [0xab; 16] } };
+        let to = Pid::new(3, 0x1234, 1023, 63).unwrap();
+        let status =
+            ReplyPacket { sender, to, opcode: 0x13, body: ReplyBody::Status(Response::err(ErrorCode::QueueFull)) };
+        let data = ReplyPacket { sender, to, opcode: 0x04, body: ReplyBody::Data { index: 255, bytes: [0xab; 16] } };
         for reply in [status, data] {
             assert_eq!(ReplyPacket::decode(&reply.encode()), Ok(reply));
             let [p0, p1] = reply.pif_payload();
@@ -198,17 +205,21 @@ mod tests {
         }
         let bytes = data.encode();
         assert_eq!((bytes[6], bytes[7], bytes[8]), (KIND_DATA, 0x04, 255));
+        assert_eq!(&bytes[10..16], &to.raw().to_le_bytes()[..6]);
     }
 
     #[test]
     fn reply_decode_errors() {
-        let ok = ReplyPacket { sender: Pid::default(), opcode: 1, body: ReplyBody::Status(Response::ok(1)) }.encode();
+        let ok = ReplyPacket {
+            sender: Pid::default(),
+            to: Pid::default(),
+            opcode: 1,
+            body: ReplyBody::Status(Response::ok(1)),
+        }
+        .encode();
         let mut b = ok;
         b[6] = 0;
         assert_eq!(ReplyPacket::decode(&b), Err(ReplyError::UnknownKind(0)));
-        let mut b = ok;
-        b[12] = 1;
-        assert_eq!(ReplyPacket::decode(&b), Err(ReplyError::ReservedNotZero));
         let mut b = ok;
         b[8] = 1;
         assert_eq!(ReplyPacket::decode(&b), Err(ReplyError::ReservedNotZero));

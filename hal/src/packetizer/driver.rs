@@ -17,6 +17,9 @@ pub enum SendStatus {
     Illegal,
     /// A write landed while a packet was pending on this interface (software error).
     Overwritten,
+    /// The destination node is gone (died, or its links are down): nothing was delivered, and
+    /// sending again will not help.
+    Unreachable,
     /// PEND did not clear within the polls allowed.
     Stuck,
 }
@@ -29,6 +32,8 @@ impl SendStatus {
             SendStatus::Overwritten
         } else if status.is_set(STATUS::ILLEGAL) {
             SendStatus::Illegal
+        } else if status.is_set(STATUS::UNREACH) {
+            SendStatus::Unreachable
         } else if status.is_set(STATUS::ACK) {
             SendStatus::Ack
         } else {

@@ -55,7 +55,9 @@ register_bitfields! [u32,
         ILLEGAL OFFSET(1) NUMBITS(1) [],
         NACK OFFSET(2) NUMBITS(1) [],
         ACK OFFSET(3) NUMBITS(1) [],
-        OVERWR_BUF OFFSET(4) NUMBITS(1) []
+        OVERWR_BUF OFFSET(4) NUMBITS(1) [],
+        /// The destination node is unreachable (not in the system block's NODES_ALIVE).
+        UNREACH OFFSET(5) NUMBITS(1) []
     ]
 ];
 
@@ -147,6 +149,7 @@ mod tests {
         assert_eq!(STATUS::NACK.mask << STATUS::NACK.shift, 1 << 2);
         assert_eq!(STATUS::ACK.mask << STATUS::ACK.shift, 1 << 3);
         assert_eq!(STATUS::OVERWR_BUF.mask << STATUS::OVERWR_BUF.shift, 1 << 4);
+        assert_eq!(STATUS::UNREACH.mask << STATUS::UNREACH.shift, 1 << 5);
         assert_eq!(BASE_DEST::WINDOW.mask << BASE_DEST::WINDOW.shift, 0x3_FFFC_0000);
         assert_eq!(DESTINATION::NODE.mask << DESTINATION::NODE.shift, 0xFC_0000_0000);
         assert_eq!(PAYLOAD0::PREFIX.mask, (1 << 48) - 1);

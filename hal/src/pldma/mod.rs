@@ -71,6 +71,13 @@ impl Pd {
     }
 }
 
+/// The SMMU stream ID of the engine's accesses for PD `pd`: it drives the PD on its AXI ID
+/// (`docs/hw/smmu.md`, "Stream IDs and protection domains"), so context bank `pd` translates
+/// them.
+pub const fn stream_id(pd: Pd) -> u16 {
+    crate::smmu500::config::PLDMA_STREAM_BASE + pd.raw()
+}
+
 /// `seq + 1` in sequence-number space.
 pub const fn seq_next(seq: u16) -> u16 {
     seq.wrapping_add(1) & SEQ_MASK
@@ -106,6 +113,15 @@ mod tests {
         assert!(!seq_within(6, 1, 5));
         assert!(seq_within(1, SEQ_MASK - 1, 2), "a window across the wrap");
         assert!(!seq_within(SEQ_MASK - 2, SEQ_MASK - 1, 2));
+    }
+
+    #[test]
+    fn each_pd_has_the_stream_the_smmu_maps_to_its_bank() {
+        for p in 0..PDS as u16 {
+            let pd = Pd::new(p).unwrap();
+            let stream = crate::smmu500::config::StreamId::pldma(p as u8).unwrap();
+            assert_eq!(stream_id(pd), stream.get());
+        }
     }
 
     #[test]

@@ -16,9 +16,17 @@ register_bitfields! [u32,
         Y OFFSET(8) NUMBITS(8) [],
         Z OFFSET(16) NUMBITS(8) []
     ],
-    /// IRQ_STATUS (write 1 to clear), IRQ_ENABLE and IRQ_RAISE share these bits.
+    /// IRQ_STATUS (write 1 to clear), IRQ_ENABLE and IRQ_RAISE share these bits (IRQ_RAISE
+    /// only sets DOORBELL).
     pub IRQ [
-        DOORBELL OFFSET(0) NUMBITS(1) []
+        DOORBELL OFFSET(0) NUMBITS(1) [],
+        /// Every node of the system has written RUN_DONE or is unreachable.
+        ALL_DONE OFFSET(1) NUMBITS(1) [],
+        /// A node that was reachable no longer is (its bit left NODES_ALIVE).
+        PEER_LOST OFFSET(2) NUMBITS(1) []
+    ],
+    pub RUN_DONE [
+        DONE OFFSET(0) NUMBITS(1) []
     ]
 ];
 
@@ -35,9 +43,17 @@ register_structs! {
         (0x20 => pub irq_raise: WriteOnly<u32, IRQ::Register>),
         (0x24 => _reserved),
         (0x28 => pub scratch64: ReadWrite<u64>),
-        (0x30 => @END),
+        (0x30 => pub run_done: WriteOnly<u32, RUN_DONE::Register>),
+        (0x34 => _reserved2),
+        (0x40 => pub nodes_done: [ReadOnly<u32>; NODE_WORDS]),
+        (0x50 => pub nodes_alive: [ReadOnly<u32>; NODE_WORDS]),
+        (0x60 => @END),
     }
 }
+
+/// 32-bit words of the node bitmaps (NODES_DONE, NODES_ALIVE): bit `n % 32` of word `n / 32` is
+/// node `n`; 128 bits cover the 112 nodes of the global address window.
+pub const NODE_WORDS: usize = 4;
 
 /// Size of the block's window.
 pub const WINDOW_SIZE: u64 = 0x1000;
@@ -58,5 +74,33 @@ mod tests {
         assert_eq!(offset_of!(SysblockRegisters, irq_enable), 0x1c);
         assert_eq!(offset_of!(SysblockRegisters, irq_raise), 0x20);
         assert_eq!(offset_of!(SysblockRegisters, scratch64), 0x28);
+        assert_eq!(offset_of!(SysblockRegisters, run_done), 0x30);
+        assert_eq!(offset_of!(SysblockRegisters, nodes_done), 0x40);
+        assert_eq!(offset_of!(SysblockRegisters, nodes_alive), 0x50);
+        assert_eq!(IRQ::ALL_DONE.mask << IRQ::ALL_DONE.shift, 1 << 1);
+        assert_eq!(IRQ::PEER_LOST.mask << IRQ::PEER_LOST.shift, 1 << 2);
+    }
+
+    #[test]
+    fn offsets_match_the_table_in_the_doc() {
+        let doc = include_str!("../../../docs/hw/sysblock.md");
+        let rows = crate::doc_table(doc, "System block");
+        let expected = [
+            ("ID", offset_of!(SysblockRegisters, id)),
+            ("VERSION", offset_of!(SysblockRegisters, version)),
+            ("NODE_ID", offset_of!(SysblockRegisters, node_id)),
+            ("COORD", offset_of!(SysblockRegisters, coord)),
+            ("NODE_COUNT", offset_of!(SysblockRegisters, node_count)),
+            ("SCRATCH", offset_of!(SysblockRegisters, scratch)),
+            ("IRQ_STATUS", offset_of!(SysblockRegisters, irq_status)),
+            ("IRQ_ENABLE", offset_of!(SysblockRegisters, irq_enable)),
+            ("IRQ_RAISE", offset_of!(SysblockRegisters, irq_raise)),
+            ("SCRATCH64", offset_of!(SysblockRegisters, scratch64)),
+            ("RUN_DONE", offset_of!(SysblockRegisters, run_done)),
+            ("NODES_DONE", offset_of!(SysblockRegisters, nodes_done)),
+            ("NODES_ALIVE", offset_of!(SysblockRegisters, nodes_alive)),
+        ];
+        let rows: std::vec::Vec<(&str, usize)> = rows.iter().map(|(n, o)| (n.as_str(), *o)).collect();
+        assert_eq!(rows, expected);
     }
 }

@@ -6,6 +6,7 @@ pub mod devices;
 pub mod iommu;
 pub mod packetizer;
 pub mod pldma;
+pub mod smmu;
 pub mod sysblock;
 pub mod vmbox;
 pub mod window;
@@ -47,6 +48,14 @@ pub enum ModelError {
     ReadOnly {
         offset: u64,
     },
+    /// Read of a write-only register (its value is unknown on the silicon).
+    WriteOnly {
+        offset: u64,
+    },
+    /// A value the model does not implement (it would behave differently from the hardware).
+    Unsupported {
+        offset: u64,
+    },
     /// `complete` for a packet that is not outstanding (already completed or aborted by CLR_REQ).
     NoPendingPacket {
         pif: u8,
@@ -65,6 +74,7 @@ impl From<ModelError> for Status {
             // it is refused like a wrong size: the register does not change (as on the board),
             // and the guest takes a data abort that names the address instead of carrying on.
             ModelError::ReadOnly { .. } => Status::Rejected,
+            ModelError::WriteOnly { .. } | ModelError::Unsupported { .. } => Status::Rejected,
             // Not answers to an access; listed so that a new variant has to be placed here.
             ModelError::NoPendingPacket { .. } | ModelError::InvalidConfig => Status::DeviceError,
         }
@@ -76,6 +86,8 @@ impl From<ModelError> for Status {
 pub enum Delivery {
     Ack,
     Nack,
+    /// The destination node is gone: the packet went nowhere, and never will.
+    Unreachable,
     /// Not known yet (asynchronous interconnect): the sender calls
     /// [`packetizer::PacketizerModel::complete`] later.
     Pending,

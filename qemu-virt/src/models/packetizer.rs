@@ -92,6 +92,7 @@ impl PacketizerModel {
         match delivery {
             Delivery::Ack => p.status.modify(STATUS::PEND::CLEAR + STATUS::ACK::SET),
             Delivery::Nack => p.status.modify(STATUS::PEND::CLEAR + STATUS::NACK::SET),
+            Delivery::Unreachable => p.status.modify(STATUS::PEND::CLEAR + STATUS::UNREACH::SET),
             Delivery::Pending => return,
         }
         p.in_flight = None;

@@ -4,6 +4,7 @@
 
 mod address_map;
 mod irq_wire;
+mod node_memory;
 mod routing;
 
 pub use address_map::{AddressMap, MapError};
@@ -11,9 +12,10 @@ pub use address_map::{AddressMap, MapError};
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::models::devices::{PacketizerDevice, VmboxDevice};
-use crate::models::iommu::{Bypass, IoTranslate};
+use crate::models::iommu::IoTranslate;
 use crate::models::packetizer::PacketizerModel;
 use crate::models::pldma::PldmaDevice;
+use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
 use crate::trace::AccessRecord;
@@ -21,6 +23,7 @@ use board::Board as _;
 use board::pl;
 use hal::forward::{Request, Slots, Status};
 use irq_wire::IrqWire;
+use node_memory::NodeMemory;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,6 +37,8 @@ pub struct Platform {
     map: AddressMap,
     /// Also in `map`; kept typed so that other nodes' packetizers can deliver to it.
     vmbox: Arc<Mutex<VmboxDevice>>,
+    /// Also in `map`; bus masters of the PL (the PLDMA engine) translate through it.
+    smmu: Arc<Smmu500Model>,
     /// Bit n: this node's packetizer reached node n's vmbox since the last access finished, so
     /// node n's PL lines may have changed (set by the packetizer's sink, `routing`).
     touched: Arc<AtomicU64>,
@@ -44,19 +49,29 @@ pub struct Platform {
 }
 
 impl Platform {
-    /// The standard set of PL blocks of node `node`, with no SMMU (the PLDMA's addresses are
-    /// physical). Packets reach other nodes once the fabric knows their platforms
+    /// The standard set of PL blocks of node `node`; the PLDMA translates through the node's
+    /// SMMU model. Packets reach other nodes once the fabric knows their platforms
     /// (`Fabric::set_platforms`).
     pub fn new(node: usize, fabric: Arc<Fabric>, irq_out: UnixStream) -> Result<Arc<Self>, MapError> {
-        Self::with_iommu(node, fabric, irq_out, Arc::new(Bypass))
+        Self::build(node, fabric, irq_out, None)
     }
 
-    /// The same, with the PLDMA's accesses translated by `iommu` (the node's SMMU model).
+    /// The same, with the PLDMA's accesses translated by `iommu` instead of the SMMU model
+    /// (tests: a stand-in that faults or stalls where they say).
     pub fn with_iommu(
         node: usize,
         fabric: Arc<Fabric>,
         irq_out: UnixStream,
         iommu: Arc<dyn IoTranslate>,
+    ) -> Result<Arc<Self>, MapError> {
+        Self::build(node, fabric, irq_out, Some(iommu))
+    }
+
+    fn build(
+        node: usize,
+        fabric: Arc<Fabric>,
+        irq_out: UnixStream,
+        pldma_iommu: Option<Arc<dyn IoTranslate>>,
     ) -> Result<Arc<Self>, MapError> {
         let net = &fabric.interconnect;
         let c = net.coordinates(node);
@@ -65,7 +80,7 @@ impl Platform {
         map.insert(
             pl::SYSBLOCK_BASE,
             hal::sysblock::regs::WINDOW_SIZE,
-            Sysblock::new(node as u16, coordinates, net.nodes() as u16, pl::irq_line::SYSBLOCK),
+            Sysblock::new(node as u16, coordinates, net.nodes() as u16, pl::irq_line::SYSBLOCK, fabric.clone()),
         )?;
         let touched = Arc::new(AtomicU64::new(0));
         let sink = routing::sink(node, fabric.clone(), touched.clone());
@@ -78,12 +93,26 @@ impl Platform {
         let vmbox = VmboxModel::new(depth).expect("the reference depth holds a packet");
         let vmbox = Arc::new(Mutex::new(VmboxDevice::new(vmbox, pl::irq_line::VMBOX)));
         map.insert_shared(pl::VMBOX_BASE, pl::VMBOX_SIZE, vmbox.clone())?;
+        map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
+        let smmu = Arc::new(Smmu500Model::new(Arc::new(NodeMemory { fabric: fabric.clone(), node })));
+        let smmu_device = SmmuDevice::new(smmu.clone(), pl::irq_line::SMMU_CONTEXT);
+        map.insert(QemuBoard::SMMU.base, board::SMMU_SIZE, smmu_device)?;
+        let iommu = pldma_iommu.unwrap_or_else(|| smmu.clone());
         let pldma = PldmaDevice::new(node, fabric.clone(), iommu, pl::irq_line::PLDMA);
         fabric.interconnect.set_receiver(node, pldma.receiver());
         map.insert(pl::PLDMA_BASE, pl::PLDMA_SIZE, pldma)?;
-        map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
-        Ok(Arc::new(Self { node, map, vmbox, touched, irq_levels: Mutex::new(0), irq_wire, fabric }))
+        let platform = Arc::new(Self { node, map, vmbox, smmu, touched, irq_levels: Mutex::new(0), irq_wire, fabric });
+        // A fault found by a bus master's translation (not by a forwarded access, after which
+        // the server updates the lines) raises the line at once. Only the wire's own lock is
+        // taken, so the translating thread may hold any device lock (`routing`, lock order).
+        let weak = Arc::downgrade(&platform);
+        platform.smmu.set_irq_notifier(Box::new(move || {
+            if let Some(platform) = weak.upgrade() {
+                platform.irq_wire.raise(1 << pl::irq_line::SMMU_CONTEXT);
+            }
+        }));
+        Ok(platform)
     }
 
     pub fn map(&self) -> &AddressMap {
@@ -92,6 +121,11 @@ impl Platform {
 
     pub(crate) fn vmbox(&self) -> &Arc<Mutex<VmboxDevice>> {
         &self.vmbox
+    }
+
+    /// The node's SMMU, as its PL bus masters see it (`models::iommu::IoTranslate`).
+    pub fn smmu(&self) -> &Arc<Smmu500Model> {
+        &self.smmu
     }
 
     /// Serves one forwarded access. A packet it sends to another node may raise that node's PL

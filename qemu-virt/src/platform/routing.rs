@@ -14,6 +14,11 @@
 //!    `AddressMap::irq_levels`, which locks the devices one after another, never two at once;
 //! 3. a vmbox device of any node, taken only here, under a packetizer (rank 2).
 //!
+//! The SMMU model's state lock is a leaf too: a bus master translating through it (from any
+//! thread, holding any device lock) takes nothing else while it is held, and the model's
+//! interrupt callback afterwards takes only the interrupt wire's state lock, which is a leaf as
+//! well (`Platform::new`).
+//!
 //! Everything else (the interconnect's random numbers and link counters, the trace) is a leaf:
 //! nothing is locked while holding it. Every thread takes locks in increasing rank, and whoever
 //! holds a vmbox waits for nothing, so threads can never wait for each other in a cycle. Two
@@ -49,7 +54,8 @@ pub(super) fn sink(src: usize, fabric: Arc<Fabric>, touched: Arc<AtomicU64>) -> 
 }
 
 /// Sends one packet and returns the destination's answer, and whether a vmbox saw the packet.
-/// A node that does not exist, has stopped, or has no platform yet answers NACK.
+/// A node that has stopped answers `Unreachable`; one that does not exist, or has no platform
+/// yet (the cluster is starting), NACK.
 fn carry(fabric: &Fabric, src: usize, packet: &OutgoingPacket) -> (Delivery, bool) {
     let dst = usize::from(packet.dest_node);
     NodeCounters::bump(&fabric.counters[src].packets_sent);
@@ -63,7 +69,8 @@ fn carry(fabric: &Fabric, src: usize, packet: &OutgoingPacket) -> (Delivery, boo
                 reached = true;
                 platform.vmbox().lock().unwrap().deliver(packet.dest_interface, &packet.words)
             }
-            _ => Delivery::Nack,
+            (None, _) => Delivery::Unreachable,
+            (Some(_), None) => Delivery::Nack,
         }
     } else {
         // No route: the interconnect refuses it at the sender's edge.
@@ -72,10 +79,16 @@ fn carry(fabric: &Fabric, src: usize, packet: &OutgoingPacket) -> (Delivery, boo
     match delivery {
         Delivery::Ack => NodeCounters::bump(&fabric.counters[dst].packets_received),
         // The vmbox answers at once (`Pending` is for an asynchronous interconnect).
-        Delivery::Nack | Delivery::Pending => NodeCounters::bump(&fabric.counters[src].packets_nacked),
+        Delivery::Nack | Delivery::Pending | Delivery::Unreachable => {
+            NodeCounters::bump(&fabric.counters[src].packets_nacked)
+        }
     }
     if let Some(t) = &fabric.trace {
-        let what = if delivery == Delivery::Ack { "packet" } else { "packet nacked" };
+        let what = match delivery {
+            Delivery::Ack => "packet",
+            Delivery::Unreachable => "packet to an unreachable node",
+            Delivery::Nack | Delivery::Pending => "packet nacked",
+        };
         t.packet(src, dst, channel::PACKETIZER, packet.words.len(), what);
     }
     (delivery, reached)

@@ -1,5 +1,6 @@
 //! An SMMU stand-in for the PLDMA tests: identity translation, except for pages the test
-//! marks as faulting or stalling, per stream; the test resumes stalls as software would.
+//! marks as faulting or stalling, per protection domain (the engine presents PD p as stream
+//! `hal::pldma::stream_id(p)`); the test resumes stalls as software would.
 
 use qemu_virt::models::iommu::{Access, IoTranslate, StallId, StallOutcome, Translation};
 use std::collections::{HashMap, HashSet};
@@ -30,13 +31,19 @@ pub struct TestIommu {
     state: Mutex<State>,
 }
 
+/// The stream of PD `pd`.
+fn stream(pd: u16) -> u16 {
+    hal::pldma::stream_id(hal::pldma::Pd::new(pd).expect("a PD"))
+}
+
 impl TestIommu {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Accesses of `stream` to the page of `va` (of kind `only`, or any) fault or stall.
-    pub fn mark(&self, stream: u16, va: u64, page: Page, only: Option<Access>) {
+    /// Accesses of PD `pd` to the page of `va` (of kind `only`, or any) fault or stall.
+    pub fn mark(&self, pd: u16, va: u64, page: Page, only: Option<Access>) {
+        let stream = stream(pd);
         let mut s = self.state.lock().unwrap();
         s.pages.insert((stream, va >> 12), page);
         match only {
@@ -45,19 +52,19 @@ impl TestIommu {
         };
     }
 
-    /// The page is mapped now (what the kernel's fault handler does).
-    pub fn map(&self, stream: u16, va: u64) {
-        self.state.lock().unwrap().pages.remove(&(stream, va >> 12));
+    /// PD `pd`'s page is mapped now (what the kernel's fault handler does).
+    pub fn map(&self, pd: u16, va: u64) {
+        self.state.lock().unwrap().pages.remove(&(stream(pd), va >> 12));
     }
 
-    /// Transactions stalled and not yet resumed.
+    /// Transactions stalled and not yet resumed: (id, PD, page address).
     pub fn stalled(&self) -> Vec<(StallId, u16, u64)> {
         let s = self.state.lock().unwrap();
         let mut v: Vec<_> = s
             .stalled
             .iter()
             .filter(|(id, _)| !s.outcomes.contains_key(id))
-            .map(|(id, (st, page))| (*id, *st, *page << 12))
+            .map(|(id, (st, page))| (*id, *st - stream(0), *page << 12))
             .collect();
         v.sort_by_key(|(id, ..)| id.0);
         v

@@ -96,6 +96,15 @@ impl Rig {
     }
 
     pub fn with_iommus(link: LinkConfig, iommus: Vec<Arc<dyn IoTranslate>>) -> Self {
+        Self::build(link, iommus.into_iter().map(Some).collect())
+    }
+
+    /// Every node's engine translates through its platform's SMMU model.
+    pub fn with_smmus(nodes: usize) -> Self {
+        Self::build(LinkConfig { latency_us: 0.0, ..LinkConfig::default() }, (0..nodes).map(|_| None).collect())
+    }
+
+    fn build(link: LinkConfig, iommus: Vec<Option<Arc<dyn IoTranslate>>>) -> Self {
         let nodes = iommus.len();
         let files: Vec<_> = (0..nodes)
             .map(|_| {
@@ -113,7 +122,10 @@ impl Rig {
         let (mut platforms, mut irq_bytes, mut drains) = (Vec::new(), Vec::new(), Vec::new());
         for (node, iommu) in iommus.into_iter().enumerate() {
             let (host, mut guest) = UnixStream::pair().unwrap();
-            platforms.push(Platform::with_iommu(node, fabric.clone(), host, iommu).unwrap());
+            platforms.push(match iommu {
+                Some(iommu) => Platform::with_iommu(node, fabric.clone(), host, iommu).unwrap(),
+                None => Platform::new(node, fabric.clone(), host).unwrap(),
+            });
             let seen = Arc::new(Mutex::new(Vec::new()));
             let into = seen.clone();
             drains.push(std::thread::spawn(move || {

@@ -16,8 +16,11 @@ use std::time::Instant;
 
 /// Queue sets live here in the test DDR (PD p's at `QUEUE_SETS + p * 8 KiB`).
 pub const QUEUE_SETS: u64 = 0x20_0000;
-/// Timeouts of the tests' schedulers, in us (ticks are microseconds).
+/// Timeouts of the tests' schedulers, in us (ticks are microseconds): short where the links
+/// lose packets, long where a test asserts that no timeout fires (the machines running the
+/// tests are shared and loaded, and a fault's resolution must not race a timeout there).
 pub const TIMEOUT_US: u64 = 50_000;
+pub const PATIENT_TIMEOUT_US: u64 = 2_000_000;
 
 struct TestEngine<'a> {
     rig: &'a Rig,
@@ -59,13 +62,18 @@ pub struct Node<'a> {
 impl<'a> Node<'a> {
     /// The R5 of `node`: its engine started (as the firmware does), its scheduler running.
     pub fn start(rig: &'a Rig, node: usize) -> Self {
+        Self::with_timeout(rig, node, TIMEOUT_US)
+    }
+
+    /// The same, with a retransmission timeout of `timeout_us`.
+    pub fn with_timeout(rig: &'a Rig, node: usize, timeout_us: u64) -> Self {
         let rings = rig.r5(node).rings;
         let ddr = &*rig.ddrs[node];
         // SAFETY: this node's only producer of descriptors and consumer of events (the stand-in
         // that started the engine is gone).
         let (poster, events) = unsafe { (DescriptorPoster::new(rings), rings.events.consumer()) };
         let mut scheduler = Box::new(Scheduler::new());
-        scheduler.start(node as u16, rig.platforms.len() as u16, RdmaConfig::with_timeout_us(TIMEOUT_US), 1_000_000);
+        scheduler.start(node as u16, rig.platforms.len() as u16, RdmaConfig::with_timeout_us(timeout_us), 1_000_000);
         Self {
             rig,
             node,

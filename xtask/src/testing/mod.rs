@@ -1,6 +1,8 @@
 //! `cargo xtask test`: host unit tests of every crate, then the on-target runs in QEMU (or on a
 //! board over its serial port). Prints one line per test and ends with `N passed, N failed`.
 
+mod command_tests;
+mod commands;
 pub mod parser;
 pub mod runs;
 pub mod serial;
@@ -10,7 +12,7 @@ use crate::{images, setup};
 use anyhow::Context;
 use parser::{Failure, Outcome, Parsed, Parser, RunEnd};
 use qemu_virt::{Cluster, ClusterSpec, Decoder, Event, Source};
-use runs::{Expect, Image, RUNS, TargetRun};
+use runs::{Expect, RUNS, TargetRun};
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -89,6 +91,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                         serial_pty_check(&qemu, &images, &mut totals)?;
                     }
                 }
+                command_tests(&opts, &mut totals);
             }
         }
     }
@@ -175,10 +178,7 @@ fn target_run(
             boot_args.push_str(" list");
         }
     }
-    let kernel = match run.image {
-        Image::Ktest => &images.ktest,
-        Image::Kernel => &images.kernel,
-    };
+    let kernel = &images.ktest;
     let mut nodes = node_specs(run.nodes, kernel, run.r5.then_some(images.r5.as_path()), &boot_args);
     for node in &mut nodes {
         node.virtualization = run.virtualization;
@@ -298,6 +298,23 @@ fn target_run(
         }
     }
     Ok(())
+}
+
+/// The tests that run `cargo xtask` commands as a user would (`command_tests.rs`).
+fn command_tests(opts: &Options, totals: &mut Totals) {
+    for test in command_tests::TESTS.iter().filter(|t| opts.filter.as_deref().is_none_or(|f| t.name.contains(f))) {
+        if opts.list {
+            println!("test {}", test.name);
+            continue;
+        }
+        match (test.run)() {
+            Ok(()) => totals.record(test.name, Outcome::Passed),
+            Err(failed) => {
+                totals.record(test.name, Outcome::Failed);
+                totals.failures.push(Failure { test: test.name.into(), reason: failed.reason, log: failed.log });
+            }
+        }
+    }
 }
 
 /// The trace of a cluster run must be valid JSON with forwarded accesses, interrupts and

@@ -3,14 +3,6 @@
 
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Image {
-    /// `a53-ktest`: the kernel's test image.
-    Ktest,
-    /// `a53-kernel`: the demo kernel.
-    Kernel,
-}
-
 #[derive(Clone, Copy, Debug)]
 pub enum Expect {
     /// The image runs its tests (selected by the filter) and ends with the summary line.
@@ -32,7 +24,6 @@ pub struct Kill {
 #[derive(Clone, Copy, Debug)]
 pub struct TargetRun {
     pub name: &'static str,
-    pub image: Image,
     /// Nodes in the cluster (each runs the image); test names get a `nodeN/` prefix when > 1.
     pub nodes: usize,
     pub kill: Option<Kill>,
@@ -73,7 +64,6 @@ impl TargetRun {
 pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "ktest",
-        image: Image::Ktest,
         nodes: 1,
         kill: None,
         trace_check: None,
@@ -87,7 +77,6 @@ pub const RUNS: &[TargetRun] = &[
     // the same, but cannot start the R5 then, so this run has the A53s only.
     TargetRun {
         name: "ktest-el2",
-        image: Image::Ktest,
         nodes: 1,
         kill: None,
         trace_check: None,
@@ -101,7 +90,6 @@ pub const RUNS: &[TargetRun] = &[
     // own suite.
     TargetRun {
         name: "cluster-2",
-        image: Image::Ktest,
         nodes: 2,
         kill: None,
         trace_check: Some("runner::trace_file_holds_accesses_interrupts_and_packets_of_every_node"),
@@ -114,7 +102,6 @@ pub const RUNS: &[TargetRun] = &[
     // A QFDB's worth of nodes: the cluster tests, the global shared address space among them.
     TargetRun {
         name: "cluster-4",
-        image: Image::Ktest,
         nodes: 4,
         kill: None,
         trace_check: None,
@@ -128,7 +115,6 @@ pub const RUNS: &[TargetRun] = &[
     // others must still finish theirs.
     TargetRun {
         name: "cluster-4-kill",
-        image: Image::Ktest,
         nodes: 4,
         trace_check: None,
         kill: Some(Kill {
@@ -142,35 +128,26 @@ pub const RUNS: &[TargetRun] = &[
         timeout: Duration::from_secs(300),
         expect: Expect::Summary,
     },
+    // A node killed in the middle of real work: four nodes add to counters on every node;
+    // node 2 dies halfway. The survivors must get NodeUnreachable for it at once, finish, and
+    // count exactly among themselves.
     TargetRun {
-        name: "demo",
-        image: Image::Kernel,
-        nodes: 1,
-        kill: None,
+        name: "cluster-4-kill-workload",
+        nodes: 4,
         trace_check: None,
-        r5: true,
+        kill: Some(Kill {
+            node: 2,
+            when: "fad-mesh: halfway",
+            test: "runner::a_node_killed_mid_workload_is_unreachable_and_the_survivors_count_exactly",
+        }),
+        r5: false,
         virtualization: false,
-        boot_args: "exit",
-        timeout: Duration::from_secs(120),
-        expect: Expect::Output {
-            test: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes",
-            status: 0,
-            must_contain: &[
-                "entered at EL1",
-                "4 A53 cores online",
-                "[r5] INFO  R5 firmware",
-                "RPU firmware 0x100 is up",
-                "R5 answered ping",
-                "[hello 1] hello from node 0 of 1",
-                "process hello exited with status 1",
-                "process alloc-free exited with status 0",
-                "demo finished",
-            ],
-        },
+        boot_args: "cluster cluster-only cluster-filter=fad_mesh victim=2",
+        timeout: Duration::from_secs(300),
+        expect: Expect::Summary,
     },
     TargetRun {
         name: "crash-panic",
-        image: Image::Ktest,
         nodes: 1,
         kill: None,
         trace_check: None,
@@ -189,7 +166,6 @@ pub const RUNS: &[TargetRun] = &[
     },
     TargetRun {
         name: "crash-fault",
-        image: Image::Ktest,
         nodes: 1,
         kill: None,
         trace_check: None,
@@ -211,7 +187,6 @@ pub const RUNS: &[TargetRun] = &[
     },
     TargetRun {
         name: "crash-r5",
-        image: Image::Ktest,
         nodes: 1,
         kill: None,
         trace_check: None,

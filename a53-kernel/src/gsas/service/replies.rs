@@ -57,7 +57,7 @@ impl Replies {
             _ if i + 1 == self.len() => ReplyBody::Status(self.status),
             _ => return None,
         };
-        Some(ReplyPacket { sender: self.from, opcode: self.opcode, body })
+        Some(ReplyPacket { sender: self.from, to: self.to, opcode: self.opcode, body })
     }
 
     pub fn packets(&self) -> impl Iterator<Item = ReplyPacket> + '_ {

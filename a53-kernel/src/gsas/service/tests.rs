@@ -432,6 +432,7 @@ fn packets_from_interface_zero_are_dropped() {
     let mut t = T::new();
     let service_reply = ReplyPacket {
         sender: Pid::atomic_service(NODE + 1),
+        to: Pid::atomic_service(NODE),
         opcode: Opcode::Read64.as_u8(),
         body: ReplyBody::Status(Response::ok(0)),
     };

@@ -3,7 +3,7 @@
 //! Argument: the GSAS address of a Shared page: word 0 = the lock (0 = free), word 1 and
 //! word 2 = two counters. Each iteration: `cas64(lock, 0, tag)` until it succeeds (pausing
 //! between tries), read both counters, write both + 1, `swap64(lock, 0)`, which must return our
-//! tag. A checker then finds counter 1 == counter 2 == all iterations of all workers.
+//! tag. Waiters back off exponentially. A checker then finds counter 1 == counter 2 == all iterations of all workers.
 //! Exit status: 0; 1 = the counters differed inside the lock; 2 = the lock did not hold our tag
 //! at release; 3 = the lock stayed taken for 60 s; otherwise an error status (`README.md`).
 #![no_std]
@@ -30,7 +30,9 @@ fn main() -> Result<u64, Error> {
         while !cas64(lock, 0, tag)? {
             tries += 1;
             ensure!(sys::time_us()? - start < GIVE_UP_US, 3, "iteration {}: lock still taken after {} tries", i, tries);
-            if tries < 8 { sys::yield_now() } else { sys::sleep_us(100)? }
+            // Exponential backoff: waiters that hammer the service with failing CAS slow down
+            // the holder's own requests (the service answers one request at a time).
+            if tries < 2 { sys::yield_now() } else { sys::sleep_us(100 << (tries - 2).min(6))? }
         }
         contended += u64::from(tries);
         let (a, b) = (read64(c1)?, read64(c2)?);

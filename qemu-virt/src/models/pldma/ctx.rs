@@ -91,7 +91,8 @@ impl Ctx<'_> {
         self.out.faulted |= push != Push::Deduplicated;
     }
 
-    /// Runs `access` on each page piece of `[va, va + len)` after translating it for `pd`; stops
+    /// Runs `access` on each page piece of `[va, va + len)` after translating it for `pd` (as
+    /// its stream, `hal::pldma::stream_id`); stops
     /// at the first piece that does not translate to memory.
     fn each_page(
         &self,
@@ -105,7 +106,7 @@ impl Ctx<'_> {
         while done < len {
             let at = va + done as u64;
             let piece = ((PAGE_BYTES - at % PAGE_BYTES) as usize).min(len - done);
-            match self.iommu.translate(pd.raw(), at, how) {
+            match self.iommu.translate(hal::pldma::stream_id(pd), at, how) {
                 Translation::Ok(pa) => {
                     if access(pa, done, piece).is_none() {
                         return Dma::BusError(at);

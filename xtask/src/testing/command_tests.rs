@@ -1,0 +1,172 @@
+//! The runner's tests of user commands (`commands.rs` runs them): the README's commands on the
+//! node counts it shows, the documented example program, failures that must make a command exit
+//! non-zero, one-line errors for bad input, and the console in a terminal.
+
+use super::commands::{Finished, OnTerminal, run};
+use std::time::Duration;
+
+/// Why a command test failed, with the log to show.
+pub struct Failed {
+    pub reason: String,
+    pub log: Vec<String>,
+}
+
+pub type Verdict = Result<(), Failed>;
+
+pub struct CommandTest {
+    pub name: &'static str,
+    pub run: fn() -> Verdict,
+}
+
+pub const TESTS: &[CommandTest] = &[
+    CommandTest { name: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes", run: demo_one_node },
+    CommandTest { name: "runner::qemu_on_four_nodes_runs_the_demo_and_ends_together", run: demo_four_nodes },
+    CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
+    CommandTest { name: "runner::a_failing_program_makes_run_exit_with_its_status", run: failing_program },
+    CommandTest { name: "runner::a_run_that_times_out_exits_non_zero_and_names_the_nodes", run: timed_out_run },
+    CommandTest { name: "runner::bad_input_to_xtask_gets_a_one_line_error", run: bad_input },
+    CommandTest { name: "runner::console_keys_reach_the_node_without_enter", run: console_keys },
+];
+
+const CLUSTER_RUN: Duration = Duration::from_secs(240);
+
+fn check(finished: &Finished, status: i32, must_contain: &[&str]) -> Verdict {
+    let missing: Vec<&str> = must_contain.iter().copied().filter(|m| !finished.stdout.contains(m)).collect();
+    if finished.status == Some(status) && missing.is_empty() {
+        return Ok(());
+    }
+    Err(Failed {
+        reason: format!("exit status {:?} (expected {status}), missing {missing:?}", finished.status),
+        log: finished.log(),
+    })
+}
+
+fn start(args: &[&str], timeout: Duration) -> Result<Finished, Failed> {
+    run(args, timeout)
+        .map_err(|e| Failed { reason: format!("cannot run cargo xtask {}: {e}", args.join(" ")), log: vec![] })
+}
+
+/// `cargo xtask qemu`, the README's first command, without a terminal.
+fn demo_one_node() -> Verdict {
+    let done = start(&["qemu"], CLUSTER_RUN)?;
+    check(
+        &done,
+        0,
+        &[
+            "entered at EL1",
+            "4 A53 cores online",
+            "R5 firmware",
+            "RPU firmware 0x100 is up",
+            "R5 answered ping",
+            "[hello 1] hello from node 0 of 1",
+            "process hello exited with status 0",
+            "process alloc-free exited with status 0",
+            "demo finished",
+            "every node finished cleanly",
+        ],
+    )
+}
+
+/// `cargo xtask qemu --nodes 4`: every node runs the demo against every other, and none leaves
+/// while the others may still need it.
+fn demo_four_nodes() -> Verdict {
+    let done = start(&["qemu", "--nodes", "4"], CLUSTER_RUN)?;
+    check(&done, 0, &["every node finished cleanly"])?;
+    let finished = done.stdout.lines().filter(|l| l.contains("process alloc-free exited with status 0")).count();
+    if finished != 4 {
+        return Err(Failed { reason: format!("{finished} of 4 alloc-free processes exited with 0"), log: done.log() });
+    }
+    Ok(())
+}
+
+/// The command of the README's "Write your own program", on its program.
+fn readme_example() -> Verdict {
+    let done = start(&["run", "shared-counter", "--nodes", "4"], CLUSTER_RUN)?;
+    check(&done, 0, &["every node finished cleanly"])?;
+    let counted = done.stdout.lines().filter(|l| l.contains("counted to 100 on node")).count();
+    if counted != 4 {
+        return Err(Failed { reason: format!("{counted} of 4 nodes counted to 100"), log: done.log() });
+    }
+    Ok(())
+}
+
+/// A program that fails on one node: `run` exits with its status and names node and process.
+fn failing_program() -> Verdict {
+    let done = start(&["run", "exit-with", "--nodes", "2", "--on", "1", "--", "7"], CLUSTER_RUN)?;
+    check(&done, 7, &["the run failed:", "node1 ended with status 1; process exit-with exited with status 7"])?;
+    if done.stdout.contains("node0 ended") {
+        return Err(Failed { reason: "node 0 only served, yet it is reported as failed".into(), log: done.log() });
+    }
+    Ok(())
+}
+
+/// A run that cannot finish in time (its program never ends): the command exits non-zero and
+/// names every node as hung.
+fn timed_out_run() -> Verdict {
+    let done = start(&["run", "spin", "--nodes", "2", "--timeout", "5"], CLUSTER_RUN)?;
+    let hung = ["node0 hung: no end before the timeout", "node1 hung: no end before the timeout"];
+    check(&done, 1, &hung)
+}
+
+/// Each bad input gets exactly one line on stderr, `error: ...`, and a non-zero exit; no panic.
+fn bad_input() -> Verdict {
+    let cases: [(&[&str], &str); 5] = [
+        (&["run", "no-such-program"], "no program `no-such-program`; the programs are: "),
+        (&["qemu", "--nodes", "0"], "--nodes 0: a cluster has 1 to 8 nodes"),
+        (&["qemu", "--nodes", "99"], "--nodes 99: a cluster has 1 to 8 nodes"),
+        (&["run", "hello", "--nodes", "2", "--on", "2"], "--on 2: the nodes are 0 to 1"),
+        (
+            &["bootbin", "--fsbl", "/nonexistent/fsbl.elf", "-o", "/tmp/unimem-never.bin"],
+            "cannot read /nonexistent/fsbl.elf",
+        ),
+    ];
+    for (args, message) in cases {
+        let done = start(args, Duration::from_secs(120))?;
+        let lines: Vec<&str> = done.stderr.lines().collect();
+        let one_line = lines.len() == 1 && lines[0].starts_with("error: ") && lines[0].contains(message);
+        if done.status == Some(0) || done.status.is_none() || !one_line || done.stderr.contains("panicked") {
+            return Err(Failed {
+                reason: format!("cargo xtask {}: not one clear error line", args.join(" ")),
+                log: done.log(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// In a terminal, one key (no Enter) reaches node 0's console and is answered; `q` ends the run
+/// at once, and the terminal is back in line mode afterwards.
+fn console_keys() -> Verdict {
+    let fail =
+        |reason: String, term: &OnTerminal| Failed { reason, log: term.output().lines().map(String::from).collect() };
+    let mut term = OnTerminal::spawn(&["qemu"])
+        .map_err(|e| Failed { reason: format!("cannot start cargo xtask qemu on a terminal: {e}"), log: vec![] })?;
+    let ready = term.expect("console ready", 0, CLUSTER_RUN).map_err(|e| fail(e, &term))?;
+    term.type_keys(b"c").map_err(|e| fail(e.to_string(), &term))?;
+    term.expect("cores online: 0b1111", ready, Duration::from_secs(30)).map_err(|e| fail(e, &term))?;
+    term.type_keys(b"q").map_err(|e| fail(e.to_string(), &term))?;
+    let (status, timed_out) = term.wait(Duration::from_secs(30)).map_err(|e| fail(e.to_string(), &term))?;
+    if timed_out || status != Some(0) {
+        return Err(fail(format!("after q: exit status {status:?}, timed out: {timed_out}"), &term));
+    }
+    if !term.line_mode_restored() {
+        return Err(fail("the terminal was left in raw mode".into(), &term));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The README's "Write your own program" shows the program file exactly, and the command
+    /// that `readme_example` runs.
+    #[test]
+    fn the_readme_example_is_the_program_the_suite_runs() {
+        let root = crate::images::workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let section = readme.split("## Write your own program").nth(1).unwrap().split("\n## ").next().unwrap();
+        let code = section.split("```rust\n").nth(1).unwrap().split("```").next().unwrap();
+        let program = std::fs::read_to_string(root.join("a53-kernel/user/src/bin/shared-counter.rs")).unwrap();
+        assert_eq!(code, program);
+        assert!(section.contains("```sh\ncargo xtask run shared-counter --nodes 4\n```"));
+    }
+}
