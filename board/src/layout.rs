@@ -14,6 +14,9 @@
 //! 0x0100_0000 +-----------------------------+
 //!             | kernel heap                 |
 //! 0x0500_0000 +-----------------------------+
+//!             | PLDMA area: engine rings,   |  shared with the R5 and the PLDMA engine,
+//!             | per-PD RDMA queue sets      |  uncached on both sides (docs/hw/pldma.md)
+//! 0x0520_0000 +-----------------------------+
 //!             | page frames                 |  processes, page tables, shared pages
 //!    DDR end  +-----------------------------+
 //! ```
@@ -67,6 +70,19 @@ pub const TEST_RENDEZVOUS: u64 = PLATFORM_BASE + 0x1_0000;
 pub const TEST_BUFFER: u64 = PLATFORM_BASE + 0x2_0000;
 pub const TEST_BUFFER_SIZE: u64 = 0x4_0000;
 
+/// The PLDMA area (`docs/hw/pldma.md`, "Where the rings and queues live"): the engine's
+/// descriptor and event rings (`hal::pldma::rings::EngineRings`) at its start, the per-PD RDMA
+/// queue sets (`hal::pldma::queue::QueueSet`, 8 KiB each) in its second half. The kernel takes
+/// queue sets from this area only (never from the frame pool), maps them into processes
+/// non-cacheable, and the R5's MPU covers exactly this area besides its own memory.
+pub const PLDMA_AREA_BASE: u64 = 0x0500_0000;
+pub const PLDMA_AREA_SIZE: u64 = 0x0020_0000;
+/// Where the R5 places the engine's rings.
+pub const PLDMA_RINGS: u64 = PLDMA_AREA_BASE;
+/// Queue sets live in `[PLDMA_QUEUES, PLDMA_QUEUES + PLDMA_QUEUES_SIZE)`: 128 of 8 KiB.
+pub const PLDMA_QUEUES: u64 = PLDMA_AREA_BASE + 0x0010_0000;
+pub const PLDMA_QUEUES_SIZE: u64 = 0x0010_0000;
+
 /// Low DDR of a 2 GiB node (`-m 2G` in QEMU; the QFDB has 4 GiB per MPSoC, of which the low
 /// 2 GiB sit here and the rest above 0x8_0000_0000).
 pub const DDR_LOW_END: u64 = 0x8000_0000;
@@ -76,7 +92,7 @@ pub const DDR_LAYOUT: DdrLayout = DdrLayout {
     kernel_image_max: 0x00c0_0000,
     heap: 0x0100_0000,
     heap_size: 0x0400_0000,
-    frames: 0x0500_0000,
+    frames: PLDMA_AREA_BASE + PLDMA_AREA_SIZE,
     frames_end: DDR_LOW_END,
 };
 
@@ -88,3 +104,8 @@ const _: () = assert!(KERNEL_IMAGE_VA_OFFSET.wrapping_neg() == 2 << 30);
 const _: () = assert!(DDR_LAYOUT.kernel_image + DDR_LAYOUT.kernel_image_max <= 2 << 30);
 const _: () = assert!(R5_BTCM.0 + R5_BTCM.1 <= SHARED_BASE);
 const _: () = assert!(TEST_BUFFER + TEST_BUFFER_SIZE <= PLATFORM_BASE + PLATFORM_SIZE - 4096);
+// The PLDMA area sits between the heap and the frames, as one R5 MPU region (power-of-two
+// size, aligned to it) that an A53 2 MiB block can map.
+const _: () = assert!(DDR_LAYOUT.heap + DDR_LAYOUT.heap_size <= PLDMA_AREA_BASE);
+const _: () = assert!(PLDMA_AREA_SIZE.is_power_of_two() && PLDMA_AREA_BASE.is_multiple_of(PLDMA_AREA_SIZE));
+const _: () = assert!(PLDMA_QUEUES + PLDMA_QUEUES_SIZE == PLDMA_AREA_BASE + PLDMA_AREA_SIZE);

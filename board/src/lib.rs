@@ -143,6 +143,12 @@ pub trait Board {
     const TIMER_HZ: u64;
     const RPU_START: RpuStart;
     const R5_WAIT: R5Wait;
+    /// Ticks per second of the R5's time source, its PMU cycle counter (PMCCNTR), which both
+    /// QEMU's RPU and the board's have (`docs/hw/pldma.md`, "Time on the R5").
+    const R5_CLOCK_HZ: u64;
+    /// The R5's default RDMA retransmission timeout (seed 002 §3.6: 1 ms on the board). The
+    /// kernel may change it at run time (`hal::ipc::op::RDMA_CONFIG`).
+    const RDMA_TIMEOUT_US: u64;
     const EXIT: Exit;
     /// The forwarding channel, on boards whose PL is emulated.
     const FORWARDING: Option<Forwarding>;

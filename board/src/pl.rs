@@ -6,7 +6,7 @@
 //! 0x00_8000_0000  system block        4 KiB     (M_AXI_HPM0_LPD: A53 and R5)
 //! 0x00_8010_0000  packetizer          0x41000   (64 interface pages + trusted page)
 //! 0x00_8020_0000  virtualized mailbox 0x41000   (64 interface pages + control page)
-//! 0x00_8030_0000  PLDMA engine        64 KiB
+//! 0x00_8030_0000  PLDMA engine        128 KiB   (control, fault FIFO, 16 PD pages)
 //! 0x10_0000_0000  global address window, 224 GiB (M_AXI_HPM0_FPD high):
 //!                 node n's DDR at 0x10_0000_0000 + n * 2 GiB
 //! ```
@@ -20,7 +20,8 @@ pub const VMBOX_BASE: u64 = 0x8020_0000;
 /// 64 MIF pages and the control page at 0x40000 (`hal::vmbox::regs::VmboxRegisters`).
 pub const VMBOX_SIZE: u64 = 0x4_1000;
 pub const PLDMA_BASE: u64 = 0x8030_0000;
-pub const PLDMA_SIZE: u64 = 0x1_0000;
+/// The control page, the fault page and one page per PD (`hal::pldma::regs::PldmaRegisters`).
+pub const PLDMA_SIZE: u64 = 0x2_0000;
 
 // The blocks follow each other without overlapping (each ends before the next begins).
 const _: () = assert!(SYSBLOCK_BASE + SYSBLOCK_SIZE <= PACKETIZER_BASE);

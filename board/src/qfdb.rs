@@ -36,7 +36,9 @@ impl Board for Qfdb {
         Region::new("r5-image", 0, SHARED_BASE, Ram),
         Region::new("shared", SHARED_BASE, SHARED_SIZE, SharedUncached),
         Region::new("platform", PLATFORM_BASE, PLATFORM_SIZE, SharedUncached),
-        Region::new("ddr", DDR_LAYOUT.kernel_image, layout::DDR_LOW_END - DDR_LAYOUT.kernel_image, Ram),
+        Region::new("ddr", DDR_LAYOUT.kernel_image, layout::PLDMA_AREA_BASE - DDR_LAYOUT.kernel_image, Ram),
+        Region::new("pldma", layout::PLDMA_AREA_BASE, layout::PLDMA_AREA_SIZE, SharedUncached),
+        Region::new("frames", DDR_LAYOUT.frames, layout::DDR_LOW_END - DDR_LAYOUT.frames, Ram),
         Region::new("pl-hpm0-lpd", 0x8000_0000, 0x2000_0000, Device),
         Region::new("pl-hpm0-fpd", 0xa000_0000, 0x1000_0000, Device),
         Region::new("pl-hpm1-fpd", 0xb000_0000, 0x1000_0000, Device),
@@ -53,6 +55,7 @@ impl Board for Qfdb {
         Region::new("btcm", layout::R5_BTCM.0, layout::R5_BTCM.1, Ram),
         Region::new("shared", SHARED_BASE, SHARED_SIZE, SharedUncached),
         Region::new("platform", PLATFORM_BASE, PLATFORM_SIZE, SharedUncached),
+        Region::new("pldma", layout::PLDMA_AREA_BASE, layout::PLDMA_AREA_SIZE, SharedUncached),
         Region::new("pl-hpm0-lpd", 0x8000_0000, 0x2000_0000, Device),
     ];
 
@@ -71,6 +74,11 @@ impl Board for Qfdb {
     const GIC_CPU_INTERFACE: u64 = 0xf902_0000;
     const RPU_START: RpuStart = RpuStart::PmRequestWakeup { node_id: PM_NODE_RPU_0 };
     const R5_WAIT: R5Wait = R5Wait::Poll;
+    /// The RPU's clock as the FSBL sets it on the ZU9EG -1 (500 MHz); the PMU cycle counter
+    /// counts it undivided.
+    const R5_CLOCK_HZ: u64 = 500_000_000;
+    /// Seed 002 §3.6: 1 ms was the best of 25, 2.5 and 1 ms.
+    const RDMA_TIMEOUT_US: u64 = 1_000;
     const EXIT: Exit = Exit::Park;
     const FORWARDING: Option<Forwarding> = None;
 }

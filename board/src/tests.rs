@@ -17,7 +17,10 @@ fn check_board<B: Board>() {
     }
     let a53_region = |addr: u64| B::A53_MEMORY.iter().find(|r| r.contains(addr)).unwrap();
     let r5_region = |addr: u64| B::R5_MEMORY.iter().find(|r| r.contains(addr)).unwrap();
-    for shared in [B::IPC_BASE, B::TRACE_RING_BASE] {
+    // The PLDMA area: the engine's rings and the queue sets the R5 polls.
+    let pldma_end = crate::layout::PLDMA_AREA_BASE + crate::layout::PLDMA_AREA_SIZE - 1;
+    for shared in [B::IPC_BASE, B::TRACE_RING_BASE, crate::layout::PLDMA_RINGS, crate::layout::PLDMA_QUEUES, pldma_end]
+    {
         assert_eq!(a53_region(shared).kind, RegionKind::SharedUncached);
         assert_eq!(r5_region(shared).kind, RegionKind::SharedUncached);
     }

@@ -36,7 +36,9 @@ impl Board for Zcu102Qemu {
         Region::new("r5-image", 0, SHARED_BASE, Ram),
         Region::new("shared", SHARED_BASE, SHARED_SIZE, SharedUncached),
         Region::new("platform", PLATFORM_BASE, PLATFORM_SIZE, SharedUncached),
-        Region::new("ddr", DDR_LAYOUT.kernel_image, layout::DDR_LOW_END - DDR_LAYOUT.kernel_image, Ram),
+        Region::new("ddr", DDR_LAYOUT.kernel_image, layout::PLDMA_AREA_BASE - DDR_LAYOUT.kernel_image, Ram),
+        Region::new("pldma", layout::PLDMA_AREA_BASE, layout::PLDMA_AREA_SIZE, SharedUncached),
+        Region::new("frames", DDR_LAYOUT.frames, layout::DDR_LOW_END - DDR_LAYOUT.frames, Ram),
         Region::new("pl-hpm0-lpd", 0x8000_0000, 0x2000_0000, Forwarded),
         Region::new("pl-hpm0-fpd", 0xa000_0000, 0x1000_0000, Forwarded),
         Region::new("pl-hpm1-fpd", 0xb000_0000, 0x1000_0000, Forwarded),
@@ -53,6 +55,7 @@ impl Board for Zcu102Qemu {
         Region::new("btcm", layout::R5_BTCM.0, layout::R5_BTCM.1, Ram),
         Region::new("shared", SHARED_BASE, SHARED_SIZE, SharedUncached),
         Region::new("platform", PLATFORM_BASE, PLATFORM_SIZE, SharedUncached),
+        Region::new("pldma", layout::PLDMA_AREA_BASE, layout::PLDMA_AREA_SIZE, SharedUncached),
         Region::new("platform-uart", PLATFORM_UART.base, 0x1000, Device),
     ];
 
@@ -70,6 +73,12 @@ impl Board for Zcu102Qemu {
     /// QEMU models RPU core 0 with MPIDR 4 and starts it in AArch32 through PSCI CPU_ON.
     const RPU_START: RpuStart = RpuStart::PsciCpuOn { mpidr: 4 };
     const R5_WAIT: R5Wait = R5Wait::EventWord { addr: R5_EVENT_WORD };
+    /// QEMU's PMU cycle counter counts virtual nanoseconds at a nominal 1 GHz
+    /// (`ARM_CPU_FREQ`), whatever the emulated speed.
+    const R5_CLOCK_HZ: u64 = 1_000_000_000;
+    /// Emulated time runs slower than the board's: a forwarded access costs 15 us, and the
+    /// kernel's fault path makes dozens. 20 ms keeps timeouts for packets that were really lost.
+    const RDMA_TIMEOUT_US: u64 = 20_000;
     const EXIT: Exit = Exit::Semihosting;
     const FORWARDING: Option<Forwarding> = Some(Forwarding { slots: FORWARD_SLOTS, uart: PLATFORM_UART });
 }

@@ -57,6 +57,17 @@ pub mod op {
     /// its trace (it does not reply, and stops). Without the key it answers UNKNOWN.
     pub const FAULT_TEST: u32 = 0x7e;
     pub const FAULT_TEST_KEY: u64 = 0xfa17_7e57_fa17_7e57;
+    /// RDMA: register PD args[0]'s queue set at PA args[1] (`crate::pldma::ipc`).
+    pub const RDMA_REGISTER: u32 = 0x10;
+    /// RDMA: forget PD args[0]'s queues and transfers.
+    pub const RDMA_UNREGISTER: u32 = 0x11;
+    /// RDMA: a fault of transaction (PD args[0], tid args[1], seq args[2]) owned by this node
+    /// is resolved; args[3] = the action (0 retry, 1 abort).
+    pub const RDMA_FAULT_RESOLVED: u32 = 0x12;
+    /// RDMA: set the scheduler's parameters; 0 keeps one.
+    pub const RDMA_CONFIG: u32 = 0x13;
+    /// RDMA: page args[0] of the scheduler's counters.
+    pub const RDMA_STATS: u32 = 0x14;
     /// Sent by the firmware, unasked, for every kernel boot it sees: args[0] = firmware version,
     /// args[1] = the boot nonce it answers.
     pub const READY: u32 = REPLY | 0x7fff_0001;
@@ -121,6 +132,16 @@ impl<T: Copy, const N: usize> Ring<T, N> {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Entries ever produced (the producer's index).
+    pub fn produced(&self) -> u32 {
+        self.head.load(Ordering::Acquire)
+    }
+
+    /// Entries ever consumed (the consumer's index).
+    pub fn consumed(&self) -> u32 {
+        self.tail.load(Ordering::Acquire)
     }
 
     /// # Safety

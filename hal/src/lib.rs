@@ -20,6 +20,7 @@ pub mod gsas;
 pub mod ipc;
 pub mod mmio;
 pub mod packetizer;
+pub mod pldma;
 pub mod rand;
 pub mod smmu500;
 pub mod sysblock;
@@ -45,6 +46,28 @@ pub(crate) fn doc_table(doc: &str, title: &str) -> std::vec::Vec<(std::string::S
         if inside && cells.len() > 3 && cells[1].starts_with("0x") {
             let offset = usize::from_str_radix(&cells[1][2..].replace('_', ""), 16).expect("offset cell");
             rows.push((cells[2].into(), offset));
+        }
+    }
+    rows
+}
+
+/// The bit-field rows of the Markdown table under the heading that contains `title`: rows whose
+/// first cell is a bit range (`[hi:lo]` or `[n]`) and whose second cell names the field, as
+/// (name, (hi, lo)).
+#[cfg(test)]
+pub(crate) fn doc_bits(doc: &str, title: &str) -> std::vec::Vec<(std::string::String, (u32, u32))> {
+    let mut rows = std::vec::Vec::new();
+    let mut inside = false;
+    for line in doc.lines() {
+        if line.starts_with('#') {
+            inside = line.contains(title);
+            continue;
+        }
+        let cells: std::vec::Vec<&str> = line.split('|').map(|c| c.trim().trim_matches('`')).collect();
+        if inside && cells.len() > 3 && cells[1].starts_with('[') && cells[1].ends_with(']') {
+            let range = &cells[1][1..cells[1].len() - 1];
+            let (hi, lo) = range.split_once(':').unwrap_or((range, range));
+            rows.push((cells[2].into(), (hi.parse().expect("bit number"), lo.parse().expect("bit number"))));
         }
     }
     rows

@@ -1,5 +1,6 @@
 //! Counters per node, printed at the end of a run and available to tests.
 
+use hal::pldma::regs::{COUNTERS as PLDMA_COUNTERS, Counter};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -18,6 +19,9 @@ pub struct NodeCounters {
     pub packets_dropped: AtomicU64,
     pub packets_duplicated: AtomicU64,
     pub window_accesses: AtomicU64,
+    /// The PLDMA engine's counters, indexed by `hal::pldma::regs::Counter` (its `counters`
+    /// registers read these).
+    pub pldma: [AtomicU64; PLDMA_COUNTERS],
 }
 
 /// A consistent-enough copy of a node's counters.
@@ -33,9 +37,20 @@ pub struct Snapshot {
     pub packets_dropped: u64,
     pub packets_duplicated: u64,
     pub window_accesses: u64,
+    pub pldma: [u64; PLDMA_COUNTERS],
+}
+
+impl Snapshot {
+    pub fn pldma(&self, c: Counter) -> u64 {
+        self.pldma[c.index()]
+    }
 }
 
 impl NodeCounters {
+    pub fn pldma(&self, c: Counter) -> &AtomicU64 {
+        &self.pldma[c.index()]
+    }
+
     pub fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -53,6 +68,7 @@ impl NodeCounters {
             packets_dropped: get(&self.packets_dropped),
             packets_duplicated: get(&self.packets_duplicated),
             window_accesses: get(&self.window_accesses),
+            pldma: core::array::from_fn(|i| get(&self.pldma[i])),
         }
     }
 }
@@ -72,7 +88,15 @@ impl fmt::Display for Snapshot {
             self.packets_nacked,
             self.packets_dropped,
             self.packets_duplicated
-        )
+        )?;
+        // The engine's counters only when it did something, so idle runs read as before.
+        if self.pldma.iter().any(|&c| c != 0) {
+            write!(f, "; pldma")?;
+            for c in Counter::ALL {
+                write!(f, " {} {}", c.name(), self.pldma(c))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -89,5 +113,9 @@ mod tests {
         let s = c.snapshot();
         assert_eq!((s.packets_sent, s.packets_nacked, s.packets_received), (2, 1, 0));
         assert!(s.to_string().ends_with("packets 2 sent, 0 received, 1 nacked, 0 dropped, 0 duplicated"), "{s}");
+        NodeCounters::bump(c.pldma(Counter::BlocksSent));
+        let s = c.snapshot();
+        assert_eq!(s.pldma(Counter::BlocksSent), 1);
+        assert!(s.to_string().contains("; pldma descriptors 0 blocks_sent 1 "), "{s}");
     }
 }

@@ -79,6 +79,8 @@ pub mod channel {
     pub const WINDOW: u8 = 0;
     /// A packetizer packet on its way to a vmbox.
     pub const PACKETIZER: u8 = 1;
+    /// A PLDMA packet (`docs/hw/pldma.md`, "Packets"), a datagram.
+    pub const PLDMA: u8 = 2;
 }
 
 /// A node's position. On a QFDB the four MPSoCs are x = 0..3; boards stack along y.

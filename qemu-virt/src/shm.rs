@@ -72,6 +72,55 @@ impl Ddr {
         Some(())
     }
 
+    /// Copies `out.len()` bytes from byte `offset` (a DMA read: volatile, 8 bytes at a time
+    /// where aligned).
+    pub fn read_bytes(&self, offset: u64, out: &mut [u8]) -> Option<()> {
+        let ptr = self.span(offset, out.len())?;
+        let mut i = 0;
+        while i < out.len() {
+            let at = offset as usize + i;
+            if at.is_multiple_of(8) && out.len() - i >= 8 {
+                // SAFETY: in bounds (`span`), aligned; shared memory is accessed volatilely.
+                let w = unsafe { (ptr.add(i) as *const u64).read_volatile() };
+                out[i..i + 8].copy_from_slice(&w.to_le_bytes());
+                i += 8;
+            } else {
+                // SAFETY: in bounds (`span`).
+                out[i] = unsafe { ptr.add(i).read_volatile() };
+                i += 1;
+            }
+        }
+        Some(())
+    }
+
+    /// Copies `data` to byte `offset` (a DMA write; as `read_bytes`).
+    pub fn write_bytes(&self, offset: u64, data: &[u8]) -> Option<()> {
+        let ptr = self.span(offset, data.len())?;
+        let mut i = 0;
+        while i < data.len() {
+            let at = offset as usize + i;
+            if at.is_multiple_of(8) && data.len() - i >= 8 {
+                let w = u64::from_le_bytes(data[i..i + 8].try_into().expect("eight bytes"));
+                // SAFETY: in bounds (`span`), aligned; shared memory is accessed volatilely.
+                unsafe { (ptr.add(i) as *mut u64).write_volatile(w) };
+                i += 8;
+            } else {
+                // SAFETY: in bounds (`span`).
+                unsafe { ptr.add(i).write_volatile(data[i]) };
+                i += 1;
+            }
+        }
+        Some(())
+    }
+
+    fn span(&self, offset: u64, len: usize) -> Option<*mut u8> {
+        let end = offset.checked_add(len as u64)?;
+        (end <= self.map.len() as u64).then(|| {
+            // SAFETY: in bounds (checked above).
+            unsafe { self.map.as_mut_ptr().add(offset as usize) }
+        })
+    }
+
     fn range(&self, offset: u64, size: u32) -> Option<*mut u8> {
         let end = offset.checked_add(u64::from(size))?;
         (size <= 16 && end <= self.map.len() as u64).then(|| {
@@ -104,5 +153,21 @@ mod tests {
         assert_eq!(ddr.read(4095, 2), None);
         assert_eq!(ddr.write(4090, 8, 0), None);
         assert_eq!(ddr.read(0, 32), None);
+    }
+
+    #[test]
+    fn bulk_copies_at_any_alignment() {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        file.as_file().set_len(4096).unwrap();
+        let ddr = Ddr::open(file.path()).unwrap();
+        let data: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+        for (offset, len) in [(0u64, 300usize), (3, 17), (13, 256), (4095, 1), (100, 0)] {
+            ddr.write_bytes(offset, &data[..len]).unwrap();
+            let mut back = vec![0; len];
+            ddr.read_bytes(offset, &mut back).unwrap();
+            assert_eq!(back, data[..len]);
+        }
+        assert_eq!(ddr.write_bytes(4000, &data), None, "past the end: nothing written");
+        assert_eq!(ddr.read_bytes(u64::MAX, &mut [0; 2]), None);
     }
 }

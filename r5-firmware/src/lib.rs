@@ -2,10 +2,17 @@
 //! rings, the trace ring and the board.
 #![cfg_attr(not(test), no_std)]
 
+pub mod clock;
+pub mod once;
+pub mod rdma;
 pub mod service;
 
 #[cfg(target_arch = "arm")]
 pub mod forward;
+#[cfg(target_arch = "arm")]
+pub mod pldma;
+#[cfg(target_arch = "arm")]
+pub mod pmu;
 #[cfg(target_arch = "arm")]
 pub mod probe;
 #[cfg(target_arch = "arm")]

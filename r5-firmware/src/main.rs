@@ -1,13 +1,27 @@
-//! The R5 firmware image: MPU from the board, trace ring, then serve the A53's requests.
+//! The R5 firmware image: MPU from the board, trace ring, the PLDMA engine, then serve the
+//! A53's requests and schedule RDMA transfers.
 #![no_std]
 #![no_main]
 
 use aarch32_cpu::register::{Ifar, Ifsr};
 use aarch32_rt::{entry, exception};
 use board::{Board as _, R5Wait};
+use core::sync::atomic::{AtomicU32, Ordering};
 use hal::ipc::{IpcArea, Message};
+use hal::pldma::ipc::RdmaConfig;
+use r5_firmware::clock::Extended;
+use r5_firmware::once::Once;
+use r5_firmware::pldma::{Pldma, QueueArea};
+use r5_firmware::rdma::Scheduler;
 use r5_firmware::service::{Action, Service};
-use r5_firmware::{Board, VERSION, halt, probe, trace};
+use r5_firmware::{Board, VERSION, halt, pmu, probe, trace};
+
+/// The scheduler's tables (about 17 KiB): in .bss, taken once.
+static SCHEDULER: Once<Scheduler<'static>> = Once::new(Scheduler::new());
+
+/// WFE rounds the idle loop waits for the event word before it looks at the IPC ring and the
+/// queues again (they are not signalled through the word).
+const WAIT_ROUNDS: u32 = 16;
 
 fn ipc_area() -> &'static IpcArea {
     // SAFETY: the board reserves this shared region for the IPC area at the same address on
@@ -15,13 +29,87 @@ fn ipc_area() -> &'static IpcArea {
     unsafe { &*(Board::IPC_BASE as *const IpcArea) }
 }
 
-/// Waits a little for news (see `board::R5Wait`).
-fn wait_for_news() {
+fn event_word() -> Option<&'static AtomicU32> {
     match Board::R5_WAIT {
-        // QEMU: WFE yields the emulated core; the loop re-checks the rings (and, later, the
-        // event word the platform bumps).
-        R5Wait::EventWord { .. } => aarch32_cpu::asm::wfe(),
-        R5Wait::Poll => core::hint::spin_loop(),
+        // SAFETY: the board reserves this word of the shared platform area, which the MPU maps;
+        // the platform and the firmware only access it atomically.
+        R5Wait::EventWord { addr } => Some(unsafe { &*(addr as usize as *const AtomicU32) }),
+        R5Wait::Poll => None,
+    }
+}
+
+fn events_seen() -> u32 {
+    event_word().map_or(0, |w| w.load(Ordering::Acquire))
+}
+
+/// Waits a little for news (see `board::R5Wait`): on QEMU until the platform bumps the event
+/// word past `seen` (engine events, doorbells) or a few WFE rounds pass; on the board, polls.
+fn wait_for_news(seen: u32) {
+    match event_word() {
+        Some(word) => {
+            for _ in 0..WAIT_ROUNDS {
+                if word.load(Ordering::Acquire) != seen {
+                    return;
+                }
+                aarch32_cpu::asm::wfe();
+            }
+        }
+        None => core::hint::spin_loop(),
+    }
+}
+
+/// The RDMA side: the engine, the scheduler and its clock.
+struct Rdma {
+    pldma: Pldma,
+    scheduler: &'static mut Scheduler<'static>,
+    clock: Extended,
+}
+
+impl Rdma {
+    /// Starts the engine and the scheduler; without an engine (or a system block) the firmware
+    /// serves the IPC ring alone, and RDMA requests are answered UNKNOWN.
+    fn start() -> Option<Self> {
+        let Some((node, nodes)) = probe::node_and_count() else {
+            defmt::error!("RDMA off: the system block does not answer");
+            return None;
+        };
+        let pldma = match Pldma::start() {
+            Ok((pldma, engine_node)) => {
+                if engine_node != node {
+                    defmt::warn!("the PLDMA says node {=u16}, the system block {=u16}", engine_node, node);
+                }
+                pldma
+            }
+            Err(_) => {
+                defmt::error!("RDMA off: the PLDMA engine did not start");
+                return None;
+            }
+        };
+        let scheduler = SCHEDULER.take()?;
+        scheduler.start(node, nodes, RdmaConfig::with_timeout_us(Board::RDMA_TIMEOUT_US), Board::R5_CLOCK_HZ);
+        pmu::enable_cycle_counter();
+        defmt::info!("RDMA scheduler up: node {=u16} of {=u16}", node, nodes);
+        Some(Self { pldma, scheduler, clock: Extended::new() })
+    }
+
+    fn now(&mut self) -> u64 {
+        self.clock.extend(pmu::cycles())
+    }
+
+    /// The reply to an RDMA request, or `None` for other requests.
+    fn request(&mut self, request: &Message) -> Option<Message> {
+        let now = self.now();
+        self.scheduler.handle_request(request, &QueueArea, &mut self.pldma, now)
+    }
+
+    /// Takes the engine's events, then lets the scheduler work.
+    fn run(&mut self) {
+        let now = self.now();
+        while let Some(event) = self.pldma.next_event() {
+            self.scheduler.on_event(&event, &mut self.pldma, now);
+        }
+        self.scheduler.poll(&mut self.pldma, now);
+        self.pldma.flush();
     }
 }
 
@@ -39,21 +127,26 @@ fn main() -> ! {
     }
     let area = ipc_area();
     let mut service = Service::new();
+    let mut rdma = Rdma::start();
     // Serve each kernel boot in turn: a new nonce means the kernel (re)initialised the rings.
     loop {
         let nonce = loop {
             if let Some(n) = area.nonce() {
                 break n;
             }
-            wait_for_news();
+            wait_for_news(events_seen());
         };
-        serve(area, nonce, &mut service);
+        if let Some(r) = &mut rdma {
+            // The new kernel has no registrations; old transfers are forgotten.
+            r.scheduler.reset();
+        }
+        serve(area, nonce, &mut service, &mut rdma);
         defmt::info!("the kernel rebooted: serving its new rings");
     }
 }
 
-/// Answers requests until the kernel publishes a different boot nonce.
-fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
+/// Answers requests and schedules RDMA until the kernel publishes a different boot nonce.
+fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, rdma: &mut Option<Rdma>) {
     // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`;
     // the previous handles (of an older boot) were dropped when `serve` last returned.
     let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
@@ -66,13 +159,18 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
             if !current() {
                 return;
             }
-            wait_for_news();
+            wait_for_news(events_seen());
         }
     };
     send(Service::ready(VERSION, nonce));
     defmt::info!("serving requests");
     while current() {
+        let seen = events_seen();
         while let Some(request) = rx.pop() {
+            if let Some(reply) = rdma.as_mut().and_then(|r| r.request(&request)) {
+                send(reply);
+                continue;
+            }
             let (mut reply, action) = service.handle(&request);
             match action {
                 Action::TraceNonce(nonce) => defmt::info!("trace nonce {=u64:#x}", nonce),
@@ -96,7 +194,10 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
             }
             send(reply);
         }
-        wait_for_news();
+        if let Some(r) = rdma {
+            r.run();
+        }
+        wait_for_news(seen);
     }
 }
 

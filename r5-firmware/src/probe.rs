@@ -1,13 +1,18 @@
 //! The R5's own view of the PL (`op::PL_PROBE`): identity, a scratch round trip, and timed
 //! reads with the PMU cycle counter (QEMU counts it at a nominal 1 GHz).
 
-use core::arch::asm;
+use crate::pmu::{cycles, enable_cycle_counter};
 use hal::sysblock::Sysblock;
 
 fn sysblock() -> Sysblock {
     // SAFETY: the system block's address (device on hardware, forwarded on QEMU); the firmware
     // only reads it and writes the scratch register, one request at a time.
     unsafe { Sysblock::new(board::pl::SYSBLOCK_BASE as usize) }
+}
+
+/// The node's id and the cluster's node count, if the system block answers.
+pub fn node_and_count() -> Option<(u16, u16)> {
+    sysblock().identity().ok().map(|id| (id.node, id.node_count))
 }
 
 /// (node id, raw ID register).
@@ -23,21 +28,6 @@ pub fn scratch_round_trip(value: u32) -> u32 {
     let block = sysblock();
     block.set_scratch(value);
     block.scratch()
-}
-
-fn cycles() -> u32 {
-    let c: u32;
-    // SAFETY: reading PMCCNTR has no side effect.
-    unsafe { asm!("mrc p15, 0, {}, c9, c13, 0", out(reg) c, options(nomem, nostack)) };
-    c
-}
-
-fn enable_cycle_counter() {
-    // SAFETY: PMCR.E (enable) and PMCNTENSET.C (cycle counter): only timing is affected.
-    unsafe {
-        asm!("mcr p15, 0, {}, c9, c12, 0", in(reg) 1u32, options(nomem, nostack));
-        asm!("mcr p15, 0, {}, c9, c12, 1", in(reg) 1u32 << 31, options(nomem, nostack));
-    }
 }
 
 /// Times `reads` forwarded reads; returns (median, p99) in cycles.

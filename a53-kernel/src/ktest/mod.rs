@@ -18,6 +18,7 @@ mod gsas;
 mod heap;
 mod platform;
 mod rpu;
+mod rpu_rdma;
 mod smp;
 mod timer;
 
@@ -32,6 +33,7 @@ pub const TESTS: &[&[Test]] = &[
     timer::TESTS,
     heap::TESTS,
     rpu::TESTS,
+    rpu_rdma::TESTS,
     platform::TESTS,
     gsas::TESTS,
 ];

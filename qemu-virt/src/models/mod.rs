@@ -5,6 +5,7 @@
 pub mod devices;
 pub mod iommu;
 pub mod packetizer;
+pub mod pldma;
 pub mod smmu;
 pub mod sysblock;
 pub mod vmbox;

@@ -12,7 +12,9 @@ pub use address_map::{AddressMap, MapError};
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::models::devices::{PacketizerDevice, VmboxDevice};
+use crate::models::iommu::IoTranslate;
 use crate::models::packetizer::PacketizerModel;
+use crate::models::pldma::PldmaDevice;
 use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
@@ -47,9 +49,30 @@ pub struct Platform {
 }
 
 impl Platform {
-    /// The standard set of PL blocks of node `node`. Packets reach other nodes once the fabric
-    /// knows their platforms (`Fabric::set_platforms`).
+    /// The standard set of PL blocks of node `node`; the PLDMA translates through the node's
+    /// SMMU model. Packets reach other nodes once the fabric knows their platforms
+    /// (`Fabric::set_platforms`).
     pub fn new(node: usize, fabric: Arc<Fabric>, irq_out: UnixStream) -> Result<Arc<Self>, MapError> {
+        Self::build(node, fabric, irq_out, None)
+    }
+
+    /// The same, with the PLDMA's accesses translated by `iommu` instead of the SMMU model
+    /// (tests: a stand-in that faults or stalls where they say).
+    pub fn with_iommu(
+        node: usize,
+        fabric: Arc<Fabric>,
+        irq_out: UnixStream,
+        iommu: Arc<dyn IoTranslate>,
+    ) -> Result<Arc<Self>, MapError> {
+        Self::build(node, fabric, irq_out, Some(iommu))
+    }
+
+    fn build(
+        node: usize,
+        fabric: Arc<Fabric>,
+        irq_out: UnixStream,
+        pldma_iommu: Option<Arc<dyn IoTranslate>>,
+    ) -> Result<Arc<Self>, MapError> {
         let net = &fabric.interconnect;
         let c = net.coordinates(node);
         let coordinates = hal::sysblock::Coordinates { x: c.x, y: c.y, z: c.z };
@@ -74,6 +97,10 @@ impl Platform {
         let smmu = Arc::new(Smmu500Model::new(Arc::new(NodeMemory { fabric: fabric.clone(), node })));
         let smmu_device = SmmuDevice::new(smmu.clone(), pl::irq_line::SMMU_CONTEXT);
         map.insert(QemuBoard::SMMU.base, board::SMMU_SIZE, smmu_device)?;
+        let iommu = pldma_iommu.unwrap_or_else(|| smmu.clone());
+        let pldma = PldmaDevice::new(node, fabric.clone(), iommu, pl::irq_line::PLDMA);
+        fabric.interconnect.set_receiver(node, pldma.receiver());
+        map.insert(pl::PLDMA_BASE, pl::PLDMA_SIZE, pldma)?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
         let platform = Arc::new(Self { node, map, vmbox, smmu, touched, irq_levels: Mutex::new(0), irq_wire, fabric });
         // A fault found by a bus master's translation (not by a forwarded access, after which

@@ -1,0 +1,339 @@
+//! Descriptors: the R5's orders to the engine (`docs/hw/pldma.md`, "Descriptor").
+
+use super::codes::NackCode;
+use super::geometry::is_block;
+use super::{Pd, SEQ_MASK, TID_LIMIT, VCS_PER_PD};
+
+/// A descriptor as the ring holds it (64 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawDescriptor {
+    pub op: u8,
+    pub flags: u8,
+    pub code: u8,
+    pub vc: u8,
+    pub pd: u16,
+    pub node: u16,
+    pub tid: u16,
+    pub seq: u16,
+    pub first_seq: u16,
+    pub reserved0: u16,
+    pub len: u32,
+    pub imm: u32,
+    pub src: u64,
+    pub dst: u64,
+    pub reserved1: [u64; 3],
+}
+
+const _: () = assert!(core::mem::size_of::<RawDescriptor>() == 64);
+
+pub mod op {
+    pub const WRITE_BLOCK: u8 = 0x1;
+    pub const READ_REQUEST: u8 = 0x2;
+    pub const NACK: u8 = 0x3;
+}
+
+pub mod flags {
+    pub const READ_RESPONSE: u8 = 1 << 0;
+    pub const NOTIFY: u8 = 1 << 1;
+}
+
+/// One attempt of one block: the fields that name it everywhere (descriptor, packets, events).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    pub pd: Pd,
+    /// 14 bits.
+    pub tid: u16,
+    /// This attempt (14 bits).
+    pub seq: u16,
+    /// The block's first attempt (14 bits).
+    pub first_seq: u16,
+}
+
+impl Attempt {
+    pub const fn is_valid(&self) -> bool {
+        self.tid < TID_LIMIT && self.seq <= SEQ_MASK && self.first_seq <= SEQ_MASK
+    }
+}
+
+/// What a WriteBlock's packets are, beyond data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    /// A block of this node's write: the target ACKs to this node.
+    Write,
+    /// The last block of a write whose target posts a RemoteWrite CQE with `imm`.
+    Notify { imm: u32 },
+    /// A block serving `node`'s read: `node` owns the transaction.
+    ReadResponse,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Descriptor {
+    WriteBlock { vc: u8, attempt: Attempt, node: u16, src: u64, dst: u64, len: u32, kind: WriteKind },
+    ReadRequest { vc: u8, attempt: Attempt, node: u16, src: u64, dst: u64, len: u32 },
+    Nack { vc: u8, pd: Pd, tid: u16, seq: u16, node: u16, code: NackCode },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DescriptorError {
+    UnknownOp(u8),
+    BadFlags(u8),
+    BadCode(u8),
+    BadVc(u8),
+    BadPd(u16),
+    BadTid(u16),
+    BadSeq(u16),
+    /// Not 1..=16 KiB inside one 16 KiB window of the destination.
+    NotABlock {
+        dst: u64,
+        len: u32,
+    },
+    ReservedNotZero,
+}
+
+impl Descriptor {
+    pub fn vc(&self) -> u8 {
+        match *self {
+            Descriptor::WriteBlock { vc, .. } | Descriptor::ReadRequest { vc, .. } | Descriptor::Nack { vc, .. } => vc,
+        }
+    }
+
+    pub fn node(&self) -> u16 {
+        match *self {
+            Descriptor::WriteBlock { node, .. }
+            | Descriptor::ReadRequest { node, .. }
+            | Descriptor::Nack { node, .. } => node,
+        }
+    }
+
+    pub fn pd(&self) -> Pd {
+        match *self {
+            Descriptor::WriteBlock { attempt, .. } | Descriptor::ReadRequest { attempt, .. } => attempt.pd,
+            Descriptor::Nack { pd, .. } => pd,
+        }
+    }
+
+    pub fn encode(&self) -> RawDescriptor {
+        let mut r = RawDescriptor::default();
+        let attempt = |r: &mut RawDescriptor, a: &Attempt| {
+            r.pd = a.pd.raw();
+            r.tid = a.tid;
+            r.seq = a.seq;
+            r.first_seq = a.first_seq;
+        };
+        match *self {
+            Descriptor::WriteBlock { vc, attempt: a, node, src, dst, len, kind } => {
+                r.op = op::WRITE_BLOCK;
+                r.flags = match kind {
+                    WriteKind::Write => 0,
+                    WriteKind::Notify { imm } => {
+                        r.imm = imm;
+                        flags::NOTIFY
+                    }
+                    WriteKind::ReadResponse => flags::READ_RESPONSE,
+                };
+                (r.vc, r.node, r.src, r.dst, r.len) = (vc, node, src, dst, len);
+                attempt(&mut r, &a);
+            }
+            Descriptor::ReadRequest { vc, attempt: a, node, src, dst, len } => {
+                r.op = op::READ_REQUEST;
+                (r.vc, r.node, r.src, r.dst, r.len) = (vc, node, src, dst, len);
+                attempt(&mut r, &a);
+            }
+            Descriptor::Nack { vc, pd, tid, seq, node, code } => {
+                r.op = op::NACK;
+                (r.vc, r.pd, r.tid, r.seq, r.node, r.code) = (vc, pd.raw(), tid, seq, node, code.raw());
+            }
+        }
+        r
+    }
+
+    /// Checks every rule of the descriptor table except the node's range (the engine's: it
+    /// depends on the cluster).
+    pub fn decode(r: &RawDescriptor) -> Result<Self, DescriptorError> {
+        if r.reserved0 != 0 || r.reserved1 != [0; 3] {
+            return Err(DescriptorError::ReservedNotZero);
+        }
+        if usize::from(r.vc) >= VCS_PER_PD {
+            return Err(DescriptorError::BadVc(r.vc));
+        }
+        let pd = Pd::new(r.pd).ok_or(DescriptorError::BadPd(r.pd))?;
+        if r.tid >= TID_LIMIT {
+            return Err(DescriptorError::BadTid(r.tid));
+        }
+        if r.seq > SEQ_MASK || r.first_seq > SEQ_MASK {
+            return Err(DescriptorError::BadSeq(if r.seq > SEQ_MASK { r.seq } else { r.first_seq }));
+        }
+        let attempt = Attempt { pd, tid: r.tid, seq: r.seq, first_seq: r.first_seq };
+        let block = |r: &RawDescriptor| {
+            if is_block(r.dst, u64::from(r.len)) && r.src.checked_add(u64::from(r.len)).is_some() {
+                Ok(())
+            } else {
+                Err(DescriptorError::NotABlock { dst: r.dst, len: r.len })
+            }
+        };
+        match r.op {
+            op::WRITE_BLOCK => {
+                if r.code != 0 {
+                    return Err(DescriptorError::BadCode(r.code));
+                }
+                let kind = match r.flags {
+                    0 => WriteKind::Write,
+                    flags::NOTIFY => WriteKind::Notify { imm: r.imm },
+                    flags::READ_RESPONSE => WriteKind::ReadResponse,
+                    other => return Err(DescriptorError::BadFlags(other)),
+                };
+                if !matches!(kind, WriteKind::Notify { .. }) && r.imm != 0 {
+                    return Err(DescriptorError::ReservedNotZero);
+                }
+                block(r)?;
+                Ok(Descriptor::WriteBlock { vc: r.vc, attempt, node: r.node, src: r.src, dst: r.dst, len: r.len, kind })
+            }
+            op::READ_REQUEST => {
+                if r.flags != 0 {
+                    return Err(DescriptorError::BadFlags(r.flags));
+                }
+                if r.code != 0 {
+                    return Err(DescriptorError::BadCode(r.code));
+                }
+                if r.imm != 0 {
+                    return Err(DescriptorError::ReservedNotZero);
+                }
+                block(r)?;
+                Ok(Descriptor::ReadRequest { vc: r.vc, attempt, node: r.node, src: r.src, dst: r.dst, len: r.len })
+            }
+            op::NACK => {
+                if r.flags != 0 {
+                    return Err(DescriptorError::BadFlags(r.flags));
+                }
+                let code = NackCode::from_raw(r.code).ok_or(DescriptorError::BadCode(r.code))?;
+                if r.first_seq != 0 || r.len != 0 || r.imm != 0 || r.src != 0 || r.dst != 0 {
+                    return Err(DescriptorError::ReservedNotZero);
+                }
+                Ok(Descriptor::Nack { vc: r.vc, pd, tid: r.tid, seq: r.seq, node: r.node, code })
+            }
+            other => Err(DescriptorError::UnknownOp(other)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc_table;
+    use crate::pldma::codes::tests::DOC;
+    use core::mem::offset_of;
+    use std::string::String;
+    use std::vec::Vec;
+
+    fn attempt() -> Attempt {
+        Attempt { pd: Pd::new(3).unwrap(), tid: 0x3fff, seq: 7, first_seq: 5 }
+    }
+
+    #[test]
+    fn layout_matches_the_doc() {
+        let fields = [
+            ("op", offset_of!(RawDescriptor, op)),
+            ("flags", offset_of!(RawDescriptor, flags)),
+            ("code", offset_of!(RawDescriptor, code)),
+            ("vc", offset_of!(RawDescriptor, vc)),
+            ("pd", offset_of!(RawDescriptor, pd)),
+            ("node", offset_of!(RawDescriptor, node)),
+            ("tid", offset_of!(RawDescriptor, tid)),
+            ("seq", offset_of!(RawDescriptor, seq)),
+            ("first_seq", offset_of!(RawDescriptor, first_seq)),
+            ("reserved0", offset_of!(RawDescriptor, reserved0)),
+            ("len", offset_of!(RawDescriptor, len)),
+            ("imm", offset_of!(RawDescriptor, imm)),
+            ("src", offset_of!(RawDescriptor, src)),
+            ("dst", offset_of!(RawDescriptor, dst)),
+            ("reserved1", offset_of!(RawDescriptor, reserved1)),
+        ];
+        let expected: Vec<(String, usize)> = fields.iter().map(|(n, o)| ((*n).into(), *o)).collect();
+        assert_eq!(doc_table(DOC, "Descriptor (64 B"), expected);
+        let ops = [("WriteBlock", op::WRITE_BLOCK), ("ReadRequest", op::READ_REQUEST), ("Nack", op::NACK)];
+        let ops: Vec<(String, usize)> = ops.iter().map(|(n, v)| ((*n).into(), usize::from(*v))).collect();
+        assert_eq!(doc_table(DOC, "Descriptor ops"), ops);
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        let a = attempt();
+        for d in [
+            Descriptor::WriteBlock {
+                vc: 63,
+                attempt: a,
+                node: 2,
+                src: 0x1001,
+                dst: 0x4000,
+                len: 16384,
+                kind: WriteKind::Write,
+            },
+            Descriptor::WriteBlock {
+                vc: 0,
+                attempt: a,
+                node: 2,
+                src: 1,
+                dst: 0x7fff,
+                len: 1,
+                kind: WriteKind::Notify { imm: 9 },
+            },
+            Descriptor::WriteBlock {
+                vc: 1,
+                attempt: a,
+                node: 0,
+                src: 1,
+                dst: 2,
+                len: 3,
+                kind: WriteKind::ReadResponse,
+            },
+            Descriptor::ReadRequest { vc: 5, attempt: a, node: 1, src: 0xabc, dst: 0x100, len: 256 },
+            Descriptor::Nack { vc: 0, pd: a.pd, tid: 9, seq: 3, node: 4, code: NackCode::NoPd },
+        ] {
+            assert_eq!(Descriptor::decode(&d.encode()), Ok(d));
+        }
+    }
+
+    #[test]
+    fn malformed_descriptors_are_refused() {
+        let good = Descriptor::WriteBlock {
+            vc: 0,
+            attempt: attempt(),
+            node: 1,
+            src: 0,
+            dst: 0,
+            len: 16,
+            kind: WriteKind::Write,
+        }
+        .encode();
+        let bad = |f: fn(&mut RawDescriptor)| {
+            let mut r = good;
+            f(&mut r);
+            Descriptor::decode(&r)
+        };
+        assert_eq!(bad(|r| r.op = 9), Err(DescriptorError::UnknownOp(9)));
+        assert_eq!(bad(|r| r.op = 0), Err(DescriptorError::UnknownOp(0)));
+        assert_eq!(bad(|r| r.flags = 3), Err(DescriptorError::BadFlags(3)));
+        assert_eq!(bad(|r| r.vc = 64), Err(DescriptorError::BadVc(64)));
+        assert_eq!(bad(|r| r.pd = 16), Err(DescriptorError::BadPd(16)));
+        assert_eq!(bad(|r| r.tid = 0x4000), Err(DescriptorError::BadTid(0x4000)));
+        assert_eq!(bad(|r| r.seq = 0x4000), Err(DescriptorError::BadSeq(0x4000)));
+        assert_eq!(bad(|r| r.len = 0), Err(DescriptorError::NotABlock { dst: 0, len: 0 }));
+        assert_eq!(bad(|r| r.len = 16385), Err(DescriptorError::NotABlock { dst: 0, len: 16385 }));
+        assert_eq!(bad(|r| r.dst = 16383), Err(DescriptorError::NotABlock { dst: 16383, len: 16 }), "crosses a window");
+        assert_eq!(bad(|r| r.src = u64::MAX), Err(DescriptorError::NotABlock { dst: 0, len: 16 }), "source wraps");
+        assert_eq!(bad(|r| r.reserved1[2] = 1), Err(DescriptorError::ReservedNotZero));
+        assert_eq!(bad(|r| r.imm = 1), Err(DescriptorError::ReservedNotZero), "imm without NOTIFY");
+        assert_eq!(bad(|r| r.code = 1), Err(DescriptorError::BadCode(1)));
+        assert_eq!(
+            bad(|r| {
+                r.op = op::NACK;
+                r.code = 0;
+                r.len = 0;
+                r.first_seq = 0
+            }),
+            Err(DescriptorError::BadCode(0))
+        );
+        assert!(bad(|r| r.op = op::NACK).is_err(), "a NACK with block fields");
+    }
+}

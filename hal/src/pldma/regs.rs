@@ -1,0 +1,337 @@
+//! PLDMA register block (`docs/hw/pldma.md`: our design; the seed gives no register map).
+//!
+//! ```text
+//! 0x0_0000 +-------------+
+//!          | control     |  kernel and R5: rings, doorbell, PD enables, interrupts, counters
+//! 0x0_1000 +-------------+
+//!          | fault       |  kernel: the receiver fault FIFO (seed 002 Tab 3.2)
+//! 0x0_2000 +-------------+
+//!          | reserved    |
+//! 0x1_0000 +-------------+
+//!          | PD page 0.. |  one per PD, 4 KiB apart: doorbell and RAPF, PD wired by the page
+//! 0x2_0000 +-------------+
+//! ```
+
+use tock_registers::{
+    register_bitfields, register_structs,
+    registers::{ReadOnly, ReadWrite, WriteOnly},
+};
+
+use super::PDS;
+
+/// `id`: MAGIC "PL", version 1.
+pub const ID_VALUE: u32 = 0x504C_0001;
+
+register_bitfields! [u32,
+    pub ID [
+        VERSION OFFSET(0) NUMBITS(16) [],
+        MAGIC OFFSET(16) NUMBITS(16) []
+    ],
+    pub CAPS [
+        PDS OFFSET(0) NUMBITS(8) [],
+        VCS OFFSET(8) NUMBITS(8) [],
+        BLOCK_LOG2 OFFSET(16) NUMBITS(4) [],
+        PACKET_LOG2 OFFSET(20) NUMBITS(4) [],
+        FIFO_LOG2 OFFSET(24) NUMBITS(4) []
+    ],
+    pub CTRL [
+        ENABLE OFFSET(0) NUMBITS(1) [],
+        /// Read-only: the last ENABLE was refused (rings misaligned or outside memory).
+        ERROR OFFSET(1) NUMBITS(1) []
+    ],
+    /// Layout of both `irq_status` and `irq_enable`.
+    pub IRQ [
+        /// Level: the fault FIFO is not empty.
+        FAULT OFFSET(0) NUMBITS(1) [],
+        /// Sticky, W1C: a fault was dropped, the FIFO was full.
+        FAULT_LOST OFFSET(1) NUMBITS(1) [],
+        /// Level: `cq_pending` is not 0.
+        CQ OFFSET(2) NUMBITS(1) [],
+        /// Sticky, W1C: an event was dropped, the event ring was full.
+        EVENTS_LOST OFFSET(3) NUMBITS(1) [],
+        /// Sticky, W1C: a descriptor was refused.
+        DESC_REFUSED OFFSET(4) NUMBITS(1) []
+    ],
+    pub PD_STATUS [
+        ENABLED OFFSET(0) NUMBITS(1) [],
+        REFUSED OFFSET(1) NUMBITS(1) []
+    ]
+];
+
+register_bitfields! [u64,
+    /// The first word of a fault FIFO entry.
+    pub FAULT_LO [
+        VALID OFFSET(0) NUMBITS(1) [],
+        CODE OFFSET(4) NUMBITS(4) [],
+        PD OFFSET(16) NUMBITS(16) [],
+        NODE OFFSET(32) NUMBITS(16) [],
+        TID OFFSET(48) NUMBITS(14) []
+    ],
+    /// The second word of a fault FIFO entry.
+    pub FAULT_HI [
+        VALID OFFSET(0) NUMBITS(1) [],
+        SEQ OFFSET(2) NUMBITS(14) [],
+        PAGE OFFSET(16) NUMBITS(48) []
+    ],
+    /// A PD page's `rapf` register.
+    pub RAPF [
+        NODE OFFSET(0) NUMBITS(16) [],
+        TID OFFSET(16) NUMBITS(14) [],
+        ACTION OFFSET(30) NUMBITS(2) [
+            Retry = 0,
+            Abort = 1
+        ],
+        SEQ OFFSET(32) NUMBITS(14) [],
+        CLAIMED_PD OFFSET(48) NUMBITS(16) []
+    ]
+];
+
+/// The engine's counters, in register order (`counters[i]` at `0x040 + 8 * i`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counter {
+    Descriptors,
+    BlocksSent,
+    PacketsSent,
+    PacketsReceived,
+    AcksSent,
+    NacksSent,
+    PfNacksSent,
+    EventsPosted,
+    EventsLost,
+    FaultsPushed,
+    FaultsDeduplicated,
+    FaultsLost,
+    Malformed,
+    Duplicates,
+    Stalls,
+    Doorbells,
+}
+
+pub const COUNTERS: usize = 16;
+
+impl Counter {
+    pub const ALL: [Counter; COUNTERS] = [
+        Counter::Descriptors,
+        Counter::BlocksSent,
+        Counter::PacketsSent,
+        Counter::PacketsReceived,
+        Counter::AcksSent,
+        Counter::NacksSent,
+        Counter::PfNacksSent,
+        Counter::EventsPosted,
+        Counter::EventsLost,
+        Counter::FaultsPushed,
+        Counter::FaultsDeduplicated,
+        Counter::FaultsLost,
+        Counter::Malformed,
+        Counter::Duplicates,
+        Counter::Stalls,
+        Counter::Doorbells,
+    ];
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name the docs give it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Counter::Descriptors => "descriptors",
+            Counter::BlocksSent => "blocks_sent",
+            Counter::PacketsSent => "packets_sent",
+            Counter::PacketsReceived => "packets_received",
+            Counter::AcksSent => "acks_sent",
+            Counter::NacksSent => "nacks_sent",
+            Counter::PfNacksSent => "pf_nacks_sent",
+            Counter::EventsPosted => "events_posted",
+            Counter::EventsLost => "events_lost",
+            Counter::FaultsPushed => "faults_pushed",
+            Counter::FaultsDeduplicated => "faults_deduplicated",
+            Counter::FaultsLost => "faults_lost",
+            Counter::Malformed => "malformed",
+            Counter::Duplicates => "duplicates",
+            Counter::Stalls => "stalls",
+            Counter::Doorbells => "doorbells",
+        }
+    }
+}
+
+register_structs! {
+    /// The control page: the kernel's and the R5's.
+    pub ControlRegisters {
+        (0x000 => pub id: ReadOnly<u32, ID::Register>),
+        (0x004 => pub caps: ReadOnly<u32, CAPS::Register>),
+        (0x008 => pub ctrl: ReadWrite<u32, CTRL::Register>),
+        (0x00c => pub node: ReadOnly<u32>),
+        (0x010 => pub rings_lo: ReadWrite<u32>),
+        (0x014 => pub rings_hi: ReadWrite<u32>),
+        (0x018 => pub desc_doorbell: WriteOnly<u32>),
+        (0x01c => pub cq_notify: WriteOnly<u32>),
+        (0x020 => pub pd_enable: ReadWrite<u32>),
+        (0x024 => pub pd_busy: ReadOnly<u32>),
+        (0x028 => pub irq_status: ReadWrite<u32, IRQ::Register>),
+        (0x02c => pub irq_enable: ReadWrite<u32, IRQ::Register>),
+        (0x030 => pub cq_pending: ReadWrite<u32>),
+        (0x034 => _reserved0),
+        (0x040 => pub counters: [ReadOnly<u64>; COUNTERS]),
+        (0x0c0 => _reserved1),
+        (0x1000 => @END),
+    }
+}
+
+register_structs! {
+    /// The fault page: the kernel's.
+    pub FaultRegisters {
+        (0x00 => pub fifo_lo: ReadOnly<u64, FAULT_LO::Register>),
+        (0x08 => pub fifo_hi: ReadOnly<u64, FAULT_HI::Register>),
+        (0x10 => pub fifo_count: ReadOnly<u32>),
+        (0x14 => _reserved0),
+        (0x1000 => @END),
+    }
+}
+
+register_structs! {
+    /// A PD page: the kernel's and the PD's process's.
+    pub PdRegisters {
+        (0x00 => pub doorbell: WriteOnly<u32>),
+        (0x04 => _reserved0),
+        (0x08 => pub rapf: WriteOnly<u64, RAPF::Register>),
+        (0x10 => pub pd: ReadOnly<u32>),
+        (0x14 => pub status: ReadOnly<u32, PD_STATUS::Register>),
+        (0x18 => _reserved1),
+        (0x1000 => @END),
+    }
+}
+
+register_structs! {
+    /// The whole block.
+    pub PldmaRegisters {
+        (0x0_0000 => pub control: ControlRegisters),
+        (0x0_1000 => pub fault: FaultRegisters),
+        (0x0_2000 => _reserved0),
+        (0x1_0000 => pub pd: [PdRegisters; PDS]),
+        (0x2_0000 => @END),
+    }
+}
+
+pub const CONTROL_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, control) as u64;
+pub const FAULT_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, fault) as u64;
+pub const PD_PAGES_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, pd) as u64;
+pub const PAGE: u64 = core::mem::size_of::<PdRegisters>() as u64;
+pub const BLOCK_SIZE: u64 = core::mem::size_of::<PldmaRegisters>() as u64;
+
+/// The `caps` value of this engine.
+pub const fn caps_value() -> u32 {
+    (PDS as u32) | (super::VCS_PER_PD as u32) << 8 | 14 << 16 | 8 << 20 | 9 << 24
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{doc_bits, doc_table};
+    use core::mem::{offset_of, size_of};
+    use std::string::String;
+    use std::vec::Vec;
+
+    const DOC: &str = include_str!("../../../docs/hw/pldma.md");
+
+    fn named(rows: &[(&str, usize)]) -> Vec<(String, usize)> {
+        rows.iter().map(|(n, o)| ((*n).into(), *o)).collect()
+    }
+
+    #[test]
+    fn the_block_map_matches_the_doc() {
+        let block = [
+            ("control", offset_of!(PldmaRegisters, control)),
+            ("fault", offset_of!(PldmaRegisters, fault)),
+            ("pd", offset_of!(PldmaRegisters, pd)),
+        ];
+        assert_eq!(doc_table(DOC, "Block map"), named(&block));
+        assert_eq!(size_of::<PldmaRegisters>(), 0x2_0000);
+        assert_eq!(BLOCK_SIZE, 0x2_0000);
+        assert_eq!(PAGE, 0x1000);
+    }
+
+    #[test]
+    fn the_control_page_matches_the_doc() {
+        let control = [
+            ("id", offset_of!(ControlRegisters, id)),
+            ("caps", offset_of!(ControlRegisters, caps)),
+            ("ctrl", offset_of!(ControlRegisters, ctrl)),
+            ("node", offset_of!(ControlRegisters, node)),
+            ("rings_lo", offset_of!(ControlRegisters, rings_lo)),
+            ("rings_hi", offset_of!(ControlRegisters, rings_hi)),
+            ("desc_doorbell", offset_of!(ControlRegisters, desc_doorbell)),
+            ("cq_notify", offset_of!(ControlRegisters, cq_notify)),
+            ("pd_enable", offset_of!(ControlRegisters, pd_enable)),
+            ("pd_busy", offset_of!(ControlRegisters, pd_busy)),
+            ("irq_status", offset_of!(ControlRegisters, irq_status)),
+            ("irq_enable", offset_of!(ControlRegisters, irq_enable)),
+            ("cq_pending", offset_of!(ControlRegisters, cq_pending)),
+            ("counters", offset_of!(ControlRegisters, counters)),
+        ];
+        assert_eq!(doc_table(DOC, "Control page registers"), named(&control));
+        let counters: Vec<(String, usize)> = Counter::ALL
+            .iter()
+            .map(|c| (c.name().into(), offset_of!(ControlRegisters, counters) + 8 * c.index()))
+            .collect();
+        assert_eq!(doc_table(DOC, "### Counters"), counters);
+        assert!(Counter::ALL.iter().enumerate().all(|(i, c)| c.index() == i));
+    }
+
+    #[test]
+    fn the_fault_and_pd_pages_match_the_doc() {
+        let fault = [
+            ("fifo_lo", offset_of!(FaultRegisters, fifo_lo)),
+            ("fifo_hi", offset_of!(FaultRegisters, fifo_hi)),
+            ("fifo_count", offset_of!(FaultRegisters, fifo_count)),
+        ];
+        assert_eq!(doc_table(DOC, "Fault page registers"), named(&fault));
+        let pd = [
+            ("doorbell", offset_of!(PdRegisters, doorbell)),
+            ("rapf", offset_of!(PdRegisters, rapf)),
+            ("pd", offset_of!(PdRegisters, pd)),
+            ("status", offset_of!(PdRegisters, status)),
+        ];
+        assert_eq!(doc_table(DOC, "PD page registers"), named(&pd));
+    }
+
+    fn bits<R: tock_registers::RegisterLongName>(f: tock_registers::fields::Field<u64, R>) -> (u32, u32) {
+        (f.shift as u32 + f.mask.count_ones() - 1, f.shift as u32)
+    }
+
+    #[test]
+    fn bit_layouts_match_the_doc() {
+        let lo = [
+            ("VALID", bits(FAULT_LO::VALID)),
+            ("CODE", bits(FAULT_LO::CODE)),
+            ("PD", bits(FAULT_LO::PD)),
+            ("NODE", bits(FAULT_LO::NODE)),
+            ("TID", bits(FAULT_LO::TID)),
+        ];
+        let hi = [("VALID", bits(FAULT_HI::VALID)), ("SEQ", bits(FAULT_HI::SEQ)), ("PAGE", bits(FAULT_HI::PAGE))];
+        let rapf = [
+            ("NODE", bits(RAPF::NODE)),
+            ("TID", bits(RAPF::TID)),
+            ("ACTION", bits(RAPF::ACTION)),
+            ("SEQ", bits(RAPF::SEQ)),
+            ("CLAIMED_PD", bits(RAPF::CLAIMED_PD)),
+        ];
+        let owned = |rows: &[(&str, (u32, u32))]| rows.iter().map(|(n, b)| ((*n).into(), *b)).collect::<Vec<_>>();
+        assert_eq!(doc_bits(DOC, "Fault entry, first word"), owned(&lo));
+        assert_eq!(doc_bits(DOC, "Fault entry, second word"), owned(&hi));
+        assert_eq!(doc_bits(DOC, "The `rapf` register"), owned(&rapf));
+    }
+
+    #[test]
+    fn id_and_caps() {
+        let id = tock_registers::LocalRegisterCopy::<u32, ID::Register>::new(ID_VALUE);
+        assert_eq!((id.read(ID::MAGIC), id.read(ID::VERSION)), (0x504C, 1));
+        let caps = tock_registers::LocalRegisterCopy::<u32, CAPS::Register>::new(caps_value());
+        assert_eq!(caps.read(CAPS::PDS), 16);
+        assert_eq!(caps.read(CAPS::VCS), 64);
+        assert_eq!(1u64 << caps.read(CAPS::BLOCK_LOG2), super::super::BLOCK_BYTES);
+        assert_eq!(1u64 << caps.read(CAPS::PACKET_LOG2), super::super::PACKET_BYTES);
+        assert_eq!(1usize << caps.read(CAPS::FIFO_LOG2), super::super::FIFO_DEPTH);
+    }
+}

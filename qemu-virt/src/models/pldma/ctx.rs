@@ -1,0 +1,136 @@
+//! What the engine's sender and receiver work with: the node's memory through the SMMU, the
+//! links, the counters, and the events and faults they produce (posted by the engine thread
+//! afterwards, in order, under the register lock).
+
+use super::engine::Shared;
+use super::fault_fifo::Push;
+use crate::counters::NodeCounters;
+use crate::interconnect::{Datagram, Interconnect, channel};
+use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
+use crate::shm::Ddr;
+use hal::pldma::event::Event;
+use hal::pldma::fault::FaultEntry;
+use hal::pldma::packet::{MAX_BYTES, Packet};
+use hal::pldma::regs::{Counter, IRQ};
+use hal::pldma::{PAGE_BYTES, Pd};
+use std::sync::atomic::Ordering;
+
+/// Events produced while the register lock is not held, posted at the end of the round.
+#[derive(Debug, Default)]
+pub struct Outbox {
+    pub events: Vec<Event>,
+    /// A fault was pushed or dropped: the interrupt line may have changed.
+    pub faulted: bool,
+}
+
+/// How a DMA access through the SMMU ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dma {
+    Done,
+    /// Terminated at this VA (translation or permission fault).
+    Fault(u64),
+    /// The translation left memory at this VA.
+    BusError(u64),
+    /// Held by the SMMU at this VA.
+    Stalled(StallId, u64),
+}
+
+pub struct Ctx<'a> {
+    pub node: u16,
+    pub nodes: u16,
+    /// `pd_enable` when the round began.
+    pub pd_enable: u16,
+    pub ddr: &'a Ddr,
+    pub iommu: &'a dyn IoTranslate,
+    pub net: &'a Interconnect,
+    pub counters: &'a NodeCounters,
+    pub shared: &'a Shared,
+    pub out: Outbox,
+}
+
+impl Ctx<'_> {
+    pub fn count(&self, c: Counter) {
+        self.counters.pldma(c).fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn pd_enabled(&self, pd: Pd) -> bool {
+        self.pd_enable & pd.bit() as u16 != 0
+    }
+
+    pub fn send(&self, dst: u16, packet: &Packet<'_>) {
+        let mut bytes = [0u8; MAX_BYTES];
+        let len = packet.encode(&mut bytes);
+        self.count(Counter::PacketsSent);
+        self.net.send(Datagram {
+            src: usize::from(self.node),
+            dst: usize::from(dst),
+            channel: channel::PLDMA,
+            payload: bytes[..len].to_vec(),
+        });
+    }
+
+    pub fn post(&mut self, event: Event) {
+        self.out.events.push(event);
+    }
+
+    /// Logs a refused access in the fault FIFO at once, before the NACK that reports it leaves.
+    pub fn fault(&mut self, entry: FaultEntry) {
+        let push = {
+            let mut st = self.shared.state();
+            let push = st.fifo.push(entry);
+            if push == Push::Lost {
+                st.regs.raise(IRQ::FAULT_LOST::SET.value);
+            }
+            push
+        };
+        self.count(match push {
+            Push::Pushed => Counter::FaultsPushed,
+            Push::Deduplicated => Counter::FaultsDeduplicated,
+            Push::Lost => Counter::FaultsLost,
+        });
+        self.out.faulted |= push != Push::Deduplicated;
+    }
+
+    /// Runs `access` on each page piece of `[va, va + len)` after translating it for `pd` (as
+    /// its stream, `hal::pldma::stream_id`); stops
+    /// at the first piece that does not translate to memory.
+    fn each_page(
+        &self,
+        pd: Pd,
+        va: u64,
+        len: usize,
+        how: Access,
+        mut access: impl FnMut(u64, usize, usize) -> Option<()>,
+    ) -> Dma {
+        let mut done = 0;
+        while done < len {
+            let at = va + done as u64;
+            let piece = ((PAGE_BYTES - at % PAGE_BYTES) as usize).min(len - done);
+            match self.iommu.translate(hal::pldma::stream_id(pd), at, how) {
+                Translation::Ok(pa) => {
+                    if access(pa, done, piece).is_none() {
+                        return Dma::BusError(at);
+                    }
+                }
+                Translation::Fault => return Dma::Fault(at),
+                Translation::Stalled(id) => {
+                    self.count(Counter::Stalls);
+                    return Dma::Stalled(id, at);
+                }
+            }
+            done += piece;
+        }
+        Dma::Done
+    }
+
+    /// A DMA read of `out.len()` bytes at `va` under `pd`.
+    pub fn read(&self, pd: Pd, va: u64, out: &mut [u8]) -> Dma {
+        let len = out.len();
+        self.each_page(pd, va, len, Access::Read, |pa, at, n| self.ddr.read_bytes(pa, &mut out[at..at + n]))
+    }
+
+    /// A DMA write of `data` at `va` under `pd`.
+    pub fn write(&self, pd: Pd, va: u64, data: &[u8]) -> Dma {
+        self.each_page(pd, va, data.len(), Access::Write, |pa, at, n| self.ddr.write_bytes(pa, &data[at..at + n]))
+    }
+}

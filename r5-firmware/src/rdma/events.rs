@@ -1,0 +1,189 @@
+//! What the engine reports (`docs/hw/pldma.md`, "Event kinds"), checked before anything is
+//! done: the transaction must be live, of the message's PD, spoken of by a node that has a say
+//! in it, and (except for ACKs, which any attempt of the block may earn) about its current
+//! attempt. Everything else is counted as stale or foreign and ignored.
+
+use super::tids::TxnState;
+use super::{Engine, Scheduler};
+use hal::pldma::codes::{NackCode, RapfAction};
+use hal::pldma::descriptor::{Descriptor, WriteKind};
+use hal::pldma::event::{Event, RawEvent, TxnRef};
+use hal::pldma::ipc::RdmaStatus;
+use hal::pldma::queue::{CqeStatus, Direction};
+use hal::pldma::seq_within;
+
+/// Why a message about a transaction is ignored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ignored {
+    /// About an attempt that is not the current one, or a transaction that ended.
+    Stale,
+    /// The PD or the node does not belong to the transaction (or the claimed PD is not the wired
+    /// one).
+    Foreign,
+}
+
+impl From<Ignored> for RdmaStatus {
+    fn from(i: Ignored) -> Self {
+        match i {
+            Ignored::Stale => RdmaStatus::Stale,
+            Ignored::Foreign => RdmaStatus::Foreign,
+        }
+    }
+}
+
+impl<'q> Scheduler<'q> {
+    pub fn on_event(&mut self, raw: &RawEvent, engine: &mut impl Engine, now: u64) {
+        let Ok(event) = Event::decode(raw) else {
+            self.stats.malformed_events += 1;
+            return;
+        };
+        let result = match event {
+            Event::Ack { node, txn } => self.ack(node, txn),
+            Event::Nack { node, txn, code, .. } => self.nack(engine, node, txn, code, now),
+            Event::PfNack { node, txn, .. } => self.pf_nack(node, txn),
+            Event::Rapf { node, txn, claimed, action } => {
+                let r = self.fault_resolved(engine, node, txn, claimed, action, now);
+                if r.is_ok() && action == RapfAction::Retry {
+                    self.stats.rapf_retransmits += 1;
+                }
+                r
+            }
+            Event::ReadRequest { node, attempt, src, dst, len } => {
+                // Served at once, with no state here: the requester owns the transaction.
+                let d = if self.pd(attempt.pd).queues.is_some() {
+                    self.stats.read_requests_served += 1;
+                    Descriptor::WriteBlock { vc: 0, attempt, node, src, dst, len, kind: WriteKind::ReadResponse }
+                } else {
+                    self.stats.read_requests_refused += 1;
+                    let (pd, tid, seq) = (attempt.pd, attempt.tid, attempt.seq);
+                    Descriptor::Nack { vc: 0, pd, tid, seq, node, code: NackCode::NoPd }
+                };
+                if !engine.post(&d) {
+                    self.stats.descriptors_dropped += 1;
+                }
+                Ok(())
+            }
+            Event::Doorbell { pd, .. } => {
+                self.doorbell(pd);
+                Ok(())
+            }
+            Event::RemoteNotify { node, pd, imm } => {
+                self.remote_write(engine, pd, node, imm);
+                Ok(())
+            }
+            Event::DescRefused { pd, tid, seq, .. } => {
+                self.stats.descriptors_refused += 1;
+                self.refused(pd, tid, seq)
+            }
+        };
+        match result {
+            Ok(()) => {}
+            Err(Ignored::Stale) => self.stats.stale_messages += 1,
+            Err(Ignored::Foreign) => self.stats.foreign_messages += 1,
+        }
+    }
+
+    /// The live transaction `txn.tid` of `txn.pd`, with its transfer index, if `node` has a
+    /// say in it.
+    fn check(&self, node: u16, txn: TxnRef) -> Result<u8, Ignored> {
+        let t = self.tids.get(txn.tid).ok_or(Ignored::Stale)?;
+        let transfer = self.transfers.get(t.transfer).ok_or(Ignored::Stale)?;
+        if transfer.pd != txn.pd || !transfer.involves(self.node, node) {
+            return Err(Ignored::Foreign);
+        }
+        Ok(t.transfer)
+    }
+
+    /// `check`, and the message is about the current attempt.
+    fn check_current(&self, node: u16, txn: TxnRef) -> Result<u8, Ignored> {
+        let i = self.check(node, txn)?;
+        match self.tids.get(txn.tid) {
+            Some(t) if t.seq == txn.seq => Ok(i),
+            _ => Err(Ignored::Stale),
+        }
+    }
+
+    fn ack(&mut self, node: u16, txn: TxnRef) -> Result<(), Ignored> {
+        let i = self.check(node, txn)?;
+        let writer = self.transfers.get(i).map(|t| t.writer(self.node));
+        if writer != Some(node) {
+            return Err(Ignored::Foreign);
+        }
+        let t = self.tids.get(txn.tid).ok_or(Ignored::Stale)?;
+        if !seq_within(txn.seq, t.first_seq, t.seq) {
+            return Err(Ignored::Stale);
+        }
+        self.block_done(txn.tid);
+        Ok(())
+    }
+
+    fn nack(
+        &mut self,
+        engine: &mut impl Engine,
+        node: u16,
+        txn: TxnRef,
+        code: NackCode,
+        now: u64,
+    ) -> Result<(), Ignored> {
+        let i = self.check_current(node, txn)?;
+        let Some(direction) = self.transfers.get(i).map(|t| t.wqe.direction) else { return Err(Ignored::Stale) };
+        let status = match (code, direction) {
+            (NackCode::NoPd, _) => {
+                self.fail(i, CqeStatus::NoRemotePd);
+                return Ok(());
+            }
+            (NackCode::WriteError, Direction::Write) | (NackCode::ReadError, Direction::Read) => CqeStatus::RemoteError,
+            (NackCode::WriteError, Direction::Read) | (NackCode::ReadError, Direction::Write) => CqeStatus::LocalError,
+        };
+        let Some(t) = self.tids.get_mut(txn.tid) else { return Err(Ignored::Stale) };
+        t.nacks = t.nacks.saturating_add(1);
+        if t.nacks > self.config.max_nack_retries {
+            self.fail(i, status);
+        } else {
+            self.stats.nack_retransmits += 1;
+            self.retransmit(engine, txn.tid, now);
+        }
+        Ok(())
+    }
+
+    fn pf_nack(&mut self, node: u16, txn: TxnRef) -> Result<(), Ignored> {
+        self.check_current(node, txn)?;
+        self.stats.pf_nacks += 1;
+        if let Some(t) = self.tids.get_mut(txn.tid) {
+            // Paused; its timeout stays armed as the safety net.
+            t.state = TxnState::Paused;
+        }
+        Ok(())
+    }
+
+    /// A RAPF (from `node`'s PD page) or this node's kernel: the fault of `txn` is resolved.
+    pub(super) fn fault_resolved(
+        &mut self,
+        engine: &mut impl Engine,
+        node: u16,
+        txn: TxnRef,
+        claimed: u16,
+        action: RapfAction,
+        now: u64,
+    ) -> Result<(), Ignored> {
+        if claimed != txn.pd.raw() {
+            return Err(Ignored::Foreign);
+        }
+        let i = self.check_current(node, txn)?;
+        match action {
+            RapfAction::Retry => self.retransmit(engine, txn.tid, now),
+            RapfAction::Abort => {
+                let status = if node == self.node { CqeStatus::FaultLocal } else { CqeStatus::FaultRemote };
+                self.fail(i, status);
+            }
+        }
+        Ok(())
+    }
+
+    fn refused(&mut self, pd: u16, tid: u16, seq: u16) -> Result<(), Ignored> {
+        let pd = hal::pldma::Pd::new(pd).ok_or(Ignored::Foreign)?;
+        let i = self.check_current(self.node, TxnRef { pd, tid, seq })?;
+        self.fail(i, CqeStatus::EngineRefused);
+        Ok(())
+    }
+}

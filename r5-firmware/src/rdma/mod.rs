@@ -1,0 +1,215 @@
+//! The RDMA scheduler (`docs/hw/pldma.md`, "The R5's rules"; seed 002 §1.3.2, §3.2.3.3): it
+//! takes WQEs from the registered PDs' work queues, cuts transfers into blocks, keeps a bounded
+//! number of blocks of each transfer in flight on the PLDMA, tracks their ACKs, NACKs and
+//! page-fault NACKs, retransmits on timeouts, RAPFs and local fault messages, serves remote
+//! reads, and posts exactly one CQE per transfer.
+//!
+//! Pure logic with fixed-capacity tables, no allocation: the image gives it an [`Engine`] (the
+//! descriptor ring and two registers), a [`QueueMemory`] (queue-set addresses to references) and
+//! the time; host tests give it fakes.
+
+pub mod area;
+mod events;
+mod pds;
+mod requests;
+mod tids;
+mod transfers;
+
+pub use tids::MAX_TIDS;
+pub use transfers::MAX_TRANSFERS;
+
+use hal::pldma::descriptor::{Attempt, Descriptor};
+use hal::pldma::ipc::{RdmaConfig, RdmaStats};
+use hal::pldma::queue::{CqeStatus, QueueSet};
+use hal::pldma::{PDS, Pd};
+use pds::PdState;
+use tids::{Tids, TxnState};
+use transfers::Transfers;
+
+/// What the scheduler needs of the engine.
+pub trait Engine {
+    /// Posts a descriptor; false if the ring is full (the scheduler then counts it as lost:
+    /// the block's timeout sends it again).
+    fn post(&mut self, d: &Descriptor) -> bool;
+    /// `cq_notify`: wake PD `pd`'s process.
+    fn notify_cq(&mut self, pd: Pd);
+}
+
+/// Where queue sets are.
+pub trait QueueMemory<'q> {
+    /// The queue set at `pa`, if `pa` may hold one (page aligned inside the queue area).
+    fn queue_set(&self, pa: u64) -> Option<&'q QueueSet>;
+}
+
+pub struct Scheduler<'q> {
+    node: u16,
+    nodes: u16,
+    config: RdmaConfig,
+    clock_hz: u64,
+    timeout_ticks: u64,
+    pds: [PdState<'q>; PDS],
+    transfers: Transfers,
+    tids: Tids,
+    stats: RdmaStats,
+    /// Where the last round of WQ intake and block dispatch started (fairness).
+    next_pd: usize,
+    next_transfer: u8,
+}
+
+impl Default for Scheduler<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'q> Scheduler<'q> {
+    /// A scheduler that is not started. Its bytes are all zero, so the firmware keeps it in
+    /// .bss (it is too big for a stack, and an initialiser image would cost TCM).
+    pub const fn new() -> Self {
+        Self {
+            node: 0,
+            nodes: 0,
+            config: RdmaConfig { timeout_us: 0, window: 0, max_timeouts: 0, max_nack_retries: 0 },
+            clock_hz: 0,
+            timeout_ticks: 0,
+            pds: [const { PdState::EMPTY }; PDS],
+            transfers: Transfers::new(),
+            tids: Tids::new(),
+            stats: RdmaStats::ZERO,
+            next_pd: 0,
+            next_transfer: 0,
+        }
+    }
+
+    /// Starts it as node `node` of `nodes`, with time in ticks of a `clock_hz` clock.
+    pub fn start(&mut self, node: u16, nodes: u16, config: RdmaConfig, clock_hz: u64) {
+        (self.node, self.nodes, self.clock_hz) = (node, nodes, clock_hz);
+        self.set_config(config);
+    }
+
+    pub fn config(&self) -> RdmaConfig {
+        self.config
+    }
+
+    fn set_config(&mut self, config: RdmaConfig) {
+        self.config = config;
+        self.timeout_ticks = crate::clock::ticks(config.timeout_us, self.clock_hz);
+    }
+
+    pub fn stats(&self) -> &RdmaStats {
+        &self.stats
+    }
+
+    /// A new kernel boot: every registration and transfer is forgotten (tids keep their seqs).
+    pub fn reset(&mut self) {
+        for pd in 0..PDS as u16 {
+            if let Some(pd) = Pd::new(pd) {
+                self.forget(pd);
+            }
+        }
+    }
+
+    /// When the scheduler next needs to run without news: the earliest timeout.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.tids.next_deadline()
+    }
+
+    /// Takes WQEs, sends blocks, handles timeouts, posts CQEs and wakes processes.
+    pub fn poll(&mut self, engine: &mut impl Engine, now: u64) {
+        self.timeouts(engine, now);
+        self.take_work(engine);
+        self.dispatch(engine, now);
+        self.complete(engine);
+    }
+
+    /// Sends every block it may: up to `window` per transfer, in turn (starting where tids
+    /// last ran out, so that every transfer gets its share).
+    fn dispatch(&mut self, engine: &mut impl Engine, now: u64) {
+        let start = u32::from(self.next_transfer);
+        for k in transfers::bits(self.transfers.used().rotate_right(start)) {
+            let i = ((u32::from(k) + start) % MAX_TRANSFERS as u32) as u8;
+            if self.tids.available() == 0 {
+                self.next_transfer = i;
+                return;
+            }
+            self.dispatch_transfer(engine, i, now);
+        }
+    }
+
+    fn dispatch_transfer(&mut self, engine: &mut impl Engine, i: u8, now: u64) {
+        loop {
+            let Some(t) = self.transfers.get(i) else { return };
+            if t.ended || t.next >= t.blocks || t.in_flight >= self.config.window || t.fenced(t.next) {
+                return;
+            }
+            let block = t.next;
+            let Some(tid) = self.tids.alloc(i, block) else { return };
+            if let Some(t) = self.transfers.get_mut(i) {
+                t.next += 1;
+                t.in_flight += 1;
+            }
+            self.stats.blocks_sent += 1;
+            self.send(engine, tid, now);
+        }
+    }
+
+    /// Posts the current attempt of `tid` and arms its timeout.
+    fn send(&mut self, engine: &mut impl Engine, tid: u16, now: u64) {
+        let Some(txn) = self.tids.get(tid).copied() else { return };
+        let Some(t) = self.transfers.get(txn.transfer) else { return };
+        let attempt = Attempt { pd: t.pd, tid, seq: txn.seq, first_seq: txn.first_seq };
+        self.tids.arm(tid, now.saturating_add(self.timeout_ticks));
+        match t.descriptor(txn.block, attempt) {
+            Some(d) if engine.post(&d) => {}
+            _ => self.stats.descriptors_dropped += 1,
+        }
+    }
+
+    /// A new attempt of `tid`'s block, at once.
+    fn retransmit(&mut self, engine: &mut impl Engine, tid: u16, now: u64) {
+        if let Some(txn) = self.tids.get_mut(tid) {
+            txn.seq = hal::pldma::seq_next(txn.seq);
+            txn.state = TxnState::InFlight;
+            self.send(engine, tid, now);
+        }
+    }
+
+    fn timeouts(&mut self, engine: &mut impl Engine, now: u64) {
+        while let Some(tid) = self.tids.expired(now) {
+            let Some(txn) = self.tids.get_mut(tid) else { continue };
+            txn.timeouts = txn.timeouts.saturating_add(1);
+            if txn.timeouts > self.config.max_timeouts {
+                let transfer = txn.transfer;
+                self.fail(transfer, CqeStatus::Timeout);
+            } else {
+                self.stats.timeout_retransmits += 1;
+                self.retransmit(engine, tid, now);
+            }
+        }
+    }
+
+    /// Block `tid` is complete.
+    fn block_done(&mut self, tid: u16) {
+        let Some(txn) = self.tids.get(tid).copied() else { return };
+        self.tids.free(tid);
+        self.stats.blocks_acked += 1;
+        let Some(t) = self.transfers.get_mut(txn.transfer) else { return };
+        t.in_flight = t.in_flight.saturating_sub(1);
+        t.acked += 1;
+        if t.acked == t.blocks {
+            t.end(CqeStatus::Ok);
+        }
+    }
+
+    /// Ends transfer `i` with `status` at once: its blocks in flight are forgotten, so their
+    /// late messages are stale.
+    fn fail(&mut self, i: u8, status: CqeStatus) {
+        self.tids.free_transfer(i);
+        if let Some(t) = self.transfers.get_mut(i) {
+            t.end(status);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+//! The registered PDs: their queues, the WQEs the scheduler takes from them, and the CQEs and
+//! wake-ups it gives back (`docs/hw/pldma.md`, "Queue set", "Using the queues").
+
+use super::transfers::{Channels, Transfer, bits};
+use super::{Engine, Scheduler};
+use core::sync::atomic::Ordering;
+use hal::pldma::queue::{CQ_ENTRIES, Cqe, CqeStatus, QUEUE_SET_BYTES, QueueSet, Wqe};
+use hal::pldma::{PDS, Pd};
+
+pub struct PdState<'q> {
+    pub queues: Option<&'q QueueSet>,
+    pub pa: u64,
+    /// Transfers taken and not yet completed (each holds a CQ slot).
+    outstanding: u16,
+    channels: Channels,
+    /// A doorbell came, or the WQ had more than the scheduler could take.
+    pub wants_poll: bool,
+    /// CQEs were posted since the last wake-up check.
+    posted: bool,
+}
+
+impl PdState<'_> {
+    pub const EMPTY: Self =
+        Self { queues: None, pa: 0, outstanding: 0, channels: Channels::EMPTY, wants_poll: false, posted: false };
+}
+
+impl<'q> Scheduler<'q> {
+    pub(super) fn pd(&self, pd: Pd) -> &PdState<'q> {
+        &self.pds[pd.index()]
+    }
+
+    /// Starts serving `pd`'s queues at `pa` (already checked to be a queue-set address).
+    pub(super) fn register(&mut self, pd: Pd, pa: u64, queues: &'q QueueSet) -> Result<(), RegisterError> {
+        if self.pds[pd.index()].queues.is_some() {
+            return Err(RegisterError::AlreadyRegistered);
+        }
+        let overlaps = self.pds.iter().any(|p| {
+            p.queues.is_some() && pa < p.pa.saturating_add(QUEUE_SET_BYTES) && p.pa < pa.saturating_add(QUEUE_SET_BYTES)
+        });
+        if overlaps {
+            return Err(RegisterError::Overlap);
+        }
+        self.pds[pd.index()] = PdState { queues: Some(queues), pa, wants_poll: true, ..PdState::EMPTY };
+        Ok(())
+    }
+
+    /// Stops serving `pd`: its transfers are dropped without CQEs (the queues are going away).
+    pub(super) fn forget(&mut self, pd: Pd) -> bool {
+        let was = self.pds[pd.index()].queues.is_some();
+        for i in bits(self.transfers.used()) {
+            if self.transfers.get(i).is_some_and(|t| t.pd == pd) {
+                self.tids.free_transfer(i);
+                self.transfers.remove(i);
+            }
+        }
+        self.pds[pd.index()] = PdState::EMPTY;
+        was
+    }
+
+    /// A DOORBELL: look at `pd`'s WQ at the next poll.
+    pub(super) fn doorbell(&mut self, pd: Pd) {
+        let p = &mut self.pds[pd.index()];
+        if p.queues.is_some() {
+            p.wants_poll = true;
+        }
+    }
+
+    /// Takes the WQEs the PDs that asked have room for, one PD after the other.
+    pub(super) fn take_work(&mut self, engine: &mut impl Engine) {
+        let start = self.next_pd;
+        self.next_pd = (self.next_pd + 1) % PDS;
+        for k in 0..PDS {
+            let index = (start + k) % PDS;
+            if !self.pds[index].wants_poll {
+                continue;
+            }
+            if let Some(pd) = Pd::new(index as u16) {
+                self.take_from(engine, pd);
+            }
+        }
+    }
+
+    fn take_from(&mut self, engine: &mut impl Engine, pd: Pd) {
+        let Some(queues) = self.pds[pd.index()].queues else { return };
+        loop {
+            let p = &self.pds[pd.index()];
+            let cq_used = queues.cq.len();
+            // A CQ slot for every transfer taken and not completed (a scribbled index reads as
+            // a full CQ: then nothing is taken).
+            let room = usize::from(p.outstanding) + cq_used < CQ_ENTRIES;
+            if queues.wq.is_empty() {
+                self.pds[pd.index()].wants_poll = false;
+                return;
+            }
+            if !room || p.channels.in_use() as usize >= hal::pldma::VCS_PER_PD || self.transfers.is_full() {
+                // Left waiting: looked at again at every poll until there is room.
+                self.pds[pd.index()].wants_poll = true;
+                return;
+            }
+            let wq_index = queues.wq.consumed();
+            // SAFETY: the scheduler is the only consumer of a registered PD's WQ (the handle
+            // lives for this one pop).
+            let Some(raw) = (unsafe { queues.wq.consumer() }).pop() else {
+                self.pds[pd.index()].wants_poll = false;
+                return;
+            };
+            let taken = match Wqe::decode(&raw) {
+                Ok(w) if w.node < self.nodes => self.begin(pd, wq_index, w),
+                _ => None,
+            };
+            if taken.is_none() {
+                self.stats.bad_wqes += 1;
+                let cqe = Cqe::Local { tag: raw.tag, wq_index, len: 0, status: CqeStatus::BadRequest, node: raw.node };
+                self.post_cqe(engine, pd, &cqe);
+            }
+        }
+    }
+
+    fn begin(&mut self, pd: Pd, wq_index: u32, wqe: Wqe) -> Option<u8> {
+        let p = &mut self.pds[pd.index()];
+        let vc = p.channels.take()?;
+        let Some(t) = Transfer::new(pd, vc, wq_index, wqe) else {
+            p.channels.give_back(vc);
+            return None;
+        };
+        let Some(i) = self.transfers.insert(t) else {
+            p.channels.give_back(vc);
+            return None;
+        };
+        p.outstanding += 1;
+        self.stats.transfers_started += 1;
+        Some(i)
+    }
+
+    /// Posts the CQEs of ended transfers, then wakes the processes that armed their CQ.
+    pub(super) fn complete(&mut self, engine: &mut impl Engine) {
+        for i in bits(self.transfers.used()) {
+            let Some(t) = self.transfers.get(i).copied() else { continue };
+            if !t.ended {
+                continue;
+            }
+            let status = t.status;
+            let len = if status == CqeStatus::Ok { t.wqe.len } else { 0 };
+            let cqe = Cqe::Local { tag: t.wqe.tag, wq_index: t.wq_index, len, status, node: t.wqe.node };
+            if !self.post_cqe(engine, t.pd, &cqe) {
+                // The CQ is full (only a process writing its own indices can do that): later.
+                continue;
+            }
+            self.transfers.remove(i);
+            let p = &mut self.pds[t.pd.index()];
+            p.channels.give_back(t.vc);
+            p.outstanding = p.outstanding.saturating_sub(1);
+            if status == CqeStatus::Ok {
+                self.stats.transfers_completed += 1;
+            } else {
+                self.stats.transfers_failed += 1;
+            }
+        }
+        for index in 0..PDS {
+            let p = &mut self.pds[index];
+            let (Some(queues), true) = (p.queues, core::mem::take(&mut p.posted)) else { continue };
+            let arm = queues.arm.load(Ordering::Acquire);
+            if arm != queues.notified.load(Ordering::Acquire) {
+                queues.notified.store(arm, Ordering::Release);
+                if let Some(pd) = Pd::new(index as u16) {
+                    hal::ipc::system_barrier();
+                    engine.notify_cq(pd);
+                    self.stats.cq_interrupts += 1;
+                }
+            }
+        }
+    }
+
+    /// Pushes one CQE into `pd`'s CQ.
+    fn post_cqe(&mut self, _engine: &mut impl Engine, pd: Pd, cqe: &Cqe) -> bool {
+        let p = &mut self.pds[pd.index()];
+        let Some(queues) = p.queues else { return false };
+        // SAFETY: the scheduler is the only producer of a registered PD's CQ.
+        let ok = unsafe { queues.cq.producer() }.push(cqe.encode()).is_ok();
+        p.posted |= ok;
+        ok
+    }
+
+    /// A RemoteWrite CQE for `pd`, if its CQ has a slot no transfer of its own needs.
+    pub(super) fn remote_write(&mut self, engine: &mut impl Engine, pd: Pd, node: u16, imm: u32) {
+        let p = &self.pds[pd.index()];
+        let Some(queues) = p.queues else {
+            self.stats.notifies_lost += 1;
+            return;
+        };
+        let spare = usize::from(p.outstanding) + queues.cq.len() < CQ_ENTRIES;
+        if spare && self.post_cqe(engine, pd, &Cqe::RemoteWrite { node, imm }) {
+            self.stats.remote_notifies += 1;
+        } else {
+            self.stats.notifies_lost += 1;
+            let lost = queues.notify_lost.load(Ordering::Relaxed);
+            queues.notify_lost.store(lost.wrapping_add(1), Ordering::Release);
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegisterError {
+    AlreadyRegistered,
+    Overlap,
+}
