@@ -16,7 +16,7 @@ use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::cadence_uart::Uart;
-use hal::forward::{Slots, forward};
+use proto::forward::{Slots, forward};
 use hal::mmio_trap::{BusError, Size, a64};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).

@@ -5,7 +5,7 @@ use crate::esr::ExceptionClass;
 use crate::{console, forward, heap, irq, rpu, smp, timer};
 use board::{Board as _, Exit};
 use core::sync::atomic::{AtomicU8, Ordering};
-use hal::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
+use proto::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
 
 static ENTRY_EL: AtomicU8 = AtomicU8::new(0);
 

@@ -1,11 +1,11 @@
 //! The RPU (R5 core 0): started through the board's method, then reached through the shared
-//! request/response rings of `hal::ipc`.
+//! request/response rings of `proto::ipc`.
 
 use crate::Board;
 use crate::arch::{phys_to_virt, psci};
 use board::{Board as _, RpuStart};
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
+use proto::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
 use spin::Mutex;
 
 /// Where the R5 starts: its reset vector (the firmware links its vector table at 0).

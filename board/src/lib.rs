@@ -97,7 +97,7 @@ pub const SMMU_SIZE: u64 = 0x2_0000;
 /// (`docs/hw/forwarding.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Forwarding {
-    /// The request slots (`hal::forward::Slots`), in shared DDR.
+    /// The request slots (`proto::forward::Slots`), in shared DDR.
     pub slots: u64,
     /// The UART whose bytes kick `qemu-virt` (guest to host) and name PL interrupt lines (host
     /// to guest).

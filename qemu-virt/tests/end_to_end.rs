@@ -9,7 +9,7 @@ use a53_kernel::gsas::fakes::FakeBackends;
 use a53_kernel::gsas::interfaces::{InterfaceTable, ThreadKey};
 use a53_kernel::gsas::service::{AtomicService, Outcome, Replies, ServiceConfig};
 use a53_kernel::gsas::softmmu::Sharing;
-use hal::gsas::{ErrorCode, GlobalAddress, Opcode, PAGE_CHUNKS, Pid, ReplyBody, ReplyPacket, Request, Response};
+use proto::gsas::{ErrorCode, GlobalAddress, Opcode, PAGE_CHUNKS, Pid, ReplyBody, ReplyPacket, Request, Response};
 use hal::packetizer::{Destination, base_dest, words128};
 use qemu_virt::models::Delivery;
 use qemu_virt::models::packetizer::PacketizerModel;

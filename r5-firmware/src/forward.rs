@@ -9,7 +9,7 @@ use crate::Board;
 use aarch32_cpu::register::{Dfar, Dfsr};
 use board::{Board as _, RegionKind};
 use boot::r5::AbortFrame;
-use hal::forward::{R5_SLOT, Slots, forward};
+use proto::forward::{R5_SLOT, Slots, forward};
 use hal::mmio_trap::{Bus, BusError, Size, a32};
 
 /// Polls of a slot before the platform counts as gone (seconds of emulated time).

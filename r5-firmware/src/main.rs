@@ -5,7 +5,7 @@
 use aarch32_cpu::register::{Ifar, Ifsr};
 use aarch32_rt::{entry, exception};
 use board::{Board as _, R5Wait};
-use hal::ipc::{IpcArea, Message};
+use proto::ipc::{IpcArea, Message};
 use r5_firmware::service::{Action, Service};
 use r5_firmware::{Board, VERSION, halt, probe, trace};
 
@@ -91,7 +91,7 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
                 }
                 Action::None => {}
             }
-            if reply.op == hal::ipc::op::UNKNOWN {
+            if reply.op == proto::ipc::op::UNKNOWN {
                 defmt::warn!("unknown request op {=u32:#x} (seq {=u32})", request.op, request.seq);
             }
             send(reply);

@@ -42,13 +42,13 @@ fn enable_cycle_counter() {
 
 /// Times `reads` forwarded reads; returns (median, p99) in cycles.
 pub fn time_reads(reads: u32) -> (u64, u64) {
-    let reads = reads.min(hal::ipc::op::PL_PROBE_MAX_READS as u32) as usize;
+    let reads = reads.min(proto::ipc::op::PL_PROBE_MAX_READS as u32) as usize;
     if reads == 0 {
         return (0, 0);
     }
     enable_cycle_counter();
     let block = sysblock();
-    let mut samples = [0u32; hal::ipc::op::PL_PROBE_MAX_READS as usize];
+    let mut samples = [0u32; proto::ipc::op::PL_PROBE_MAX_READS as usize];
     for s in samples.iter_mut().take(reads) {
         let start = cycles();
         core::hint::black_box(block.scratch());

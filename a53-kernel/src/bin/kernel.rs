@@ -10,7 +10,7 @@ use a53_kernel::process::launch::{self, PackedArgs};
 use a53_kernel::process::table::{self, Exit, Reap};
 use a53_kernel::{cluster, console_input, heap, rpu, smp, timer};
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::ipc::op;
+use proto::ipc::op;
 
 /// How long a demo process may take before it is killed.
 const DEMO_SECONDS: u64 = 60;

@@ -16,7 +16,7 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use hal::gsas::{MAILBOX_OPCODES, MailboxOpcode, Notification, Pid};
+use proto::gsas::{MAILBOX_OPCODES, MailboxOpcode, Notification, Pid};
 
 /// Identifies a kernel callback; the kernel maps it to the function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -316,7 +316,7 @@ impl MailboxService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::gsas::Message;
+    use proto::gsas::Message;
 
     const KERNEL: u16 = 0;
     const APP: u16 = 4;

@@ -6,7 +6,7 @@ use super::gsas::{result_of, run_together};
 use crate::rpu;
 use board::layout::TEST_BUFFER;
 use core::arch::asm;
-use hal::ipc::op;
+use proto::ipc::op;
 
 fn print_us(name: &str, ticks: u64) {
     let ns = crate::timer::timer().rate().ns_from_ticks(ticks);
@@ -86,7 +86,7 @@ const FAD_OPS: u64 = unimem_user::args::fad_bench::OPS as u64;
 
 /// Runs `count` copies of `fad-bench` on this node; returns the nanoseconds until all ended.
 fn fad_burst(counter: u64, count: u64) -> Result<u64, &'static str> {
-    let counter = hal::gsas::GlobalAddress::from_raw(counter);
+    let counter = proto::gsas::GlobalAddress::from_raw(counter);
     let arg = unimem_user::args::fad_bench::pack(counter, FAD_WINDOW).ok_or("the counter is not a page")?;
     let t0 = crate::timer::now();
     run_together("fad-bench", arg, count as usize, 300)?;

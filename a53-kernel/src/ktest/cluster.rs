@@ -114,7 +114,7 @@ mod gsas {
         if me == 0 {
             result = (|| {
                 let counter = result_of("alloc-counter", 0)?;
-                let counter_address = hal::gsas::GlobalAddress::from_raw(counter);
+                let counter_address = proto::gsas::GlobalAddress::from_raw(counter);
                 let arg = spawn_tree::pack(counter_address, DEPTH).ok_or("the counter is not a page")?;
                 expect_status("spawn-tree", arg, 0)?;
                 // The children run on their own nodes, reaped there: watch the counter.

@@ -106,7 +106,7 @@ pub fn result_of(name: &str, arg: u64) -> Result<u64, &'static str> {
 
 /// `notify-sender`'s argument: send `payload` on user channel `opcode` to `node`.
 pub fn notify_arg(node: u16, opcode: u8, payload: u64) -> Result<u64, &'static str> {
-    let opcode = hal::gsas::MailboxOpcode::new(opcode).map_err(|_| "no such opcode")?;
+    let opcode = proto::gsas::MailboxOpcode::new(opcode).map_err(|_| "no such opcode")?;
     unimem_user::args::notify_sender::pack(node, opcode, payload).ok_or("the payload does not fit")
 }
 

@@ -3,7 +3,7 @@
 use super::ensure;
 use alloc::alloc::{Layout, alloc, dealloc};
 use boot::testkit::{Test, TestResult};
-use hal::rand::XorShift64;
+use proto::rand::XorShift64;
 
 pub const TESTS: &[Test] = &[Test::new("heap", "ten_thousand_mixed_allocations_keep_their_contents", stress)];
 

@@ -3,7 +3,7 @@
 use super::ensure;
 use crate::rpu;
 use boot::testkit::{Test, TestResult};
-use hal::ipc::{Message, op};
+use proto::ipc::{Message, op};
 
 pub const TESTS: &[Test] = &[
     Test::new("rpu", "firmware_answers_ping", ping),

@@ -264,10 +264,10 @@ pub fn expire(now: u64) {
         let result = match wait {
             Wait::Mif { .. } => {
                 crate::gsas_node::disarm_process_mif(slot);
-                hal::syscall::Error::TimedOut as i64
+                proto::syscall::Error::TimedOut as i64
             }
             Wait::Sleep => 0,
-            Wait::Mailbox => hal::syscall::Error::TimedOut as i64,
+            Wait::Mailbox => proto::syscall::Error::TimedOut as i64,
         };
         wake(slot, Some(result));
     }

@@ -1,4 +1,4 @@
-//! System calls (`hal::syscall`, `docs/hw/syscalls.md`): `svc #0`, number in x8, arguments in
+//! System calls (`proto::syscall`, `docs/hw/syscalls.md`): `svc #0`, number in x8, arguments in
 //! x0..x5, results in x0..x2. Every argument is checked; a bad pointer or length is an error
 //! return. User memory is only read through the process's own page table and the kernel's view
 //! of its frames, never by dereferencing a user address.
@@ -8,8 +8,8 @@ use super::table::{Exit, TABLE, Wait};
 use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
 use crate::gsas_node;
 use boot::a53::ExceptionFrame;
-use hal::gsas::MailboxOpcode;
-use hal::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
+use proto::gsas::MailboxOpcode;
+use proto::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
     for (i, v) in values.iter().enumerate() {
@@ -53,12 +53,12 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         nr::INTERFACE => {
             let pid = TABLE.lock().pid_of(slot);
             match pid {
-                Some(pid) => ok(frame, &[hal::syscall::layout::PIF_PAGE, hal::syscall::layout::MIF_PAGE, pid.raw()]),
+                Some(pid) => ok(frame, &[proto::syscall::layout::PIF_PAGE, proto::syscall::layout::MIF_PAGE, pid.raw()]),
                 None => err(frame, Error::BadArgument),
             }
         }
         nr::THREAD_ARGUMENT => {
-            let arg = TABLE.lock().slots[slot].as_ref().map_or(hal::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
+            let arg = TABLE.lock().slots[slot].as_ref().map_or(proto::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
             ok(frame, &[arg])
         }
         nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1], args[2]),

@@ -17,9 +17,9 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
-use hal::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
-use hal::syscall::ARGS_MAX;
-use hal::syscall::layout::{MIF_PAGE, PIF_PAGE};
+use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
+use proto::syscall::ARGS_MAX;
+use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
 
 /// What a process is waiting for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,7 +109,7 @@ pub enum SpawnError {
     /// All 65,535 process domain numbers of this boot have been handed out (they are never
     /// reused: pages an exited process owns still name its domain).
     DomainsExhausted,
-    /// The arguments take more than `hal::syscall::ARGS_MAX` bytes.
+    /// The arguments take more than `proto::syscall::ARGS_MAX` bytes.
     ArgumentsTooLong,
 }
 

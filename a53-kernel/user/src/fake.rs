@@ -8,7 +8,7 @@ use std::string::String;
 use std::vec::Vec;
 use std::{boxed::Box, vec};
 
-use hal::gsas::{
+use proto::gsas::{
     CHUNK_BYTES, DomainId, ErrorCode, GlobalAddress, Notification, Opcode, PAGE_CHUNKS, PAGE_SIZE, Pid, RawRequest,
     ReplyBody, ReplyPacket, Response, parse_description,
 };

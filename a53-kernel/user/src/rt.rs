@@ -91,7 +91,7 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::gsas::ErrorCode;
+    use proto::gsas::ErrorCode;
 
     #[test]
     fn statuses() {

@@ -1,12 +1,12 @@
-//! Typed wrappers for every system call of `hal::syscall`: `svc #0`, number in x8, arguments in
-//! x0..x5, results in x0..x2, a negative x0 is a `hal::syscall::Error`.
+//! Typed wrappers for every system call of `proto::syscall`: `svc #0`, number in x8, arguments in
+//! x0..x5, results in x0..x2, a negative x0 is a `proto::syscall::Error`.
 //!
 //! Unused argument registers are passed as 0 (the kernel keeps WAIT_MIF's deadline in x5 across
 //! a retried call, so x5 must be 0 on entry) and x0..x5 are treated as clobbered. Host builds
 //! have no kernel: every call answers `NoSuchCall` there.
 
-use hal::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
-use hal::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
+use proto::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
+use proto::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 use crate::error::{Error, ProtocolError};
 
@@ -36,7 +36,7 @@ pub fn raw(number: u64, args: [u64; 6]) -> [u64; 3] {
     let (x0, x1, x2);
     // SAFETY: `svc #0` enters the kernel, which reads x0..x5 and x8, may read or write memory
     // the arguments point to (declared by not passing `nomem`), writes x0..x5 (declared as
-    // outputs) and preserves every other register and the stack (the ABI of `hal::syscall`).
+    // outputs) and preserves every other register and the stack (the ABI of `proto::syscall`).
     unsafe {
         core::arch::asm!(
             "svc #0",

@@ -91,7 +91,7 @@ impl Destination {
         if node >= MAX_NODES {
             return Err(DestinationError::NodeOutOfRange(node));
         }
-        if usize::from(interface) >= crate::gsas::INTERFACES {
+        if usize::from(interface) >= crate::INTERFACES {
             return Err(DestinationError::InterfaceOutOfRange(interface));
         }
         Ok(Self { node: node as u8, window, interface, page_offset: 0 })

@@ -15,7 +15,7 @@ use tock_registers::{
     registers::{ReadOnly, ReadWrite, WriteOnly},
 };
 
-use crate::gsas::INTERFACES;
+use crate::INTERFACES;
 
 register_bitfields! [u128,
     /// PIF payload0 (seed Table 5: valid [127:48]); bits [47:0] are replaced by the PIDT entry.

@@ -16,7 +16,7 @@ use tock_registers::{
     registers::{ReadOnly, ReadWrite},
 };
 
-use crate::gsas::INTERFACES;
+use crate::INTERFACES;
 
 register_bitfields! [u32,
     pub STATUS [

@@ -6,7 +6,7 @@ use std::boxed::Box;
 use tock_registers::LocalRegisterCopy;
 
 use super::{Completion, Delivery, ModelError, check_size, truncate};
-use hal::gsas::INTERFACES;
+use proto::gsas::INTERFACES;
 use hal::packetizer::regs::{BASE_DEST, DESTINATION, PAYLOAD0, PIDT_ENTRY, PifRegisters, STATUS, TifRegisters};
 use hal::packetizer::{Destination, PACKET_BYTES, PAGE_BYTES, TIF_OFFSET, assemble, base_window};
 

@@ -6,7 +6,7 @@
 
 use super::MmioDevice;
 use crate::reg_offset;
-use hal::forward::Status;
+use proto::forward::Status;
 use hal::sysblock::regs::{COORD, ID_VALUE, IRQ, NODE_WORDS, RUN_DONE, SysblockRegisters as R, VERSION_VALUE};
 use hal::sysblock::{Coordinates, NodeSet};
 use std::sync::Arc;

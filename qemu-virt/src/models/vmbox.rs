@@ -7,7 +7,7 @@ use std::vec::Vec;
 use tock_registers::LocalRegisterCopy;
 
 use super::{Delivery, ModelError, check_size, truncate};
-use hal::gsas::INTERFACES;
+use proto::gsas::INTERFACES;
 use hal::vmbox::regs::{ControlRegisters, DEPTH, ID, IRQ, MifRegisters, STATUS, THRESHOLD};
 use hal::vmbox::{CONTROL_OFFSET, EMPTY_SENTINEL, ID_MAGIC, ID_VERSION, PAGE_BYTES, WORD_BYTES};
 

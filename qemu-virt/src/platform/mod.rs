@@ -19,7 +19,7 @@ use crate::models::{sysblock::Sysblock, window::Window};
 use crate::trace::AccessRecord;
 use board::Board as _;
 use board::pl;
-use hal::forward::{Request, Slots, Status};
+use proto::forward::{Request, Slots, Status};
 use irq_wire::IrqWire;
 use node_memory::NodeMemory;
 use std::io::Read;

@@ -25,7 +25,7 @@ pub use replies::Replies;
 use alloc::boxed::Box;
 
 use crate::gsas::softmmu::{Access, FibonacciHasher, MmuError, PageEntry, PageHasher, SoftMmu};
-use hal::gsas::{
+use proto::gsas::{
     DomainId, ErrorCode, GlobalAddress, MAX_ALLOC_PAGES, PAGE_SIZE, Pid, RawRequest, Response, static_check,
 };
 use hal::packetizer::PACKET_BYTES;

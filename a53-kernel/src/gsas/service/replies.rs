@@ -8,7 +8,7 @@
 
 use alloc::boxed::Box;
 
-use hal::gsas::{CHUNK_BYTES, PAGE_CHUNKS, PAGE_SIZE, Pid, ReplyBody, ReplyPacket, Response};
+use proto::gsas::{CHUNK_BYTES, PAGE_CHUNKS, PAGE_SIZE, Pid, ReplyBody, ReplyPacket, Response};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replies {

@@ -7,7 +7,7 @@ use crate::gsas::fakes::FakeBackends;
 use crate::gsas::mailbox::DeliverError;
 use crate::gsas::softmmu::{Frame, Sharing};
 use ErrorCode::*;
-use hal::gsas::{
+use proto::gsas::{
     AddressUse, EMPTY_THREAD_ARGUMENT, GlobalPage, MailboxOpcode, Message, Notification, Opcode, PAGE_CHUNKS,
     ReplyBody, ReplyPacket, Request, write_description,
 };

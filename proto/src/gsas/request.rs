@@ -12,7 +12,7 @@
 //! ```
 
 use super::{GlobalAddress, Opcode, Pid};
-use crate::packetizer::{self, PACKET_BYTES};
+use hal::packetizer::{self, PACKET_BYTES};
 
 /// Every field as it is on the wire, without interpretation. Every 32-byte array is one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

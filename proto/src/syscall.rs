@@ -15,10 +15,10 @@ pub mod nr {
     /// Returns x0 = this node's id, x1 = the number of nodes.
     pub const NODE_INFO: u64 = 3;
     /// Returns x0 = the VA of this process's packetizer interface page, x1 = the VA of its
-    /// mailbox interface page, x2 = its PID (48 bits, `hal::gsas::Pid`).
+    /// mailbox interface page, x2 = its PID (48 bits, `proto::gsas::Pid`).
     pub const INTERFACE: u64 = 4;
     /// Returns x0 = the argument the process was spawned with, or
-    /// `hal::gsas::EMPTY_THREAD_ARGUMENT` when it has none.
+    /// `proto::gsas::EMPTY_THREAD_ARGUMENT` when it has none.
     pub const THREAD_ARGUMENT: u64 = 5;
     /// x0 = words, x1 = timeout in microseconds (0 = none), x2 = the node whose answer is
     /// awaited, or `NO_NODE`: sleeps until this process's mailbox interface holds at least x0

@@ -17,8 +17,8 @@
 /// PID width (seed Table 4: PIDT entries are valid `[47:0]`).
 pub const PID_BITS: u32 = 48;
 pub const PID_MASK: u64 = (1 << PID_BITS) - 1;
-/// Interfaces per packetizer and per vmbox (seed §2.2.1).
-pub const INTERFACES: usize = 64;
+/// Interfaces per packetizer and per vmbox: a hardware fact, defined with the blocks.
+pub use hal::INTERFACES;
 pub const GENERATIONS: u16 = 1 << 10;
 /// The domain of a node's kernel (and its atomic service).
 pub const KERNEL_DOMAIN: u16 = 0;

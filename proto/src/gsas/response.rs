@@ -21,7 +21,7 @@
 //! its mailbox interface (a process that timed out and exited) and skip them.
 
 use super::{ErrorCode, Pid, UnknownErrorCode};
-use crate::packetizer::{self, PACKET_BYTES};
+use hal::packetizer::{self, PACKET_BYTES};
 
 pub const RESPONSE_BYTES: usize = 16;
 /// Page bytes carried by one data reply.

@@ -69,11 +69,10 @@ pub mod op {
 /// processor cluster (inner-shareable barriers do not reach the RPU).
 #[inline(always)]
 pub fn system_barrier() {
-    #[cfg(any(target_arch = "aarch64", target_arch = "arm"))]
-    // SAFETY: a barrier has no memory-safety effect.
-    unsafe {
-        core::arch::asm!("dmb sy", options(nostack, preserves_flags));
-    }
+    #[cfg(target_arch = "aarch64")]
+    aarch64_cpu::asm::barrier::dmb(aarch64_cpu::asm::barrier::SY);
+    #[cfg(target_arch = "arm")]
+    aarch32_cpu::asm::dmb(); // DMB with the default option, SY
     #[cfg(not(any(target_arch = "aarch64", target_arch = "arm")))]
     core::sync::atomic::fence(Ordering::SeqCst);
 }
