@@ -2,8 +2,9 @@
 //!
 //! Logic that does not touch the CPU is plain Rust, compiled and unit-tested on the host;
 //! the `arch` layer and everything that uses it exist only when building for
-//! `aarch64-unknown-none`. The images (`src/bin`) are thin: `a53-kernel` boots and runs the
-//! demo, `a53-ktest` boots and runs the on-target tests.
+//! `aarch64-unknown-none`. The image (`src/bin/kernel.rs`) is thin: it boots and runs the demo,
+//! a program or the console. The on-target tests are a crate of their own, `a53-ktest`
+//! (`a53-kernel/ktest`), whose image boots the same way and runs them.
 #![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
@@ -35,8 +36,6 @@ pub mod heap;
 pub mod irq;
 #[cfg(target_arch = "aarch64")]
 pub mod kernel;
-#[cfg(target_arch = "aarch64")]
-pub mod ktest;
 #[cfg(target_arch = "aarch64")]
 pub mod rpu;
 #[cfg(target_arch = "aarch64")]

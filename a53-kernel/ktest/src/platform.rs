@@ -1,15 +1,15 @@
 //! The (emulated or real) PL as one node sees it: the system block, PL interrupts, the global
 //! window to itself, and clear faults where nothing answers.
 
-use super::cluster_support::{local, remote, whoami};
-use super::ensure;
-use crate::arch::cpu;
-use crate::exception::catch_fault;
-use crate::kernel::sysblock;
+use crate::cluster_support::{local, remote, whoami};
+use crate::{arch, ensure};
+use a53_kernel::arch::cpu;
+use a53_kernel::exception::catch_fault;
+use a53_kernel::kernel::sysblock;
 use board::layout::TEST_BUFFER;
 use board::pl;
-use boot::testkit::{Test, TestResult};
-use core::arch::asm;
+use crate::testkit::{Test, TestResult};
+use hal::mmio::{read_u128, write_u128};
 
 pub const TESTS: &[Test] = &[
     Test::new("platform", "sysblock_identifies_the_node", identity),
@@ -31,7 +31,7 @@ fn scratch() -> TestResult {
         block.set_scratch(value);
         ensure(block.scratch() == value, "32-bit scratch did not keep its value")?;
     }
-    let scratch64 = (crate::arch::phys_to_virt(pl::SYSBLOCK_BASE) + 0x28) as *mut u64;
+    let scratch64 = (a53_kernel::arch::phys_to_virt(pl::SYSBLOCK_BASE) + 0x28) as *mut u64;
     for value in [0x0123_4567_89ab_cdef, u64::MAX, 0] {
         // SAFETY: SCRATCH64 of the system block (docs/hw/sysblock.md).
         let back = unsafe {
@@ -46,14 +46,14 @@ fn scratch() -> TestResult {
 /// The system block's doorbell raises PL line 0; the kernel's handler for the line
 /// (`cluster`) counts it.
 fn pl_interrupt() -> TestResult {
-    let before = crate::cluster::doorbells();
+    let before = a53_kernel::cluster::doorbells();
     sysblock().enable_doorbell_irq();
     for ring in 1..=3 {
         sysblock().ring_doorbell();
-        let give_up = crate::timer::now() + crate::timer::hz();
-        cpu::idle_until(|| crate::cluster::doorbells() >= before + ring || crate::timer::now() > give_up);
+        let give_up = a53_kernel::timer::now() + a53_kernel::timer::hz();
+        cpu::idle_until(|| a53_kernel::cluster::doorbells() >= before + ring || a53_kernel::timer::now() > give_up);
         ensure(
-            crate::cluster::doorbells() == before + ring,
+            a53_kernel::cluster::doorbells() == before + ring,
             "the doorbell interrupt did not reach its handler exactly once",
         )?;
     }
@@ -61,18 +61,18 @@ fn pl_interrupt() -> TestResult {
 }
 
 fn unmodelled() -> TestResult {
-    let addr = crate::arch::phys_to_virt(0x8050_0000) as *const u32;
-    let start = crate::timer::now();
+    let addr = a53_kernel::arch::phys_to_virt(0x8050_0000) as *const u32;
+    let start = a53_kernel::timer::now();
     // SAFETY: no device answers here: the access faults and the catcher skips it.
     let (_, caught) = catch_fault(|| unsafe { addr.read_volatile() });
     let f = caught.ok_or("an access to an unmodelled PL address did not fault")?;
     ensure(f.far == addr as u64, "the fault names a different address")?;
-    if <crate::Board as board::Board>::FORWARDING.is_some() {
+    if <a53_kernel::Board as board::Board>::FORWARDING.is_some() {
         let note = f.note.ok_or("the fault report does not say why")?;
         ensure(note.what.contains("no device model"), "the fault report does not say that no device answers")?;
         ensure(note.addr == 0x8050_0000, "the note names a different physical address")?;
     }
-    ensure(crate::timer::now() - start < crate::timer::hz(), "the fault took a second: it behaved like a hang")
+    ensure(a53_kernel::timer::now() - start < a53_kernel::timer::hz(), "the fault took a second: it behaved like a hang")
 }
 
 fn missing_node() -> TestResult {
@@ -96,7 +96,7 @@ fn window_sizes() -> TestResult {
         (through(0x04) as *mut u32).write_volatile(0xdead_beef);
         (through(0x08) as *mut u64).write_volatile(0x0123_4567_89ab_cdef);
         let q: u128 = 0xfedc_ba98_7654_3210_0f1e_2d3c_4b5a_6978;
-        asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) &q, dst = in(reg) through(0x10), t = out(vreg) _);
+        write_u128(through(0x10) as *mut u128, q);
         ensure(direct(0x01).read_volatile() == 0xa5, "8-bit store")?;
         ensure((direct(0x02) as *const u16).read_volatile() == 0xbeef, "16-bit store")?;
         ensure((direct(0x04) as *const u32).read_volatile() == 0xdead_beef, "32-bit store")?;
@@ -106,12 +106,10 @@ fn window_sizes() -> TestResult {
         ensure((through(0x02) as *const u16).read_volatile() == 0xbeef, "16-bit load")?;
         ensure((through(0x04) as *const u32).read_volatile() == 0xdead_beef, "32-bit load")?;
         ensure((through(0x08) as *const u64).read_volatile() == 0x0123_4567_89ab_cdef, "64-bit load")?;
-        let mut back: u128 = 0;
-        asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) through(0x10), dst = in(reg) &mut back, t = out(vreg) _);
+        let back = read_u128(through(0x10) as *const u128);
         ensure(back == q, "128-bit load")?;
         // Sign extension happens in the core, after the forwarded load.
-        let signed: i64;
-        asm!("ldrsb {v}, [{a}]", a = in(reg) through(0x01), v = out(reg) signed);
+        let signed = arch::load_signed_byte(through(0x01));
         ensure(signed == 0xa5u8 as i8 as i64, "sign-extending load")?;
     }
     Ok(())

@@ -1,11 +1,10 @@
 //! Synchronous exceptions are reported precisely and can be recovered from.
 
-use super::ensure;
-use crate::esr::{ExceptionClass, FaultStatus};
-use crate::exception::catch_fault;
+use crate::{arch, ensure};
+use a53_kernel::esr::{ExceptionClass, FaultStatus};
+use a53_kernel::exception::catch_fault;
 use board::layout::KERNEL_VA_OFFSET;
-use boot::testkit::{Test, TestResult};
-use core::arch::asm;
+use crate::testkit::{Test, TestResult};
 
 pub const TESTS: &[Test] = &[
     Test::new("exceptions", "data_abort_on_load_is_reported_and_recovered", load_abort),
@@ -18,14 +17,8 @@ pub const TESTS: &[Test] = &[
 const UNMAPPED: u64 = KERNEL_VA_OFFSET + 0x40_0000_0000;
 
 fn load_abort() -> TestResult {
-    let (pc, caught) = catch_fault(|| {
-        let pc: u64;
-        // SAFETY: the load faults and the catcher skips it; x0's value is irrelevant.
-        unsafe {
-            asm!("adr {pc}, 1f", "1: ldr {val}, [{addr}]", pc = out(reg) pc, val = out(reg) _, addr = in(reg) UNMAPPED + 8);
-        }
-        pc
-    });
+    // SAFETY: the load faults and the catcher skips it.
+    let (pc, caught) = catch_fault(|| unsafe { arch::load_and_locate(UNMAPPED + 8) });
     let f = caught.ok_or("no fault was taken")?;
     ensure(f.esr.class() == ExceptionClass::DataAbortSame, "wrong exception class")?;
     ensure(f.esr.fault_status() == FaultStatus::Translation { level: 1 }, "wrong fault status")?;
@@ -35,14 +28,8 @@ fn load_abort() -> TestResult {
 }
 
 fn store_abort() -> TestResult {
-    let (pc, caught) = catch_fault(|| {
-        let pc: u64;
-        // SAFETY: the store faults and the catcher skips it; nothing is written.
-        unsafe {
-            asm!("adr {pc}, 1f", "1: str {val:w}, [{addr}]", pc = out(reg) pc, val = in(reg) 7u32, addr = in(reg) UNMAPPED + 0x1234);
-        }
-        pc
-    });
+    // SAFETY: the store faults and the catcher skips it; nothing is written.
+    let (pc, caught) = catch_fault(|| unsafe { arch::store_and_locate(UNMAPPED + 0x1234, 7) });
     let f = caught.ok_or("no fault was taken")?;
     ensure(f.esr.class() == ExceptionClass::DataAbortSame, "wrong exception class")?;
     ensure(f.esr.is_write(), "a store reported as a read")?;
@@ -51,24 +38,14 @@ fn store_abort() -> TestResult {
 }
 
 fn undefined() -> TestResult {
-    let (pc, caught) = catch_fault(|| {
-        let pc: u64;
-        // SAFETY: UDF traps and the catcher skips it.
-        unsafe { asm!("adr {pc}, 1f", "1: udf #0x5a5a", pc = out(reg) pc) };
-        pc
-    });
+    let (pc, caught) = catch_fault(arch::undefined_and_locate);
     let f = caught.ok_or("no exception was taken")?;
     ensure(f.esr.class() == ExceptionClass::Unknown, "wrong exception class")?;
     ensure(f.elr == pc, "ELR is not the undefined instruction")
 }
 
 fn brk() -> TestResult {
-    let (pc, caught) = catch_fault(|| {
-        let pc: u64;
-        // SAFETY: BRK traps and the catcher skips it.
-        unsafe { asm!("adr {pc}, 1f", "1: brk #0x42", pc = out(reg) pc) };
-        pc
-    });
+    let (pc, caught) = catch_fault(arch::brk_and_locate);
     let f = caught.ok_or("no exception was taken")?;
     ensure(f.esr.class() == ExceptionClass::Brk, "wrong exception class")?;
     ensure(f.esr.imm16() == 0x42, "wrong BRK immediate")?;

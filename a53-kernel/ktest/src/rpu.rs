@@ -1,8 +1,8 @@
 //! The A53 <-> R5 request/response rings.
 
-use super::ensure;
-use crate::rpu;
-use boot::testkit::{Test, TestResult};
+use crate::ensure;
+use a53_kernel::rpu;
+use crate::testkit::{Test, TestResult};
 use proto::ipc::{Message, op};
 
 pub const TESTS: &[Test] = &[
@@ -33,7 +33,7 @@ fn round_trip() -> TestResult {
     const COUNT: u64 = 1000;
     let first_seq = rpu::next_seq();
     let (mut sent, mut received) = (0u64, 0u64);
-    let give_up = crate::timer::now() + 20 * crate::timer::hz();
+    let give_up = a53_kernel::timer::now() + 20 * a53_kernel::timer::hz();
     while received < COUNT {
         // Keep the ring as full as it will go: a full ring refuses, it never drops.
         while sent < COUNT {
@@ -48,7 +48,7 @@ fn round_trip() -> TestResult {
             ensure(reply.seq == first_seq.wrapping_add(received as u32), "reply out of order or lost")?;
             ensure(reply.args == payload(received), "reply payload differs")?;
             received += 1;
-        } else if crate::timer::now() > give_up {
+        } else if a53_kernel::timer::now() > give_up {
             return Err("replies stopped arriving");
         }
     }
@@ -67,7 +67,7 @@ fn unknown() -> TestResult {
 
 fn trace() -> TestResult {
     started()?;
-    let nonce = crate::timer::now() & 0xffff_ffff;
+    let nonce = a53_kernel::timer::now() & 0xffff_ffff;
     let reply = rpu::call(op::TRACE_NONCE, [nonce, 0, 0, 0, 0, 0, 0]).map_err(|_| "no reply")?;
     ensure(reply.args[0] == nonce, "wrong nonce in reply")?;
     // The runner fails this test unless the R5 trace it drains contains this exact text.
@@ -77,8 +77,8 @@ fn trace() -> TestResult {
 
 /// `crash=r5-fault`: asks the R5 to load from DDR its MPU does not cover. The firmware must
 /// fault, report it in its trace (the runner checks) and never reply.
-pub fn r5_fault_self_test() -> crate::kernel::Stop {
-    use crate::kernel::Stop;
+pub fn r5_fault_self_test() -> a53_kernel::kernel::Stop {
+    use a53_kernel::kernel::Stop;
     if !rpu::is_started() {
         defmt::error!("the RPU did not start");
         return Stop::Failure;
@@ -87,8 +87,8 @@ pub fn r5_fault_self_test() -> crate::kernel::Stop {
     if rpu::send(Message::new(op::FAULT_TEST, seq, [op::FAULT_TEST_KEY, 0x4000_0000, 0, 0, 0, 0, 0])).is_err() {
         return Stop::Failure;
     }
-    let until = crate::timer::now() + crate::timer::hz();
-    while crate::timer::now() < until {
+    let until = a53_kernel::timer::now() + a53_kernel::timer::hz();
+    while a53_kernel::timer::now() < until {
         if let Some(reply) = rpu::try_recv() {
             defmt::error!("the R5 replied ({=u32:#x}) instead of faulting", reply.op);
             return Stop::Failure;
@@ -100,7 +100,7 @@ pub fn r5_fault_self_test() -> crate::kernel::Stop {
 
 fn r5_pl_access() -> TestResult {
     started()?;
-    let (me, _) = super::cluster_support::whoami()?;
+    let (me, _) = crate::cluster_support::whoami()?;
     let reply = rpu::call(op::PL_PROBE, [0xfeed_f00d, 8, 0, 0, 0, 0, 0]).map_err(|_| "no reply")?;
     ensure(reply.args[2] == u64::from(hal::sysblock::regs::ID_VALUE), "the R5 read a wrong ID register")?;
     ensure(reply.args[0] == u64::from(me), "the R5 sees a different node id")?;

@@ -1,8 +1,8 @@
 //! The heap survives a long mixed workload with its contents intact.
 
-use super::ensure;
+use crate::ensure;
 use alloc::alloc::{Layout, alloc, dealloc};
-use boot::testkit::{Test, TestResult};
+use crate::testkit::{Test, TestResult};
 use proto::rand::XorShift64;
 
 pub const TESTS: &[Test] = &[Test::new("heap", "ten_thousand_mixed_allocations_keep_their_contents", stress)];
@@ -28,7 +28,7 @@ fn intact(b: &Block) -> bool {
 fn stress() -> TestResult {
     const OPERATIONS: usize = 10_000;
     const LIVE_MAX: usize = 256;
-    let (used_before, _) = crate::heap::usage();
+    let (used_before, _) = a53_kernel::heap::usage();
     let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     let mut live: heapless::Vec<Block, LIVE_MAX> = heapless::Vec::new();
     let mut result = Ok(());
@@ -67,5 +67,5 @@ fn stress() -> TestResult {
         unsafe { dealloc(b.ptr, b.layout) };
     }
     result?;
-    ensure(crate::heap::usage().0 == used_before, "the heap did not return to its starting usage")
+    ensure(a53_kernel::heap::usage().0 == used_before, "the heap did not return to its starting usage")
 }

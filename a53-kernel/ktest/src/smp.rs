@@ -1,10 +1,10 @@
 //! All four cores run, interrupt each other, and share memory under a spin lock.
 
-use super::ensure;
-use crate::arch::cpu;
-use crate::irq::{self, IntId, sgi};
-use crate::smp;
-use boot::testkit::{Test, TestResult};
+use crate::ensure;
+use a53_kernel::arch::cpu;
+use a53_kernel::irq::{self, IntId, sgi};
+use a53_kernel::smp;
+use crate::testkit::{Test, TestResult};
 use core::sync::atomic::{AtomicU32, Ordering};
 
 pub const TESTS: &[Test] = &[
@@ -37,8 +37,8 @@ fn sgi_matrix() -> TestResult {
                 }
                 smp::run_on(sender, &|_| irq::send_sgi(sgi::TEST, 1 << receiver)).map_err(|_| "sender offline")?;
                 // The receiver may be asleep in WFI; give it a bounded time to take the SGI.
-                let deadline = crate::timer::now() + crate::timer::hz() / 2;
-                while RECEIVED[receiver].load(Ordering::SeqCst) == 0 && crate::timer::now() < deadline {
+                let deadline = a53_kernel::timer::now() + a53_kernel::timer::hz() / 2;
+                while RECEIVED[receiver].load(Ordering::SeqCst) == 0 && a53_kernel::timer::now() < deadline {
                     core::hint::spin_loop();
                 }
                 ensure(RECEIVED[receiver].load(Ordering::SeqCst) == 1, "SGI not received exactly once")?;

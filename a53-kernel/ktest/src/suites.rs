@@ -1,28 +1,9 @@
-//! The kernel's on-target tests, run by the `a53-ktest` image.
-//!
-//! Boot arguments: `cluster` runs the multi-node tests first (every node of the cluster runs
-//! this image; `cluster-filter=TEXT` selects among them, `cluster-only` skips the single-node
-//! tests), `filter=TEXT` runs the tests whose `suite::name` contains TEXT (repeated:
-//! all of them), `list`
-//! lists them, `expect-el=N` makes the boot test check the entry exception level, and
-//! `bench=NAME` runs a benchmark instead of the tests;
-//! `crash=panic|fault` ends the image in a deliberate panic or unhandled fault, and
-//! `crash=r5-fault` makes the R5 take a data abort (the runner checks the reports).
+//! The suites, in the order they run, and the runner that the image calls.
 
-mod bench;
-mod boot_checks;
-mod cluster;
-mod cluster_support;
-mod exceptions;
-mod gsas;
-mod heap;
-mod platform;
-mod rpu;
-mod smp;
-mod timer;
+use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, platform, rpu, smp, timer};
 
-use crate::kernel::{Stop, boot_args};
-use boot::testkit::{self, Reporter, Test, TestResult};
+use a53_kernel::kernel::{Stop, boot_args};
+use crate::testkit::{self, Reporter, Test, TestResult};
 
 /// Every kernel test, in the order they run.
 pub const TESTS: &[&[Test]] = &[

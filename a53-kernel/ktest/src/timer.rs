@@ -1,9 +1,9 @@
 //! The generic timer: the periodic tick, one-shot alarms, and delays.
 
-use super::ensure;
-use crate::arch::cpu;
-use crate::{smp, timer};
-use boot::testkit::{Test, TestResult};
+use crate::ensure;
+use a53_kernel::arch::cpu;
+use a53_kernel::{smp, timer};
+use crate::testkit::{Test, TestResult};
 use core::sync::atomic::{AtomicU64, Ordering};
 use embedded_hal::delay::DelayNs;
 

@@ -1,10 +1,10 @@
 //! The global shared address space on one node: processes, the atomic service, protection.
 //! Each test runs user programs (`a53-kernel/user`) and judges them by their exit.
 
-use super::ensure;
-use crate::process::table::{self, Exit, Reap};
+use crate::ensure;
+use a53_kernel::process::table::{self, Exit, Reap};
 use alloc::vec::Vec;
-use boot::testkit::{Test, TestResult};
+use crate::testkit::{Test, TestResult};
 
 pub const TESTS: &[Test] = &[
     Test::new("gsas", "a_process_runs_and_exits_with_its_status", hello),
@@ -35,7 +35,7 @@ pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
 /// Waits up to `seconds` for the process to end; one that does not is killed, so that it does
 /// not run on into the next test.
 pub fn finish(handle: table::Handle, seconds: u64) -> Result<Exit, &'static str> {
-    table::wait_or_kill(handle, seconds * crate::timer::hz()).ok_or("the program did not finish in time")
+    table::wait_or_kill(handle, seconds * a53_kernel::timer::hz()).ok_or("the program did not finish in time")
 }
 
 /// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0 within
@@ -62,7 +62,7 @@ pub fn run_together(name: &str, arg: u64, count: usize, seconds: u64) -> TestRes
 
 /// Runs `name` with string arguments `args` to its end.
 pub fn run_with_args(name: &str, args: &[&str]) -> Result<Exit, &'static str> {
-    let packed = crate::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
+    let packed = a53_kernel::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
     let handle = table::spawn_with_args(name, None, &packed, Reap::Wait).map_err(|e| {
         defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
         "the program could not be started"
@@ -111,7 +111,7 @@ pub fn notify_arg(node: u16, opcode: u8, payload: u64) -> Result<u64, &'static s
 }
 
 fn me() -> u64 {
-    u64::from(crate::gsas_node::node_id())
+    u64::from(a53_kernel::gsas_node::node_id())
 }
 
 fn hello() -> TestResult {
@@ -145,7 +145,7 @@ fn touch_tif() -> TestResult {
 }
 
 fn mif_flood() -> TestResult {
-    let nacks = || crate::gsas_node::REPLY_NACKS.load(core::sync::atomic::Ordering::Relaxed);
+    let nacks = || a53_kernel::gsas_node::REPLY_NACKS.load(core::sync::atomic::Ordering::Relaxed);
     let before = nacks();
     expect_status("mif-flood", me(), 0)?;
     // 300 replies, 256 places: the service must have been refused, and retried.
@@ -161,8 +161,8 @@ fn notify() -> TestResult {
     const PAYLOAD: u64 = 0x1234_5678;
     let receiver = table::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?;
     // The receiver registers and then blocks; give it time to get there.
-    let t = crate::timer::now() + crate::timer::hz() / 2;
-    crate::arch::cpu::idle_until(|| crate::timer::now() > t);
+    let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 2;
+    a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
     expect_status("notify-sender", notify_arg(me() as u16, OPCODE, PAYLOAD)?, 0)?;
     match finish(receiver, PROGRAM_SECONDS).map_err(|_| "the receiver never woke")? {
         Exit::Status(p) if p == PAYLOAD => Ok(()),
@@ -177,10 +177,10 @@ fn bad_syscalls() -> TestResult {
 fn kill() -> TestResult {
     for (how, arg) in [("spinning", 0), ("sleeping", 1)] {
         let handle = table::spawn("spin", Some(arg), Reap::Wait).map_err(|_| "cannot spawn spin")?;
-        let t = crate::timer::now() + crate::timer::hz() / 10;
-        crate::arch::cpu::idle_until(|| crate::timer::now() > t);
+        let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 10;
+        a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
         table::kill(handle);
-        match table::wait(handle, crate::timer::hz()) {
+        match table::wait(handle, a53_kernel::timer::hz()) {
             Some(Exit::Killed) => {}
             other => {
                 defmt::println!("{=str} spin: {}", how, defmt::Debug2Format(&other));

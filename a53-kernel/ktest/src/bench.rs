@@ -1,15 +1,15 @@
 //! Benchmarks (boot argument `bench=NAME`): each prints `bench <name>: <value> <unit>` lines,
 //! which `cargo xtask bench` collects. Figures from QEMU describe the emulator, not the board.
 
-use super::cluster_support::{barrier, publish, published, remote, wait_for, whoami};
-use super::gsas::{result_of, run_together};
-use crate::rpu;
+use crate::cluster_support::{barrier, publish, published, remote, wait_for, whoami};
+use crate::gsas::{result_of, run_together};
+use a53_kernel::rpu;
 use board::layout::TEST_BUFFER;
-use core::arch::asm;
+use hal::mmio::write_u128;
 use proto::ipc::op;
 
 fn print_us(name: &str, ticks: u64) {
-    let ns = crate::timer::timer().rate().ns_from_ticks(ticks);
+    let ns = a53_kernel::timer::timer().rate().ns_from_ticks(ticks);
     defmt::println!("bench {=str}: {=u64}.{=u64:03} us", name, ns / 1000, ns % 1000);
 }
 
@@ -23,12 +23,12 @@ fn percentiles(samples: &mut [u64]) -> (u64, u64) {
 /// Forwarded MMIO round trip, A53 and R5: reads of the system block's scratch register.
 fn platform_single() {
     const READS: usize = 10_000;
-    let block = crate::kernel::sysblock();
+    let block = a53_kernel::kernel::sysblock();
     let mut samples = alloc::vec![0u64; READS];
     for s in samples.iter_mut() {
-        let t0 = crate::timer::now();
+        let t0 = a53_kernel::timer::now();
         core::hint::black_box(block.scratch());
-        *s = crate::timer::now() - t0;
+        *s = a53_kernel::timer::now() - t0;
     }
     let (median, p99) = percentiles(&mut samples);
     print_us("a53_forwarded_round_trip_median", median);
@@ -58,17 +58,17 @@ fn platform_window() -> Result<(), &'static str> {
     barrier(1)?;
     if me == 0 {
         let value: u128 = 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210;
-        let t0 = crate::timer::now();
+        let t0 = a53_kernel::timer::now();
         for _ in 0..ROUNDS {
             for i in 0..BYTES / 16 {
                 let dst = remote::<u128>(1, TEST_BUFFER + i * 16);
                 // SAFETY: node 1's TEST_BUFFER is reserved for tests and benchmarks.
                 unsafe {
-                    asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) &value, dst = in(reg) dst, t = out(vreg) _)
+                    write_u128(dst, value)
                 };
             }
         }
-        let ns = crate::timer::timer().rate().ns_from_ticks(crate::timer::now() - t0);
+        let ns = a53_kernel::timer::timer().rate().ns_from_ticks(a53_kernel::timer::now() - t0);
         let bytes = BYTES * ROUNDS;
         defmt::println!("bench window_copy_bytes: {=u64} B", bytes);
         defmt::println!("bench window_copy_ns: {=u64} ns", ns);
@@ -88,9 +88,9 @@ const FAD_OPS: u64 = unimem_user::args::fad_bench::OPS as u64;
 fn fad_burst(counter: u64, count: u64) -> Result<u64, &'static str> {
     let counter = proto::gsas::GlobalAddress::from_raw(counter);
     let arg = unimem_user::args::fad_bench::pack(counter, FAD_WINDOW).ok_or("the counter is not a page")?;
-    let t0 = crate::timer::now();
+    let t0 = a53_kernel::timer::now();
     run_together("fad-bench", arg, count as usize, 300)?;
-    Ok(crate::timer::timer().rate().ns_from_ticks(crate::timer::now() - t0))
+    Ok(a53_kernel::timer::timer().rate().ns_from_ticks(a53_kernel::timer::now() - t0))
 }
 
 /// Remote FAD64 throughput with 1..=n requesting nodes, all on one counter on node 0. The
@@ -130,10 +130,10 @@ fn gsas_fad() -> Result<(), &'static str> {
 /// Instructions the atomic service executes per FAD64 request (PMU, under `-icount`), from
 /// one process's requests to its own node, one at a time.
 fn gsas_service() -> Result<(), &'static str> {
-    let counter = result_of("alloc-counter", u64::from(crate::gsas_node::node_id()))?;
-    crate::gsas_node::profile::start()?;
+    let counter = result_of("alloc-counter", u64::from(a53_kernel::gsas_node::node_id()))?;
+    a53_kernel::gsas_node::profile::start()?;
     let ran = fad_burst(counter, 1);
-    let mut samples = crate::gsas_node::profile::stop();
+    let mut samples = a53_kernel::gsas_node::profile::stop();
     ran?;
     if samples.len() < FAD_OPS as usize {
         return Err("fewer requests sampled than sent");
@@ -148,8 +148,8 @@ fn gsas_service() -> Result<(), &'static str> {
 }
 
 /// Runs benchmark `name`.
-pub fn run(name: &str) -> crate::kernel::Stop {
-    use crate::kernel::Stop;
+pub fn run(name: &str) -> a53_kernel::kernel::Stop {
+    use a53_kernel::kernel::Stop;
     let result = match name {
         "platform" => {
             platform_single();

@@ -5,7 +5,7 @@
 //! nothing needs clearing): word `i` of block `BARRIER` / `ROLL_CALL` in node 0's page belongs
 //! to node `i`; word `i` of block `FLAGS` in a node's own page is set by node `i`.
 
-use crate::arch::phys_to_virt;
+use a53_kernel::arch::phys_to_virt;
 use board::layout::TEST_RENDEZVOUS;
 use board::pl::window_address;
 
@@ -29,7 +29,7 @@ pub fn published(index: u16) -> u64 {
 
 /// This node's id and the cluster's size, from the system block.
 pub fn whoami() -> Result<(u16, u16), &'static str> {
-    let id = crate::kernel::sysblock().identity().map_err(|_| "no system block")?;
+    let id = a53_kernel::kernel::sysblock().identity().map_err(|_| "no system block")?;
     Ok((id.node, id.node_count))
 }
 
@@ -50,14 +50,14 @@ pub fn rendezvous(block: u64, index: u16) -> u64 {
 /// Between two looks at another node's words: asleep until the next tick, so that a waiting
 /// node leaves the host's CPUs to the nodes doing the work.
 fn pause() {
-    crate::timer::sleep_until(crate::timer::now() + crate::timer::hz() / 1000);
+    a53_kernel::timer::sleep_until(a53_kernel::timer::now() + a53_kernel::timer::hz() / 1000);
 }
 
 /// Waits until `ready()` or `seconds` pass.
 pub fn wait_for(seconds: u64, mut ready: impl FnMut() -> bool) -> Result<(), &'static str> {
-    let give_up = crate::timer::now() + seconds * crate::timer::hz();
+    let give_up = a53_kernel::timer::now() + seconds * a53_kernel::timer::hz();
     while !ready() {
-        if crate::timer::now() > give_up {
+        if a53_kernel::timer::now() > give_up {
             return Err("timed out waiting for the other nodes");
         }
         pause();
@@ -74,7 +74,7 @@ pub fn barrier(generation: u64) -> Result<(), &'static str> {
     wait_for(60, || {
         (0..n).all(|i| {
             // SAFETY: as above; reads of other nodes' words.
-            !crate::cluster::is_alive(u64::from(i))
+            !a53_kernel::cluster::is_alive(u64::from(i))
                 || unsafe { remote::<u64>(0, rendezvous(BARRIER, i)).read_volatile() } >= generation
         })
     })

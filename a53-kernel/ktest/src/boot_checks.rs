@@ -1,12 +1,13 @@
 //! The boot path: entry exception level, and the protections of the kernel map.
 
-use super::ensure;
-use crate::arch::mmu::image_layout;
-use crate::arch::phys_to_virt;
-use crate::esr::{ExceptionClass, FaultStatus};
-use crate::exception::catch_fault;
-use crate::kernel::boot_args;
-use boot::testkit::{Test, TestResult};
+use crate::ensure;
+use aarch64_cpu::registers::{CurrentEL, Readable};
+use a53_kernel::arch::mmu::image_layout;
+use a53_kernel::arch::phys_to_virt;
+use a53_kernel::esr::{ExceptionClass, FaultStatus};
+use a53_kernel::exception::catch_fault;
+use a53_kernel::kernel::boot_args;
+use crate::testkit::{Test, TestResult};
 
 pub const TESTS: &[Test] = &[
     Test::new("boot", "entered_at_the_expected_exception_level", entry_el),
@@ -16,16 +17,13 @@ pub const TESTS: &[Test] = &[
 ];
 
 fn entry_el() -> TestResult {
-    let el = crate::kernel::entry_el();
+    let el = a53_kernel::kernel::entry_el();
     match boot_args().value("expect-el") {
         Some(expected) => ensure(expected.parse::<u8>() == Ok(el), "entered at a different EL than expected"),
         None => ensure(el == 1 || el == 2, "entered at neither EL1 nor EL2"),
     }?;
     // Whatever the entry, the kernel runs at EL1.
-    let current: u64;
-    // SAFETY: reading CurrentEL has no side effect.
-    unsafe { core::arch::asm!("mrs {}, CurrentEL", out(reg) current) };
-    ensure((current >> 2) & 3 == 1, "the kernel is not running at EL1")
+    ensure(CurrentEL.read(CurrentEL::EL) == 1, "the kernel is not running at EL1")
 }
 
 fn text_read_only() -> TestResult {

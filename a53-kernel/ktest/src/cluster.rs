@@ -1,11 +1,11 @@
 //! Tests that run on every node of a cluster at once (boot argument `cluster`): each node
 //! finds the others through the global address window.
 
-use super::cluster_support::{FLAGS, ROLL_CALL, barrier, local, remote, rendezvous, wait_for, whoami};
-use super::ensure;
+use crate::cluster_support::{FLAGS, ROLL_CALL, barrier, local, remote, rendezvous, wait_for, whoami};
+use crate::ensure;
 use board::layout::TEST_BUFFER;
-use boot::testkit::{Test, TestResult};
-use core::arch::asm;
+use crate::testkit::{Test, TestResult};
+use hal::mmio::{read_u128, write_u128};
 
 pub const TESTS: &[Test] = &[
     Test::new("cluster", "every_node_sees_every_id", roll_call),
@@ -24,14 +24,14 @@ pub const TESTS: &[Test] = &[
 /// The global shared address space across nodes (seed D3.6 section 2): every node runs these
 /// together; one node sets a scene, publishes an address, and all take part.
 mod gsas {
-    use super::super::cluster_support::{barrier, publish, published, whoami};
-    use super::super::ensure;
-    use super::super::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
-    use crate::process::table::{self, Exit, Reap};
+    use crate::cluster_support::{barrier, publish, published, whoami};
+    use crate::ensure;
+    use crate::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
+    use a53_kernel::process::table::{self, Exit, Reap};
     use alloc::format;
     use alloc::string::String;
     use alloc::vec::Vec;
-    use boot::testkit::TestResult;
+    use crate::testkit::TestResult;
     use unimem_user::args::spawn_tree;
 
     const SECONDS: u64 = 180;
@@ -118,14 +118,14 @@ mod gsas {
                 let arg = spawn_tree::pack(counter_address, DEPTH).ok_or("the counter is not a page")?;
                 expect_status("spawn-tree", arg, 0)?;
                 // The children run on their own nodes, reaped there: watch the counter.
-                let give_up = crate::timer::now() + SECONDS * crate::timer::hz();
+                let give_up = a53_kernel::timer::now() + SECONDS * a53_kernel::timer::hz();
                 loop {
                     let count = result_of("read64", counter)?;
                     if count == PROCESSES {
                         return Ok(());
                     }
                     ensure(count < PROCESSES, "more processes than the tree has")?;
-                    ensure(crate::timer::now() < give_up, "the tree did not complete")?;
+                    ensure(a53_kernel::timer::now() < give_up, "the tree did not complete")?;
                 }
             })();
         }
@@ -155,7 +155,7 @@ mod gsas {
         /// `VALUES` slots of the counter pages: `PAGES + node`.
         const PAGES: u16 = 16;
         let (me, n) = whoami()?;
-        let victim = crate::kernel::boot_args().value("victim").unwrap_or("-");
+        let victim = a53_kernel::kernel::boot_args().value("victim").unwrap_or("-");
         barrier(900)?;
         publish(PAGES + me, result_of("alloc-counter", u64::from(me))?);
         barrier(901)?;
@@ -182,8 +182,8 @@ mod gsas {
             None
         };
         // Let the receiver register before anyone sends.
-        let t = crate::timer::now() + crate::timer::hz();
-        crate::arch::cpu::idle_until(|| crate::timer::now() > t);
+        let t = a53_kernel::timer::now() + a53_kernel::timer::hz();
+        a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
         barrier(801)?;
         let sent = if me == 0 { expect_status("notify-sender", notify_arg(1, OPCODE, PAYLOAD)?, 0) } else { Ok(()) };
         let received = match receiver {
@@ -234,7 +234,7 @@ fn ring_copy() -> TestResult {
                 // SAFETY: the receiver's TEST_BUFFER is reserved for this test; 128-bit stores
                 // through the window.
                 unsafe {
-                    asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) &value, dst = in(reg) dst, t = out(vreg) _)
+                    write_u128(dst, value)
                 };
             }
             // SAFETY: the receiver's flag word for this sender.
@@ -267,13 +267,12 @@ fn remote_sizes() -> TestResult {
         (at(0x04) as *mut u32).write_volatile(0x89ab_cdef ^ u32::from(me));
         (at(0x08) as *mut u64).write_volatile(seed | 0x00ff_00ff_00ff);
         let q: u128 = u128::from(seed | 1) << 64 | u128::from(seed | 2);
-        asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) &q, dst = in(reg) at(0x10), t = out(vreg) _);
+        write_u128(at(0x10) as *mut u128, q);
         ensure(at(0x00).read_volatile() == 0x5a ^ me as u8, "8-bit round trip")?;
         ensure((at(0x02) as *const u16).read_volatile() == 0x1234 ^ me, "16-bit round trip")?;
         ensure((at(0x04) as *const u32).read_volatile() == 0x89ab_cdef ^ u32::from(me), "32-bit round trip")?;
         ensure((at(0x08) as *const u64).read_volatile() == seed | 0x00ff_00ff_00ff, "64-bit round trip")?;
-        let mut back: u128 = 0;
-        asm!("ldr {t:q}, [{src}]", "str {t:q}, [{dst}]", src = in(reg) at(0x10), dst = in(reg) &mut back, t = out(vreg) _);
+        let back = read_u128(at(0x10) as *const u128);
         ensure(back == q, "128-bit round trip")?;
         // The same bytes, read back one at a time: the 128-bit store landed byte-exact.
         for k in 0..16 {
