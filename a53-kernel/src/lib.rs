@@ -9,10 +9,9 @@
 
 extern crate alloc;
 
-pub mod esr;
+pub mod exception;
 pub mod gsas;
-pub mod irq_table;
-pub mod kernel_map;
+pub mod irq;
 pub mod mm;
 pub mod process;
 
@@ -23,17 +22,9 @@ pub mod cluster;
 #[cfg(target_arch = "aarch64")]
 pub mod console;
 #[cfg(target_arch = "aarch64")]
-pub mod console_input;
-#[cfg(target_arch = "aarch64")]
-pub mod exception;
-#[cfg(target_arch = "aarch64")]
-pub mod forward;
+pub mod devices;
 #[cfg(target_arch = "aarch64")]
 pub mod gsas_node;
-#[cfg(target_arch = "aarch64")]
-pub mod heap;
-#[cfg(target_arch = "aarch64")]
-pub mod irq;
 #[cfg(target_arch = "aarch64")]
 pub mod kernel;
 #[cfg(target_arch = "aarch64")]

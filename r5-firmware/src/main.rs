@@ -7,7 +7,8 @@ use aarch32_rt::{entry, exception};
 use board::{Board as _, R5Wait};
 use proto::ipc::{IpcArea, Message};
 use r5_firmware::service::{Action, Service};
-use r5_firmware::{Board, VERSION, halt, probe, trace};
+use r5_firmware::probe::Probe;
+use r5_firmware::{Board, VERSION, halt, trace};
 
 fn ipc_area() -> &'static IpcArea {
     // SAFETY: the board reserves this shared region for the IPC area at the same address on
@@ -39,6 +40,9 @@ fn main() -> ! {
     }
     let area = ipc_area();
     let mut service = Service::new();
+    // SAFETY: the system block (device on hardware, forwarded on QEMU); this is the firmware's
+    // only handle to it, and the probe its only user.
+    let mut probe = Probe::new(unsafe { hal::sysblock::Sysblock::new(board::pl::SYSBLOCK_BASE as usize) });
     // Serve each kernel boot in turn: a new nonce means the kernel (re)initialised the rings.
     loop {
         let nonce = loop {
@@ -47,13 +51,13 @@ fn main() -> ! {
             }
             wait_for_news();
         };
-        serve(area, nonce, &mut service);
+        serve(area, nonce, &mut service, &mut probe);
         defmt::info!("the kernel rebooted: serving its new rings");
     }
 }
 
 /// Answers requests until the kernel publishes a different boot nonce.
-fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
+fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, probe: &mut Probe) {
     // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`;
     // the previous handles (of an older boot) were dropped when `serve` last returned.
     let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
@@ -77,8 +81,8 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service) {
             match action {
                 Action::TraceNonce(nonce) => defmt::info!("trace nonce {=u64:#x}", nonce),
                 Action::PlProbe { scratch, reads } => {
-                    let (id, p) = (probe::identity(), probe::scratch_round_trip(scratch));
-                    let (median, p99) = probe::time_reads(reads);
+                    let (id, p) = (probe.identity(), probe.scratch_round_trip(scratch));
+                    let (median, p99) = probe.time_reads(reads);
                     let (node, id_reg) = id;
                     reply.args = [u64::from(node), u64::from(p), u64::from(id_reg), u64::from(reads), median, p99, 0];
                 }

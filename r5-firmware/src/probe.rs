@@ -1,63 +1,64 @@
 //! The R5's own view of the PL (`op::PL_PROBE`): identity, a scratch round trip, and timed
 //! reads with the PMU cycle counter (QEMU counts it at a nominal 1 GHz).
 
-use core::arch::asm;
+use aarch32_cpu::register::{Pmccntr, Pmcntenset, Pmcr};
 use hal::sysblock::Sysblock;
 
-fn sysblock() -> Sysblock {
-    // SAFETY: the system block's address (device on hardware, forwarded on QEMU); the firmware
-    // only reads it and writes the scratch register, one request at a time.
-    unsafe { Sysblock::new(board::pl::SYSBLOCK_BASE as usize) }
+/// The probe owns the firmware's handle to the system block (made once, in `main`).
+pub struct Probe {
+    sysblock: Sysblock,
 }
 
-/// (node id, raw ID register).
-pub fn identity() -> (u16, u32) {
-    let block = sysblock();
-    match block.identity() {
-        Ok(id) => (id.node, hal::sysblock::regs::ID_VALUE),
-        Err(hal::sysblock::SysblockError::BadId(raw)) => (u16::MAX, raw),
+impl Probe {
+    pub fn new(sysblock: Sysblock) -> Self {
+        Self { sysblock }
     }
-}
 
-pub fn scratch_round_trip(value: u32) -> u32 {
-    let block = sysblock();
-    block.set_scratch(value);
-    block.scratch()
+    /// (node id, raw ID register).
+    pub fn identity(&self) -> (u16, u32) {
+        match self.sysblock.identity() {
+            Ok(id) => (id.node, hal::sysblock::regs::ID_VALUE),
+            Err(hal::sysblock::SysblockError::BadId(raw)) => (u16::MAX, raw),
+        }
+    }
+
+    pub fn scratch_round_trip(&mut self, value: u32) -> u32 {
+        self.sysblock.set_scratch(value);
+        self.sysblock.scratch()
+    }
+
+    /// Times `reads` forwarded reads; returns (median, p99) in cycles.
+    pub fn time_reads(&mut self, reads: u32) -> (u64, u64) {
+        let reads = reads.min(proto::ipc::op::PL_PROBE_MAX_READS as u32) as usize;
+        if reads == 0 {
+            return (0, 0);
+        }
+        enable_cycle_counter();
+        let mut samples = [0u32; proto::ipc::op::PL_PROBE_MAX_READS as usize];
+        for s in samples.iter_mut().take(reads) {
+            let start = cycles();
+            core::hint::black_box(self.sysblock.scratch());
+            *s = cycles().wrapping_sub(start);
+        }
+        let samples = &mut samples[..reads];
+        insertion_sort(samples);
+        let p99 = samples[(reads * 99).div_ceil(100) - 1];
+        (u64::from(samples[reads / 2]), u64::from(p99))
+    }
 }
 
 fn cycles() -> u32 {
-    let c: u32;
-    // SAFETY: reading PMCCNTR has no side effect.
-    unsafe { asm!("mrc p15, 0, {}, c9, c13, 0", out(reg) c, options(nomem, nostack)) };
-    c
+    Pmccntr::read().0
 }
 
+/// PMCR.E (counters enabled) and PMCNTENSET.C (the cycle counter).
 fn enable_cycle_counter() {
-    // SAFETY: PMCR.E (enable) and PMCNTENSET.C (cycle counter): only timing is affected.
+    // SAFETY: PMU control registers: only timing is affected. PMCR is written whole with E set,
+    // as before (the other fields reset), and PMCNTENSET is write-one-to-set.
     unsafe {
-        asm!("mcr p15, 0, {}, c9, c12, 0", in(reg) 1u32, options(nomem, nostack));
-        asm!("mcr p15, 0, {}, c9, c12, 1", in(reg) 1u32 << 31, options(nomem, nostack));
+        Pmcr::write(Pmcr(1));
+        Pmcntenset::write(Pmcntenset(1 << 31));
     }
-}
-
-/// Times `reads` forwarded reads; returns (median, p99) in cycles.
-pub fn time_reads(reads: u32) -> (u64, u64) {
-    let reads = reads.min(proto::ipc::op::PL_PROBE_MAX_READS as u32) as usize;
-    if reads == 0 {
-        return (0, 0);
-    }
-    enable_cycle_counter();
-    let block = sysblock();
-    let mut samples = [0u32; proto::ipc::op::PL_PROBE_MAX_READS as usize];
-    for s in samples.iter_mut().take(reads) {
-        let start = cycles();
-        core::hint::black_box(block.scratch());
-        *s = cycles().wrapping_sub(start);
-    }
-    let samples = &mut samples[..reads];
-    insertion_sort(samples);
-    let p99 = samples[(reads * 99).div_ceil(100) - 1];
-    (u64::from(samples[reads / 2]), u64::from(p99))
 }
 
 /// Small and good enough for 1024 samples (the generic sort would cost kilobytes of TCM).

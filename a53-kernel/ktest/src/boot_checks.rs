@@ -4,7 +4,7 @@ use crate::ensure;
 use aarch64_cpu::registers::{CurrentEL, Readable};
 use a53_kernel::arch::mmu::image_layout;
 use a53_kernel::arch::phys_to_virt;
-use a53_kernel::esr::{ExceptionClass, FaultStatus};
+use a53_kernel::exception::esr::{ExceptionClass, FaultStatus};
 use a53_kernel::exception::catch_fault;
 use a53_kernel::kernel::boot_args;
 use crate::testkit::{Test, TestResult};

@@ -29,7 +29,7 @@ pub fn published(index: u16) -> u64 {
 
 /// This node's id and the cluster's size, from the system block.
 pub fn whoami() -> Result<(u16, u16), &'static str> {
-    let id = a53_kernel::kernel::sysblock().identity().map_err(|_| "no system block")?;
+    let id = a53_kernel::cluster::identity().map_err(|_| "no system block")?;
     Ok((id.node, id.node_count))
 }
 

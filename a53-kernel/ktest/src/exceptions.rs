@@ -1,7 +1,7 @@
 //! Synchronous exceptions are reported precisely and can be recovered from.
 
 use crate::{arch, ensure};
-use a53_kernel::esr::{ExceptionClass, FaultStatus};
+use a53_kernel::exception::esr::{ExceptionClass, FaultStatus};
 use a53_kernel::exception::catch_fault;
 use board::layout::KERNEL_VA_OFFSET;
 use crate::testkit::{Test, TestResult};

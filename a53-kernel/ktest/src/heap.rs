@@ -28,7 +28,7 @@ fn intact(b: &Block) -> bool {
 fn stress() -> TestResult {
     const OPERATIONS: usize = 10_000;
     const LIVE_MAX: usize = 256;
-    let (used_before, _) = a53_kernel::heap::usage();
+    let (used_before, _) = a53_kernel::mm::heap::usage();
     let mut rng = XorShift64::new(0x9e37_79b9_7f4a_7c15);
     let mut live: heapless::Vec<Block, LIVE_MAX> = heapless::Vec::new();
     let mut result = Ok(());
@@ -67,5 +67,5 @@ fn stress() -> TestResult {
         unsafe { dealloc(b.ptr, b.layout) };
     }
     result?;
-    ensure(a53_kernel::heap::usage().0 == used_before, "the heap did not return to its starting usage")
+    ensure(a53_kernel::mm::heap::usage().0 == used_before, "the heap did not return to its starting usage")
 }

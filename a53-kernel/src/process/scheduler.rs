@@ -11,9 +11,9 @@
 use super::MAX_DOMAINS;
 use super::table::{Exit, State, TABLE, Wait};
 use crate::arch::cpu;
+use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
 use boot::a53::{ExceptionFrame, resume_frame, run_on_stack};
-use core::arch::asm;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The cores that run processes.
@@ -66,24 +66,6 @@ fn frame_slot(core: usize) -> *mut ExceptionFrame {
     (stack_top(core) - size_of::<ExceptionFrame>()) as *mut ExceptionFrame
 }
 
-fn set_ttbr0(ttbr0: Option<u64>) {
-    // SAFETY: TTBR0 only maps the running process; the kernel runs from TTBR1. EPD0 disables
-    // TTBR0 walks when no process runs, so a stray low address faults.
-    unsafe {
-        match ttbr0 {
-            Some(v) => asm!(
-                "msr ttbr0_el1, {v}", "isb",
-                "mrs {t}, tcr_el1", "bic {t}, {t}, #(1 << 7)", "msr tcr_el1, {t}", "isb",
-                v = in(reg) v, t = out(reg) _, options(nostack)
-            ),
-            None => asm!(
-                "mrs {t}, tcr_el1", "orr {t}, {t}, #(1 << 7)", "msr tcr_el1, {t}", "isb",
-                t = out(reg) _, options(nostack)
-            ),
-        }
-    }
-}
-
 /// Wakes the process cores to look at the run queue.
 pub fn kick() {
     irq::send_sgi(sgi::WAKE, PROCESS_CORES);
@@ -110,7 +92,7 @@ pub fn idle() -> ! {
     extern "C" fn idle_loop() -> ! {
         let core = cpu::core_id();
         CURRENT[core].store(NONE, Ordering::Release);
-        set_ttbr0(None);
+        switch_user_table(None);
         loop {
             cpu::irq_enable();
             crate::smp::serve_jobs();
@@ -131,7 +113,7 @@ pub fn idle() -> ! {
 fn enter(core: usize, slot: usize, frame: &ExceptionFrame, ttbr0: u64) -> ! {
     CURRENT[core].store(slot, Ordering::Release);
     SLICE[core].store(0, Ordering::Relaxed);
-    set_ttbr0(Some(ttbr0));
+    switch_user_table(Some(ttbr0));
     let at = frame_slot(core);
     // SAFETY: the frame zone at the top of this core's stack is reserved for the frame (the
     // idle loop runs below it); resume_frame restores it and enters the process.
@@ -176,7 +158,7 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
                 }
             }
             Event::Exit(exit) => {
-                set_ttbr0(None);
+                switch_user_table(None);
                 table.exit(slot, exit);
             }
         }
@@ -190,7 +172,7 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
             CURRENT[core].store(next, Ordering::Release);
             SLICE[core].store(0, Ordering::Relaxed);
             drop(table);
-            set_ttbr0(Some(ttbr0));
+            switch_user_table(Some(ttbr0));
             return;
         }
     }

@@ -112,24 +112,33 @@ fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Eve
 }
 
 fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {
-    let Some(mif) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
-    if words == 0 || words > u64::from(mif.depth()) {
-        return err(frame, Error::BadArgument);
-    }
     // Looked at on every try: a node lost while the process sleeps wakes it (`cluster`), and
     // the call, run again, ends here.
-    if node != NO_NODE && !crate::cluster::is_alive(node) {
-        return err(frame, Error::Unreachable);
-    }
-    if u64::from(mif.count()) >= words {
-        mif.disarm();
-        return ok(frame, &[0]);
-    }
-    // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
-    mif.arm(words as u32);
-    if u64::from(mif.count()) >= words {
-        mif.disarm();
-        return ok(frame, &[0]);
+    let node_gone = node != NO_NODE && !crate::cluster::is_alive(node);
+    let ready = gsas_node::with_process_mif(slot, |mif| {
+        if words == 0 || words > u64::from(mif.depth()) {
+            return Err(Error::BadArgument);
+        }
+        if node_gone {
+            return Err(Error::Unreachable);
+        }
+        if u64::from(mif.count()) >= words {
+            mif.disarm();
+            return Ok(true);
+        }
+        // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
+        mif.arm(words as u32);
+        if u64::from(mif.count()) >= words {
+            mif.disarm();
+            return Ok(true);
+        }
+        Ok(false)
+    });
+    match ready {
+        None => return err(frame, Error::BadArgument),
+        Some(Err(e)) => return err(frame, e),
+        Some(Ok(true)) => return ok(frame, &[0]),
+        Some(Ok(false)) => {}
     }
     // A retry after the wake-up re-checks; the deadline is absolute, so it does not restart.
     let deadline = match frame.x[5] {

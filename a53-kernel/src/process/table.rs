@@ -8,7 +8,7 @@
 use super::MAX_DOMAINS;
 use super::elf::{self, ElfError};
 use crate::Board;
-use crate::arch::phys_to_virt;
+use crate::arch::mmu::tlbi_asid;
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError};
@@ -18,6 +18,7 @@ use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
 use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
+use hal::packetizer::driver::Tif;
 use proto::syscall::ARGS_MAX;
 use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
 
@@ -119,6 +120,9 @@ pub struct Table {
     /// The next domain number: 1..=u16::MAX (0 is the kernel's); past that, none is left.
     next_domain: u32,
     interfaces: Option<InterfaceTable>,
+    /// The packetizer's trusted interface, from `gsas_node::init`: the table grants and revokes
+    /// the interfaces of the processes it holds.
+    tif: Option<Tif>,
 }
 
 /// Taken from interrupt handlers too (wake-ups): IRQs are masked while it is held. Lock order:
@@ -128,23 +132,15 @@ pub static TABLE: IrqMutex<Table> = IrqMutex::new(Table {
     run_queue: VecDeque::new(),
     next_domain: 1,
     interfaces: None,
+    tif: None,
 });
 
-fn tif() -> hal::packetizer::driver::Tif {
-    // SAFETY: the trusted interface page (device on hardware, forwarded on QEMU); only the
-    // process table programs it, under the table's lock.
-    unsafe { hal::packetizer::driver::Tif::new(phys_to_virt(board::pl::PACKETIZER_BASE + hal::packetizer::TIF_OFFSET)) }
-}
-
-/// Invalidates every TLB entry of `asid` on every core (a slot's ASID is reused).
-fn flush_asid(asid: u16) {
-    // SAFETY: TLB maintenance only.
-    unsafe {
-        core::arch::asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) u64::from(asid) << 48, options(nostack));
-    }
-}
-
 impl Table {
+    /// Keeps the trusted interface (once, at boot).
+    pub fn take_tif(&mut self, tif: Tif) {
+        self.tif = Some(tif);
+    }
+
     /// The node's interface table, created on first use.
     fn interfaces(&mut self) -> &mut InterfaceTable {
         self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::gsas_node::node_id()))
@@ -166,8 +162,12 @@ impl Table {
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
         let domain = u16::try_from(self.next_domain).map_err(|_| SpawnError::DomainsExhausted)?;
+        if self.tif.is_none() {
+            return Err(SpawnError::NoInterface);
+        }
         let asid = slot as u16 + 1;
-        flush_asid(asid);
+        // A slot's ASID is reused: nothing of the previous process may stay in any TLB.
+        tlbi_asid(asid);
         let mut space = AddressSpace::new(asid, KernelFrames);
         let entry = space.load(&program).map_err(SpawnError::Memory)?;
         let stack_top = space.map_stack().map_err(SpawnError::Memory)?;
@@ -185,7 +185,9 @@ impl Table {
                 return Err(SpawnError::Memory(e));
             }
         }
-        tif().grant(usize::from(grant.index), grant.pid.raw());
+        if let Some(tif) = self.tif.as_mut() {
+            tif.grant(usize::from(grant.index), grant.pid.raw());
+        }
         let frame = ExceptionFrame {
             elr: entry,
             // EL0t, interrupts unmasked.
@@ -215,7 +217,9 @@ impl Table {
         let Some(p) = self.slots[slot].as_mut() else { return };
         p.state = State::Exited(exit);
         let (domain, index, reap) = (p.domain, p.grant.index, p.reap);
-        tif().revoke(usize::from(index));
+        if let Some(tif) = self.tif.as_mut() {
+            tif.revoke(usize::from(index));
+        }
         let _ = self.interfaces().release(ThreadKey { domain, thread: 0 });
         crate::gsas_node::release_domain(domain);
         self.run_queue.retain(|&s| s != slot);

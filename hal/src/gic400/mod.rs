@@ -62,7 +62,7 @@ impl Distributor {
 
     /// Global set-up, once, on the boot core: every SPI disabled, level, default priority,
     /// routed to core 0; then the distributor is enabled for both groups.
-    pub fn init(&self) {
+    pub fn init(&mut self) {
         self.regs.ctlr.set(0);
         let lines = self.lines().min(IntId::MAX + 1);
         for word in 1..(lines / 32) as usize {
@@ -80,7 +80,7 @@ impl Distributor {
     }
 
     /// Per-core set-up of the banked SGI/PPI registers: all disabled, default priority.
-    pub fn init_banked(&self) {
+    pub fn init_banked(&mut self) {
         self.regs.icenabler[0].set(u32::MAX);
         self.regs.icpendr[0].set(u32::MAX);
         for id in 0..32 {
@@ -88,11 +88,11 @@ impl Distributor {
         }
     }
 
-    pub fn enable(&self, id: IntId) {
+    pub fn enable(&mut self, id: IntId) {
         self.regs.isenabler[(id.0 / 32) as usize].set(1 << (id.0 % 32));
     }
 
-    pub fn disable(&self, id: IntId) {
+    pub fn disable(&mut self, id: IntId) {
         self.regs.icenabler[(id.0 / 32) as usize].set(1 << (id.0 % 32));
     }
 
@@ -100,17 +100,17 @@ impl Distributor {
         self.regs.ispendr[(id.0 / 32) as usize].get() & (1 << (id.0 % 32)) != 0
     }
 
-    pub fn set_priority(&self, id: IntId, priority: u8) {
+    pub fn set_priority(&mut self, id: IntId, priority: u8) {
         self.regs.ipriorityr[id.0 as usize].set(priority);
     }
 
     /// Routes an SPI to the cores in `cpu_mask` (bit n = core n). Ignored by the GIC for SGIs
     /// and PPIs, whose targets are fixed.
-    pub fn set_targets(&self, id: IntId, cpu_mask: u8) {
+    pub fn set_targets(&mut self, id: IntId, cpu_mask: u8) {
         self.regs.itargetsr[id.0 as usize].set(cpu_mask);
     }
 
-    pub fn set_trigger(&self, id: IntId, trigger: Trigger) {
+    pub fn set_trigger(&mut self, id: IntId, trigger: Trigger) {
         let reg = &self.regs.icfgr[(id.0 / 16) as usize];
         let shift = (id.0 % 16) * 2 + 1;
         let value = match trigger {
@@ -121,7 +121,7 @@ impl Distributor {
     }
 
     /// Sends software-generated interrupt `sgi` (0..16) to the cores in `cpu_mask`.
-    pub fn send_sgi(&self, sgi: u32, cpu_mask: u8) {
+    pub fn send_sgi(&mut self, sgi: u32, cpu_mask: u8) {
         debug_assert!(sgi < 16);
         self.regs.sgir.write(
             GICD_SGIR::SGIINTID.val(sgi)
@@ -163,20 +163,20 @@ impl CpuInterface {
     }
 
     /// Accepts every priority above the idle level and enables signalling to this core.
-    pub fn init(&self) {
+    pub fn init(&mut self) {
         self.regs.pmr.set(0xf0);
         self.regs.bpr.set(0);
         self.regs.ctlr.write(GICC_CTLR::ENABLE_GRP0::SET + GICC_CTLR::ENABLE_GRP1::SET);
     }
 
-    pub fn acknowledge(&self) -> Option<Acknowledged> {
+    pub fn acknowledge(&mut self) -> Option<Acknowledged> {
         let raw = self.regs.iar.get();
         let id = raw & GICC_IAR::INTERRUPT_ID.mask;
         // 1020..=1023 are special IDs (spurious, or group-1 pending while reading group 0).
         (id < 1020).then_some(Acknowledged { raw })
     }
 
-    pub fn end_of_interrupt(&self, ack: Acknowledged) {
+    pub fn end_of_interrupt(&mut self, ack: Acknowledged) {
         self.regs.eoir.set(ack.raw);
     }
 }

@@ -65,7 +65,7 @@ impl Pif {
 
     /// Sends one packet: `payload[0]`'s low 48 bits are replaced by the hardware's PID; waits
     /// for the destination's answer. Each payload register is written with one 128-bit store.
-    pub fn send(&self, payload: [u128; 2], destination: u64) -> SendStatus {
+    pub fn send(&mut self, payload: [u128; 2], destination: u64) -> SendStatus {
         let mut polls = 0;
         while self.pending() {
             polls += 1;
@@ -106,19 +106,19 @@ impl Tif {
     }
 
     /// The vmbox window every destination must be in (`super::base_dest`).
-    pub fn set_base_dest(&self, base_dest: u64) {
+    pub fn set_base_dest(&mut self, base_dest: u64) {
         self.regs.base_dest.set(base_dest);
     }
 
     /// Interface `index` sends with `pid` from now on, and is enabled.
-    pub fn grant(&self, index: usize, pid: u64) {
+    pub fn grant(&mut self, index: usize, pid: u64) {
         self.regs.pidt[index].set(pid);
         let conf = self.regs.pid_conf.get();
         self.regs.pid_conf.set(conf | 1 << index);
     }
 
     /// Interface `index` can no longer send; whatever it had written or pending is dropped.
-    pub fn revoke(&self, index: usize) {
+    pub fn revoke(&mut self, index: usize) {
         let conf = self.regs.pid_conf.get();
         self.regs.pid_conf.set(conf & !(1 << index));
         self.regs.clr_req.set(1 << index);

@@ -107,21 +107,31 @@ impl Sysblock {
         self.regs.scratch.get()
     }
 
-    pub fn set_scratch(&self, value: u32) {
+    pub fn set_scratch(&mut self, value: u32) {
         self.regs.scratch.set(value);
     }
 
-    pub fn enable_doorbell_irq(&self) {
+    /// SCRATCH64, read with one 64-bit access.
+    pub fn scratch64(&self) -> u64 {
+        self.regs.scratch64.get()
+    }
+
+    /// SCRATCH64, written with one 64-bit access.
+    pub fn set_scratch64(&mut self, value: u64) {
+        self.regs.scratch64.set(value);
+    }
+
+    pub fn enable_doorbell_irq(&mut self) {
         self.regs.irq_enable.set(self.regs.irq_enable.get() | IRQ::DOORBELL::SET.value);
     }
 
     /// Rings the self-test doorbell: raises the block's interrupt line.
-    pub fn ring_doorbell(&self) {
+    pub fn ring_doorbell(&mut self) {
         self.regs.irq_raise.write(IRQ::DOORBELL::SET);
     }
 
     /// Says this node's own work is done (`RUN_DONE`): peers see it in NODES_DONE.
-    pub fn report_done(&self) {
+    pub fn report_done(&mut self) {
         self.regs.run_done.write(RUN_DONE::DONE::SET);
     }
 
@@ -134,12 +144,12 @@ impl Sysblock {
     }
 
     /// Enables the cluster interrupts (`ALL_DONE`, `PEER_LOST`) besides the doorbell.
-    pub fn enable_cluster_irqs(&self) {
+    pub fn enable_cluster_irqs(&mut self) {
         self.regs.irq_enable.write(IRQ::DOORBELL::SET + IRQ::ALL_DONE::SET + IRQ::PEER_LOST::SET);
     }
 
     /// Acknowledges every pending interrupt bit and returns them.
-    pub fn take_pending(&self) -> Pending {
+    pub fn take_pending(&mut self) -> Pending {
         let pending = self.regs.irq_status.extract();
         if pending.get() != 0 {
             self.regs.irq_status.set(pending.get());
@@ -148,7 +158,7 @@ impl Sysblock {
     }
 
     /// Acknowledges the doorbell; returns whether it was pending.
-    pub fn take_doorbell(&self) -> bool {
+    pub fn take_doorbell(&mut self) -> bool {
         let pending = self.regs.irq_status.is_set(IRQ::DOORBELL);
         if pending {
             self.regs.irq_status.write(IRQ::DOORBELL::SET);

@@ -27,7 +27,7 @@ impl Mif {
     }
 
     /// Dequeues one word (one 128-bit read), if there is one.
-    pub fn read_word(&self) -> Option<u128> {
+    pub fn read_word(&mut self) -> Option<u128> {
         if self.count() == 0 {
             return None;
         }
@@ -37,7 +37,7 @@ impl Mif {
 
     /// Dequeues a whole packet (two words), if one is there. Packets are committed whole, so
     /// two queued words are always one packet's.
-    pub fn read_packet(&self) -> Option<[u128; 2]> {
+    pub fn read_packet(&mut self) -> Option<[u128; 2]> {
         if self.count() < 2 {
             return None;
         }
@@ -45,14 +45,14 @@ impl Mif {
     }
 
     /// Raise the interrupt once `words` are queued (`words` >= 1).
-    pub fn arm(&self, words: u32) {
+    pub fn arm(&mut self, words: u32) {
         self.regs.threshold.write(THRESHOLD::LEVEL.val(words.clamp(1, 0xffff)));
         self.regs.irq_status.write(IRQ::THRESHOLD::SET);
         self.regs.irq_enable.write(IRQ::THRESHOLD::SET);
     }
 
     /// Stops interrupting and acknowledges what was pending.
-    pub fn disarm(&self) {
+    pub fn disarm(&mut self) {
         self.regs.irq_enable.set(0);
         self.regs.irq_status.write(IRQ::THRESHOLD::SET + IRQ::NOT_EMPTY::SET + IRQ::REFUSED::SET);
     }

@@ -5,35 +5,37 @@
 //! ELR, emulates it against the saved frame with this core's slot as the bus, and resumes after
 //! it. Interrupt lines of the emulated PL come back as bytes on the same UART and are dispatched
 //! to the handlers registered for the PL lines' GIC interrupt IDs, exactly as on hardware.
+//!
+//! This module owns the channel (`devices::PlatformLink`): the UART's transmit half kicks the
+//! host from whichever core faulted (core n uses slot n), its receive half is read by the
+//! interrupt handler alone.
 
 use crate::Board;
-use crate::arch::{cpu, phys_to_virt};
-use crate::esr::FaultStatus;
+use crate::arch::cpu;
+use crate::devices::PlatformLink;
+use crate::exception::esr::FaultStatus;
 use crate::exception::{self, Fault, FaultNote, Resolution};
 use crate::irq::{self, IntId};
 use board::layout::KERNEL_VA_OFFSET;
 use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU64, Ordering};
-use hal::cadence_uart::Uart;
+use hal::cadence_uart::{Rx, Tx};
 use proto::forward::{Slots, forward};
 use hal::mmio_trap::{BusError, Size, a64};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
 const TIMEOUT_SECS: u64 = 2;
 
-fn uart() -> Option<&'static Uart> {
-    static UART: spin::Once<Uart> = spin::Once::new();
-    let fwd = Board::FORWARDING?;
-    // SAFETY: the board's platform UART is mapped device memory, driven only by this module.
-    Some(UART.call_once(|| unsafe { Uart::new(phys_to_virt(fwd.uart.base)) }))
+/// What the fault handler needs, on any core: the kick and the slots.
+struct Channel {
+    kick: Tx,
+    slots: &'static Slots,
 }
 
-fn slots() -> Option<&'static Slots> {
-    let fwd = Board::FORWARDING?;
-    // SAFETY: the board reserves this shared region for the slots; the kernel maps it for good.
-    Some(unsafe { &*(phys_to_virt(fwd.slots) as *const Slots) })
-}
+static CHANNEL: spin::Once<Channel> = spin::Once::new();
+/// The receive half: PL interrupt lines, read by [`on_platform_bytes`] only.
+static LINES: spin::Mutex<Option<Rx>> = spin::Mutex::new(None);
 
 /// Forwarded accesses served so far (all cores).
 static FORWARDED: AtomicU64 = AtomicU64::new(0);
@@ -47,19 +49,24 @@ pub fn is_forwarded(pa: u64) -> bool {
     Board::A53_MEMORY.iter().any(|r| r.kind == RegionKind::Forwarded && r.contains(pa))
 }
 
-/// Installs the fault handler and the PL interrupt glue, on boards with forwarding.
-pub fn init() {
-    let Some(uart) = uart() else { return };
+/// Takes the channel and installs the fault handler and the PL interrupt glue, on boards with
+/// forwarding (`link` is `None` on the others).
+pub fn init(link: Option<PlatformLink>) {
+    let Some(PlatformLink { mut uart, slots }) = link else { return };
     uart.init();
+    let (kick, mut lines) = uart.split();
+    CHANNEL.call_once(|| Channel { kick, slots });
     exception::register_fault_handler(on_fault).expect("fault handler table full");
     let intid = IntId(Board::FORWARDING.and_then(|f| f.uart.intid).expect("the platform UART has an interrupt"));
     irq::register(intid, on_platform_bytes, 1 << cpu::core_id()).expect("platform UART interrupt taken");
-    uart.enable_rx_interrupt();
+    lines.enable_rx_interrupt();
+    *LINES.lock() = Some(lines);
 }
 
 /// A byte from the platform names a PL interrupt line that went up.
 fn on_platform_bytes(_: IntId) {
-    let Some(uart) = uart() else { return };
+    let mut lines = LINES.lock();
+    let Some(uart) = lines.as_mut() else { return };
     while let Some(line) = uart.read_byte() {
         if usize::from(line) < board::pl::PL_IRQ_LINES {
             irq::invoke(IntId(board::pl::pl_irq_intid(line)));
@@ -134,11 +141,12 @@ impl hal::mmio_trap::Bus for SlotBus<'_> {
 impl SlotBus<'_> {
     fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
         let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
-        let (slots, uart) = (slots().ok_or(BusError::Unmapped)?, uart().ok_or(BusError::Unmapped)?);
+        let channel = CHANNEL.get().ok_or(BusError::Unmapped)?;
         let give_up = crate::timer::now() + TIMEOUT_SECS * crate::timer::hz();
-        let kick = || uart.write_byte(self.slot as u8);
-        let result =
-            forward(&slots.0[self.slot], write, size.bytes() as u32, pa, value, kick, || crate::timer::now() > give_up);
+        let kick = || channel.kick.write_byte(self.slot as u8);
+        let result = forward(&channel.slots.0[self.slot], write, size.bytes() as u32, pa, value, kick, || {
+            crate::timer::now() > give_up
+        });
         FORWARDED.fetch_add(1, Ordering::Relaxed);
         result.map_err(|e| e.bus_error())
     }
@@ -149,7 +157,7 @@ fn note(what: &'static str, addr: u64) -> Resolution {
 }
 
 fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
-    use crate::esr::ExceptionClass::{DataAbortLower, DataAbortSame};
+    use crate::exception::esr::ExceptionClass::{DataAbortLower, DataAbortSame};
     if !matches!(fault.esr.class(), DataAbortSame | DataAbortLower)
         || !matches!(fault.esr.fault_status(), FaultStatus::Translation { .. })
     {

@@ -2,33 +2,54 @@
 //! them (the demo's little command loop).
 
 use crate::Board;
-use crate::arch::{cpu, phys_to_virt};
+use crate::arch::cpu;
 use crate::irq::{self, IntId};
+use crate::sync::IrqMutex;
 use board::Board as _;
-use hal::cadence_uart::Uart;
+use hal::cadence_uart::Rx;
 use spin::Mutex;
 
-// SAFETY: the receive side of the console UART is only driven from here (the transmit side
-// belongs to `console`; the two touch disjoint registers except the shared interrupt enable,
-// which only this module writes).
-static RX: Uart = unsafe { Uart::new(phys_to_virt(Board::CONSOLE_UART.base)) };
+/// The console UART's receive half, from [`super::init`]. Taken by the receive interrupt and
+/// by [`enable`].
+static RX: IrqMutex<Option<Rx>> = IrqMutex::new(None);
 
 static QUEUE: Mutex<heapless::Deque<u8, 256>> = Mutex::new(heapless::Deque::new());
 
+/// Keeps the receive half (the console hands it over at boot).
+pub(super) fn take(rx: Rx) {
+    *RX.lock() = Some(rx);
+}
+
 fn on_rx(_: IntId) {
+    let mut rx = RX.lock();
+    let Some(rx) = rx.as_mut() else { return };
     let mut queue = QUEUE.lock();
-    while let Some(byte) = RX.read_byte() {
+    while let Some(byte) = rx.read_byte() {
         // A full queue drops new keystrokes, never the interrupt.
         let _ = queue.push_back(byte);
     }
-    RX.clear_rx_interrupt();
+    rx.clear_rx_interrupt();
+}
+
+/// Why console input cannot be had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputError {
+    /// The receive interrupt could not be registered.
+    Irq(crate::irq::table::IrqError),
+    /// The console has not been set up (`console::init`).
+    NoConsole,
 }
 
 /// Enables the receive interrupt, routed to the calling core.
-pub fn enable() -> Result<(), crate::irq_table::IrqError> {
+pub fn enable() -> Result<(), InputError> {
     let intid = IntId(Board::CONSOLE_UART.intid.expect("the console UART has an interrupt"));
-    irq::register(intid, on_rx, 1 << cpu::core_id())?;
-    RX.enable_rx_interrupt();
+    if RX.lock().is_none() {
+        return Err(InputError::NoConsole);
+    }
+    irq::register(intid, on_rx, 1 << cpu::core_id()).map_err(InputError::Irq)?;
+    if let Some(rx) = RX.lock().as_mut() {
+        rx.enable_rx_interrupt();
+    }
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 //! resolves is reported with its class, ESR, FAR, ELR and all registers, and stops the kernel.
 
 use crate::arch::cpu;
-use crate::esr::{Esr, ExceptionClass};
+use crate::exception::esr::{Esr, ExceptionClass};
 use crate::process::scheduler::{self, Event};
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 use boot::a53::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};

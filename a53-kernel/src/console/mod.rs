@@ -6,17 +6,20 @@
 //! panic in the middle of a log call) does not deadlock; it ends the half-written frame with a
 //! zero byte, so the decoder drops only that one, and writes its own frame. A panic on another
 //! core steals the lock after a bounded wait.
+//!
+//! This module owns the console UART (`devices`): it keeps the transmit half and gives the
+//! receive half to [`input`].
+
+pub mod input;
 
 use crate::Board;
-use crate::arch::{cpu, phys_to_virt};
-use board::Board as _;
+use crate::arch::cpu;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use hal::cadence_uart::Uart;
+use hal::cadence_uart::{Tx, Uart};
 
-// SAFETY: the board's console UART is mapped as device memory in both the boot and the kernel
-// map, and this module is its only user.
-static UART: Uart = unsafe { Uart::new(phys_to_virt(Board::CONSOLE_UART.base)) };
+/// The transmit half, set once by [`init`]; frames before that go nowhere.
+static TX: spin::Once<Tx> = spin::Once::new();
 
 const CORES: usize = <Board as board::Board>::A53_CORES;
 /// Frames a core may have open at once: normal code, an exception report, a panic.
@@ -54,12 +57,18 @@ unsafe fn this_core() -> &'static mut CoreLog {
 }
 
 fn emit(bytes: &[u8]) {
-    UART.write_bytes(bytes);
+    if let Some(tx) = TX.get() {
+        tx.write_bytes(bytes);
+    }
 }
 
-/// Initialises the console UART (once, on the boot core, before anything is logged).
-pub fn init() {
-    UART.init();
+/// Takes the console UART (once, on the boot core, before anything is logged): sets it up,
+/// keeps its transmit half and hands the receive half to [`input`].
+pub fn init(mut uart: Uart) {
+    uart.init();
+    let (tx, rx) = uart.split();
+    TX.call_once(|| tx);
+    input::take(rx);
 }
 
 /// Marks the system as panicking: the console may now be taken from a core that holds it.
@@ -68,7 +77,9 @@ pub fn enter_panic() {
 }
 
 pub fn flush() {
-    UART.flush();
+    if let Some(tx) = TX.get() {
+        tx.flush();
+    }
 }
 
 #[defmt::global_logger]
@@ -108,7 +119,7 @@ unsafe impl defmt::Logger for Logger {
     }
 
     unsafe fn flush() {
-        UART.flush();
+        flush();
     }
 
     unsafe fn release() {
