@@ -6,6 +6,7 @@
 /// Converts between counter ticks and time for a counter running at `hz`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TickRate {
+    /// Counter ticks per second (CNTFRQ_EL0).
     pub hz: u64,
 }
 
@@ -15,10 +16,12 @@ impl TickRate {
         ((u128::from(ns) * u128::from(self.hz)).div_ceil(1_000_000_000)) as u64
     }
 
+    /// Nanoseconds in `ticks` counter ticks.
     pub fn ns_from_ticks(self, ticks: u64) -> u64 {
         (u128::from(ticks) * 1_000_000_000 / u128::from(self.hz)) as u64
     }
 
+    /// Microseconds in `ticks` counter ticks.
     pub fn us_from_ticks(self, ticks: u64) -> u64 {
         (u128::from(ticks) * 1_000_000 / u128::from(self.hz)) as u64
     }

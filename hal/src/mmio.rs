@@ -23,6 +23,7 @@ impl<T> Mmio<T> {
         Self { ptr, _block: PhantomData }
     }
 
+    /// The block's address.
     pub fn addr(&self) -> usize {
         self.ptr.as_ptr() as usize
     }

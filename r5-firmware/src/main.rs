@@ -6,8 +6,8 @@ use aarch32_cpu::register::{Ifar, Ifsr};
 use aarch32_rt::{entry, exception};
 use board::{Board as _, R5Wait};
 use proto::ipc::{IpcArea, Message};
-use r5_firmware::service::{Action, Service};
 use r5_firmware::probe::Probe;
+use r5_firmware::service::{Action, Service};
 use r5_firmware::{Board, VERSION, halt, trace};
 
 fn ipc_area() -> &'static IpcArea {

@@ -64,9 +64,7 @@ fn platform_window() -> Result<(), &'static str> {
             for i in 0..BYTES / 16 {
                 let dst = remote::<u128>(1, TEST_BUFFER + i * 16);
                 // SAFETY: node 1's TEST_BUFFER is reserved for tests and benchmarks.
-                unsafe {
-                    write_u128(dst, value)
-                };
+                unsafe { write_u128(dst, value) };
             }
         }
         let ns = a53_kernel::timer::timer().rate().ns_from_ticks(a53_kernel::timer::now() - t0);

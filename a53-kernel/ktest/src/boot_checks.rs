@@ -1,13 +1,13 @@
 //! The boot path: entry exception level, and the protections of the kernel map.
 
 use crate::ensure;
-use aarch64_cpu::registers::{CurrentEL, Readable};
+use crate::testkit::{Test, TestResult};
 use a53_kernel::arch::mmu::image_layout;
 use a53_kernel::arch::phys_to_virt;
-use a53_kernel::exception::esr::{ExceptionClass, FaultStatus};
 use a53_kernel::exception::catch_fault;
+use a53_kernel::exception::esr::{ExceptionClass, FaultStatus};
 use a53_kernel::kernel::boot_args;
-use crate::testkit::{Test, TestResult};
+use aarch64_cpu::registers::{CurrentEL, Readable};
 
 pub const TESTS: &[Test] = &[
     Test::new("boot", "entered_at_the_expected_exception_level", entry_el),

@@ -3,8 +3,8 @@
 
 use crate::cluster_support::{FLAGS, ROLL_CALL, barrier, local, remote, rendezvous, wait_for, whoami};
 use crate::ensure;
-use board::layout::TEST_BUFFER;
 use crate::testkit::{Test, TestResult};
+use board::layout::TEST_BUFFER;
 use hal::mmio::{read_u128, write_u128};
 
 pub const TESTS: &[Test] = &[
@@ -27,11 +27,11 @@ mod gsas {
     use crate::cluster_support::{barrier, publish, published, whoami};
     use crate::ensure;
     use crate::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
+    use crate::testkit::TestResult;
     use a53_kernel::process::table::{self, Exit, Reap};
     use alloc::format;
     use alloc::string::String;
     use alloc::vec::Vec;
-    use crate::testkit::TestResult;
     use unimem_user::args::spawn_tree;
 
     const SECONDS: u64 = 180;
@@ -233,9 +233,7 @@ fn ring_copy() -> TestResult {
                 let value = pattern(sender, i);
                 // SAFETY: the receiver's TEST_BUFFER is reserved for this test; 128-bit stores
                 // through the window.
-                unsafe {
-                    write_u128(dst, value)
-                };
+                unsafe { write_u128(dst, value) };
             }
             // SAFETY: the receiver's flag word for this sender.
             unsafe { remote::<u64>(receiver, rendezvous(FLAGS, sender)).write_volatile(1) };

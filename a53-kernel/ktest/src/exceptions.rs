@@ -1,10 +1,10 @@
 //! Synchronous exceptions are reported precisely and can be recovered from.
 
-use crate::{arch, ensure};
-use a53_kernel::exception::esr::{ExceptionClass, FaultStatus};
-use a53_kernel::exception::catch_fault;
-use board::layout::KERNEL_VA_OFFSET;
 use crate::testkit::{Test, TestResult};
+use crate::{arch, ensure};
+use a53_kernel::exception::catch_fault;
+use a53_kernel::exception::esr::{ExceptionClass, FaultStatus};
+use board::layout::KERNEL_VA_OFFSET;
 
 pub const TESTS: &[Test] = &[
     Test::new("exceptions", "data_abort_on_load_is_reported_and_recovered", load_abort),

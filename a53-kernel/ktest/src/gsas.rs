@@ -2,9 +2,9 @@
 //! Each test runs user programs (`a53-kernel/user`) and judges them by their exit.
 
 use crate::ensure;
+use crate::testkit::{Test, TestResult};
 use a53_kernel::process::table::{self, Exit, Reap};
 use alloc::vec::Vec;
-use crate::testkit::{Test, TestResult};
 
 pub const TESTS: &[Test] = &[
     Test::new("gsas", "a_process_runs_and_exits_with_its_status", hello),
@@ -62,7 +62,8 @@ pub fn run_together(name: &str, arg: u64, count: usize, seconds: u64) -> TestRes
 
 /// Runs `name` with string arguments `args` to its end.
 pub fn run_with_args(name: &str, args: &[&str]) -> Result<Exit, &'static str> {
-    let packed = a53_kernel::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
+    let packed =
+        a53_kernel::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
     let handle = table::spawn_with_args(name, None, &packed, Reap::Wait).map_err(|e| {
         defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
         "the program could not be started"

@@ -1,8 +1,8 @@
 //! The heap survives a long mixed workload with its contents intact.
 
 use crate::ensure;
-use alloc::alloc::{Layout, alloc, dealloc};
 use crate::testkit::{Test, TestResult};
+use alloc::alloc::{Layout, alloc, dealloc};
 use proto::rand::XorShift64;
 
 pub const TESTS: &[Test] = &[Test::new("heap", "ten_thousand_mixed_allocations_keep_their_contents", stress)];

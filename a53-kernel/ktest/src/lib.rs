@@ -49,6 +49,6 @@ mod suites;
 mod timer;
 
 #[cfg(target_arch = "aarch64")]
-pub use suites::{CLUSTER_TESTS, TESTS, run};
-#[cfg(target_arch = "aarch64")]
 use suites::ensure;
+#[cfg(target_arch = "aarch64")]
+pub use suites::{CLUSTER_TESTS, TESTS, run};

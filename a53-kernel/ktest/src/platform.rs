@@ -2,12 +2,12 @@
 //! window to itself, and clear faults where nothing answers.
 
 use crate::cluster_support::{local, remote, whoami};
+use crate::testkit::{Test, TestResult};
 use crate::{arch, ensure};
 use a53_kernel::arch::cpu;
-use a53_kernel::exception::catch_fault;
 use a53_kernel::cluster::with_sysblock;
+use a53_kernel::exception::catch_fault;
 use board::layout::TEST_BUFFER;
-use crate::testkit::{Test, TestResult};
 use hal::mmio::{read_u128, write_u128};
 
 pub const TESTS: &[Test] = &[
@@ -25,18 +25,22 @@ fn identity() -> TestResult {
 }
 
 fn scratch() -> TestResult {
-    let round_trip = |value| with_sysblock(|block| {
-        block.set_scratch(value);
-        block.scratch()
-    });
+    let round_trip = |value| {
+        with_sysblock(|block| {
+            block.set_scratch(value);
+            block.scratch()
+        })
+    };
     for value in [0, 0xdead_beef, 0x1234_5678, u32::MAX] {
         ensure(round_trip(value) == Some(value), "32-bit scratch did not keep its value")?;
     }
     // SCRATCH64 (docs/hw/sysblock.md): one 64-bit access each way.
-    let round_trip64 = |value| with_sysblock(|block| {
-        block.set_scratch64(value);
-        block.scratch64()
-    });
+    let round_trip64 = |value| {
+        with_sysblock(|block| {
+            block.set_scratch64(value);
+            block.scratch64()
+        })
+    };
     for value in [0x0123_4567_89ab_cdef, u64::MAX, 0] {
         ensure(round_trip64(value) == Some(value), "64-bit scratch did not keep its value")?;
     }
@@ -72,7 +76,10 @@ fn unmodelled() -> TestResult {
         ensure(note.what.contains("no device model"), "the fault report does not say that no device answers")?;
         ensure(note.addr == 0x8050_0000, "the note names a different physical address")?;
     }
-    ensure(a53_kernel::timer::now() - start < a53_kernel::timer::hz(), "the fault took a second: it behaved like a hang")
+    ensure(
+        a53_kernel::timer::now() - start < a53_kernel::timer::hz(),
+        "the fault took a second: it behaved like a hang",
+    )
 }
 
 fn missing_node() -> TestResult {

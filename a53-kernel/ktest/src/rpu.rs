@@ -1,8 +1,8 @@
 //! The A53 <-> R5 request/response rings.
 
 use crate::ensure;
-use a53_kernel::rpu;
 use crate::testkit::{Test, TestResult};
+use a53_kernel::rpu;
 use proto::ipc::{Message, op};
 
 pub const TESTS: &[Test] = &[

@@ -1,10 +1,10 @@
 //! All four cores run, interrupt each other, and share memory under a spin lock.
 
 use crate::ensure;
+use crate::testkit::{Test, TestResult};
 use a53_kernel::arch::cpu;
 use a53_kernel::irq::{self, IntId, sgi};
 use a53_kernel::smp;
-use crate::testkit::{Test, TestResult};
 use core::sync::atomic::{AtomicU32, Ordering};
 
 pub const TESTS: &[Test] = &[

@@ -2,8 +2,8 @@
 
 use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, platform, rpu, smp, timer};
 
-use a53_kernel::kernel::{Stop, boot_args};
 use crate::testkit::{self, Reporter, Test, TestResult};
+use a53_kernel::kernel::{Stop, boot_args};
 
 /// Every kernel test, in the order they run.
 pub const TESTS: &[&[Test]] = &[

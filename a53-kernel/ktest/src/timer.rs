@@ -1,9 +1,9 @@
 //! The generic timer: the periodic tick, one-shot alarms, and delays.
 
 use crate::ensure;
+use crate::testkit::{Test, TestResult};
 use a53_kernel::arch::cpu;
 use a53_kernel::{smp, timer};
-use crate::testkit::{Test, TestResult};
 use core::sync::atomic::{AtomicU64, Ordering};
 use embedded_hal::delay::DelayNs;
 

@@ -3,14 +3,14 @@
 //! [`kernel_map`]: crate::mm::kernel_map
 
 use crate::mm::kernel_map::{self, Attr, ImageLayout, PlanError};
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{ReadWriteable, TCR_EL1, TTBR0_EL1, Writeable};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::linearmap::LinearTranslation;
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, VaRange};
 use aarch64_paging::{MapError, Mapping};
 use board::Board as _;
 use board::layout::{KERNEL_IMAGE_VA_OFFSET, KERNEL_STACK_GUARD, KERNEL_STACK_SIZE, KERNEL_VA_OFFSET};
-use aarch64_cpu::asm::barrier;
-use aarch64_cpu::registers::{ReadWriteable, TCR_EL1, TTBR0_EL1, Writeable};
 use core::arch::asm;
 use core::sync::atomic::{AtomicU64, Ordering};
 use spin::Once;

@@ -21,8 +21,8 @@ use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::cadence_uart::{Rx, Tx};
-use proto::forward::{Slots, forward};
 use hal::mmio_trap::{BusError, Size, a64};
+use proto::forward::{Slots, forward};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
 const TIMEOUT_SECS: u64 = 2;

@@ -1,4 +1,4 @@
-//! The mailbox notification service (seed §3.2; `docs/gsas-packets.md` "Notifications").
+//! The mailbox notification service (seed §3.2; `docs/hw/gsas-packets.md` "Notifications").
 //!
 //! Plain data: the kernel feeds it notifications (from Notify requests, see `service`), runs the
 //! kernel handlers and wakes the threads it names, and calls `receive` for processes.

@@ -27,10 +27,10 @@ use alloc::collections::VecDeque;
 use board::pl;
 use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
-use proto::gsas::{Notification, PAGE_SIZE, Pid};
 use hal::packetizer::driver::{Pif, SendStatus};
 use hal::packetizer::{Destination, base_dest, base_window, packet_from_words128};
 use hal::vmbox::driver::Mif;
+use proto::gsas::{Notification, PAGE_SIZE, Pid};
 use spin::Once;
 
 /// The core the atomic service runs on.

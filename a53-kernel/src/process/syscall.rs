@@ -53,7 +53,9 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         nr::INTERFACE => {
             let pid = TABLE.lock().pid_of(slot);
             match pid {
-                Some(pid) => ok(frame, &[proto::syscall::layout::PIF_PAGE, proto::syscall::layout::MIF_PAGE, pid.raw()]),
+                Some(pid) => {
+                    ok(frame, &[proto::syscall::layout::PIF_PAGE, proto::syscall::layout::MIF_PAGE, pid.raw()])
+                }
                 None => err(frame, Error::BadArgument),
             }
         }

@@ -17,8 +17,8 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
-use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
 use hal::packetizer::driver::Tif;
+use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
 use proto::syscall::ARGS_MAX;
 use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
 

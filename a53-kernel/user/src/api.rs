@@ -2,8 +2,8 @@
 //! errors where the seed "exits abnormally". The client is opened on first use (NODE_INFO and
 //! INTERFACE) and kept for the life of the process.
 
-use proto::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE, Pid};
 use hal::packetizer::base_window;
+use proto::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE, Pid};
 use spin::Mutex;
 
 use crate::client::{Gsas, Stats};

@@ -40,10 +40,10 @@ pub use api::{
 pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
 pub use error::{Error, ProtocolError};
-pub use proto::syscall::Error as SysError;
 pub use hw::Hw;
 pub use link::{Link, Sent};
 pub use log::{Line, log_args};
+pub use proto::syscall::Error as SysError;
 
 /// The GSAS types programs use, re-exported from `proto::gsas`.
 pub use proto::gsas::{

@@ -11,19 +11,24 @@ use tock_registers::interfaces::{Readable, Writeable};
 pub struct IntId(pub u32);
 
 impl IntId {
+    /// What IAR reads when nothing is pending.
     pub const SPURIOUS: IntId = IntId(1023);
     /// Highest INTID a GIC-400 can implement (480 SPIs).
     pub const MAX: u32 = 511;
 
+    /// Software-generated interrupt `n` (0..16).
     pub const fn sgi(n: u32) -> Self {
         IntId(n)
     }
+    /// Private peripheral interrupt `n` (0..16).
     pub const fn ppi(n: u32) -> Self {
         IntId(16 + n)
     }
+    /// Shared peripheral interrupt `n`.
     pub const fn spi(n: u32) -> Self {
         IntId(32 + n)
     }
+    /// Whether this is an SGI (0..16).
     pub fn is_sgi(self) -> bool {
         self.0 < 16
     }
@@ -33,15 +38,19 @@ impl IntId {
     }
 }
 
+/// How an interrupt line signals (GICD_ICFGR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trigger {
+    /// Pending while the line is high.
     Level,
+    /// Pending on a rising edge.
     Edge,
 }
 
 /// Lowest priority that still passes the priority mask set by [`CpuInterface::init`].
 pub const DEFAULT_PRIORITY: u8 = 0xa0;
 
+/// The distributor (GICD), shared by every core: one owner, every change through `&mut self`.
 pub struct Distributor {
     regs: Mmio<DistributorRegisters>,
 }
@@ -88,18 +97,22 @@ impl Distributor {
         }
     }
 
+    /// Lets `id` be signalled (GICD_ISENABLER).
     pub fn enable(&mut self, id: IntId) {
         self.regs.isenabler[(id.0 / 32) as usize].set(1 << (id.0 % 32));
     }
 
+    /// Stops `id` from being signalled (GICD_ICENABLER).
     pub fn disable(&mut self, id: IntId) {
         self.regs.icenabler[(id.0 / 32) as usize].set(1 << (id.0 % 32));
     }
 
+    /// Whether `id` is pending (GICD_ISPENDR).
     pub fn is_pending(&self, id: IntId) -> bool {
         self.regs.ispendr[(id.0 / 32) as usize].get() & (1 << (id.0 % 32)) != 0
     }
 
+    /// Sets the priority of `id` (lower is more urgent).
     pub fn set_priority(&mut self, id: IntId, priority: u8) {
         self.regs.ipriorityr[id.0 as usize].set(priority);
     }
@@ -110,6 +123,7 @@ impl Distributor {
         self.regs.itargetsr[id.0 as usize].set(cpu_mask);
     }
 
+    /// Makes `id` level- or edge-triggered (SPIs and PPIs).
     pub fn set_trigger(&mut self, id: IntId, trigger: Trigger) {
         let reg = &self.regs.icfgr[(id.0 / 16) as usize];
         let shift = (id.0 % 16) * 2 + 1;
@@ -139,6 +153,7 @@ pub struct Acknowledged {
 }
 
 impl Acknowledged {
+    /// The interrupt taken.
     pub fn id(self) -> IntId {
         IntId(self.raw & 0x3ff)
     }
@@ -148,6 +163,7 @@ impl Acknowledged {
     }
 }
 
+/// A core's CPU interface (GICC). The block is banked: each core's handle reaches its own copy.
 pub struct CpuInterface {
     regs: Mmio<CpuInterfaceRegisters>,
 }
@@ -169,6 +185,7 @@ impl CpuInterface {
         self.regs.ctlr.write(GICC_CTLR::ENABLE_GRP0::SET + GICC_CTLR::ENABLE_GRP1::SET);
     }
 
+    /// Takes the highest-priority pending interrupt (GICC_IAR), if there is one.
     pub fn acknowledge(&mut self) -> Option<Acknowledged> {
         let raw = self.regs.iar.get();
         let id = raw & GICC_IAR::INTERRUPT_ID.mask;
@@ -176,6 +193,7 @@ impl CpuInterface {
         (id < 1020).then_some(Acknowledged { raw })
     }
 
+    /// Ends the handling of `ack` (GICC_EOIR).
     pub fn end_of_interrupt(&mut self, ack: Acknowledged) {
         self.regs.eoir.set(ack.raw);
     }

@@ -46,6 +46,7 @@ impl SendStatus {
 /// Polls of `status` while a packet is pending before giving up.
 const PEND_POLLS: u32 = 1_000_000;
 
+/// A packetizer interface page: one sender.
 pub struct Pif {
     regs: Mmio<PifRegisters>,
 }
@@ -59,6 +60,7 @@ impl Pif {
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
+    /// Whether a packet is still on its way (STATUS.PEND).
     pub fn pending(&self) -> bool {
         self.regs.status.is_set(STATUS::PEND)
     }
@@ -92,6 +94,7 @@ impl Pif {
     }
 }
 
+/// The trusted interface page: the PID table and the interface enables, the kernel's.
 pub struct Tif {
     regs: Mmio<TifRegisters>,
 }

@@ -4,6 +4,7 @@ use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
 use crate::mmio::{Mmio, read_u128};
 use tock_registers::interfaces::{Readable, Writeable};
 
+/// A mailbox interface page. Reads of DATA dequeue: one reader at a time, through `&mut self`.
 pub struct Mif {
     regs: Mmio<MifRegisters>,
 }
@@ -22,6 +23,7 @@ impl Mif {
         self.regs.status.read(STATUS::COUNT)
     }
 
+    /// Words the FIFO can hold (DEPTH).
     pub fn depth(&self) -> u32 {
         self.regs.depth.get() & 0xffff
     }
@@ -58,6 +60,7 @@ impl Mif {
     }
 }
 
+/// The vmbox's control page: the interrupt summary and the ID.
 pub struct VmboxControl {
     regs: Mmio<ControlRegisters>,
 }

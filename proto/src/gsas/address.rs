@@ -1,4 +1,4 @@
-//! GSAS global addresses (seed §2.2.2, `docs/gsas-packets.md` "Addresses").
+//! GSAS global addresses (seed §2.2.2, `docs/hw/gsas-packets.md` "Addresses").
 //!
 //! ```text
 //!  63            48 47                          12 11          0

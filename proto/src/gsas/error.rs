@@ -1,5 +1,5 @@
 //! Error codes of the response's 64-bit error field (seed §2.2.3 Fig. 9: "0 = success"; the seed
-//! defines no other value). See `docs/gsas-packets.md` "Error codes".
+//! defines no other value). See `docs/hw/gsas-packets.md` "Error codes".
 
 #[repr(u64)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,5 +1,5 @@
 //! Wire formats of the global shared address space (seed §2.2, §2.3, §3.2), specified in
-//! `docs/gsas-packets.md`: addresses, sender ids, the 256-bit request, the 128-bit response and
+//! `docs/hw/gsas-packets.md`: addresses, sender ids, the 256-bit request, the 128-bit response and
 //! the reply packet that carries it, the RemoteSpawn description page and 64-bit mailbox
 //! notifications. Decoding never panics; values that mean nothing are typed errors.
 

@@ -1,5 +1,5 @@
 //! 64-bit mailbox notifications (seed §3.2: "classified into 16 different message types,
-//! recognized by the 4 most significant bits"; `docs/gsas-packets.md` "Notifications").
+//! recognized by the 4 most significant bits"; `docs/hw/gsas-packets.md` "Notifications").
 //!
 //! ```text
 //!  63    60 59                                                   0

@@ -1,5 +1,5 @@
 //! Request opcodes (seed §2.2.3 lists 14 operations but says "12"; it gives no numbers) and the
-//! alignment rules of seed §2.4.1 Table 1, corrected (`docs/gsas-packets.md` "Opcodes").
+//! alignment rules of seed §2.4.1 Table 1, corrected (`docs/hw/gsas-packets.md` "Opcodes").
 
 /// An 8-bit request opcode. Values are grouped by kind in the high nibble; 0x00 is never valid so
 /// that an all-zero packet is refused.

@@ -1,5 +1,5 @@
 //! The 48-bit sender id ("Thread & Node ID", seed §2.2.3 and Table 4) that the packetizer puts
-//! in front of every packet, and the protection domain it names (`docs/gsas-packets.md` "PID").
+//! in front of every packet, and the protection domain it names (`docs/hw/gsas-packets.md` "PID").
 //!
 //! ```text
 //!  47          32 31          16 15            6 5         0

@@ -1,4 +1,4 @@
-//! The 256-bit atomic request packet (seed §2.2.3 Fig. 8; `docs/gsas-packets.md` "Request").
+//! The 256-bit atomic request packet (seed §2.2.3 Fig. 8; `docs/hw/gsas-packets.md` "Request").
 //!
 //! The packet is a little-endian 256-bit value: bit `n` is bit `n % 8` of byte `n / 8`.
 //!

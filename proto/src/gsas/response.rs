@@ -1,5 +1,5 @@
 //! The 128-bit response (seed §2.2.3 Fig. 9) and the 256-bit reply packet that carries it back
-//! through the service's packetizer interface (`docs/gsas-packets.md` "Replies").
+//! through the service's packetizer interface (`docs/hw/gsas-packets.md` "Replies").
 //!
 //! Reply packet, little-endian like the request:
 //!

@@ -1,5 +1,5 @@
 //! The description page of a RemoteSpawn request (seed §2.2.8: "the filename of the executable"
-//! written into an allocated shared page; `docs/gsas-packets.md` "RemoteSpawn").
+//! written into an allocated shared page; `docs/hw/gsas-packets.md` "RemoteSpawn").
 //!
 //! Choice: bare metal has no file system, so the page starts with the name of an image the
 //! target node has registered, UTF-8, 1..=[`MAX_SPAWN_NAME`] bytes, ended by a NUL byte. The

@@ -25,7 +25,9 @@ pub unsafe fn load_and_locate(addr: u64) -> u64 {
 pub unsafe fn store_and_locate(addr: u64, value: u32) -> u64 {
     let pc: u64;
     // SAFETY: per the caller.
-    unsafe { asm!("adr {pc}, 1f", "1: str {val:w}, [{addr}]", pc = out(reg) pc, val = in(reg) value, addr = in(reg) addr) };
+    unsafe {
+        asm!("adr {pc}, 1f", "1: str {val:w}, [{addr}]", pc = out(reg) pc, val = in(reg) value, addr = in(reg) addr)
+    };
     pc
 }
 
