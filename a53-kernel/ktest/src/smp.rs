@@ -13,10 +13,12 @@ pub const TESTS: &[Test] = &[
     Test::new("smp", "spin_locked_counter_is_exact", counter),
 ];
 
-const CORES: usize = 4;
+/// The board's A53 cores (four on the ZynqMP).
+const CORES: usize = <a53_kernel::Board as board::Board>::A53_CORES;
+const ALL: u32 = (1 << CORES) - 1;
 
 fn all_online() -> TestResult {
-    ensure(smp::online_mask() == 0b1111, "not all four A53 cores are online")
+    ensure(smp::online_mask() == ALL, "not all of the board's A53 cores are online")
 }
 
 static RECEIVED: [AtomicU32; CORES] = [const { AtomicU32::new(0) }; CORES];
@@ -69,6 +71,6 @@ fn counter() -> TestResult {
         }
     })
     .map_err(|_| "a core is offline")?;
-    ensure(ran.load(Ordering::Relaxed) == 0b1111, "not all four cores counted")?;
+    ensure(ran.load(Ordering::Relaxed) == ALL, "not all cores counted")?;
     ensure(*counter.lock() == PER_CORE * CORES as u64, "the counter lost increments")
 }

@@ -1,4 +1,23 @@
 //! GIC-400 driver: distributor (shared) and CPU interface (banked per core).
+//!
+//! # Why not `arm-gic`
+//!
+//! The `arm-gic` crate's GICv2 driver (`GicV2`, read at version 0.6) is the model this driver
+//! follows: one owner, every change through `&mut self`. It is not used because its shape does
+//! not fit a GIC that four cores share:
+//!
+//! - one `GicV2` value owns the distributor *and* a CPU interface, and its safety contract allows
+//!   no alias of either. Here the distributor is one owner shared by four cores (behind the
+//!   kernel's lock) while each core owns its own banked CPU interface: two types, two owners;
+//! - it routes no SPI to a core (no `GICD_ITARGETSR` access): the kernel sends the vmbox, UART
+//!   and system-block interrupts to the core that serves them;
+//! - it puts every interrupt in group 1 and acknowledges through the group-1 aliases; this
+//!   driver keeps the reset grouping with both groups enabled, as the boards' firmware leaves
+//!   it, and reports an SGI's source core;
+//! - its register layout would be a second one beside `regs`, which this crate's tests check
+//!   offset by offset, like every other block's.
+//!
+//! Should the kernel move to a GICv3 (other boards), `arm-gic`'s GICv3 driver is the one to use.
 
 pub mod regs;
 
