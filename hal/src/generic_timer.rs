@@ -54,10 +54,12 @@ mod arch {
             Self { rate: TickRate { hz: if hz == 0 { fallback_hz } else { hz } } }
         }
 
+        /// The counter's frequency.
         pub fn rate(&self) -> TickRate {
             self.rate
         }
 
+        /// The system counter now (CNTPCT_EL0, after an ISB so it is not read early).
         pub fn now(&self) -> u64 {
             barrier::isb(barrier::SY);
             CNTPCT_EL0.get()
@@ -69,10 +71,12 @@ mod arch {
             CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::SET + CNTP_CTL_EL0::IMASK::CLEAR);
         }
 
+        /// Disables this core's timer and masks its interrupt.
         pub fn stop(&self) {
             CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::CLEAR + CNTP_CTL_EL0::IMASK::SET);
         }
 
+        /// Microseconds since the counter started.
         pub fn uptime_us(&self) -> u64 {
             self.rate.us_from_ticks(self.now())
         }

@@ -9,7 +9,8 @@
 //! a switch.
 
 use super::MAX_DOMAINS;
-use super::table::{Exit, State, TABLE, Wait};
+use super::state::{expired, resume_past_call, timeout_result};
+use super::table::{State, TABLE, Wait};
 use crate::arch::cpu;
 use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
@@ -36,15 +37,7 @@ static KILL: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_
 /// was not for it costs one extra look.
 static WAKE_PENDING: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
 
-/// What the exception path decided for the process that trapped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
-    Continue,
-    Yield,
-    Preempt,
-    Block { wait: Wait, deadline: Option<u64> },
-    Exit(Exit),
-}
+pub use super::state::Event;
 
 /// The slot of the process running on this core.
 pub fn current() -> Option<usize> {
@@ -129,21 +122,19 @@ fn enter(core: usize, slot: usize, frame: &ExceptionFrame, ttbr0: u64) -> ! {
 pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     let core = cpu::core_id();
     let Some(slot) = current() else { return };
-    let event = match event {
-        Event::Continue if NEED_RESCHED[core].swap(false, Ordering::AcqRel) => Event::Preempt,
-        e => e,
-    };
+    let event = event.or_preempt(|| NEED_RESCHED[core].swap(false, Ordering::AcqRel));
     {
         let mut table = TABLE.lock();
-        let event = match event {
-            _ if KILL[slot].swap(false, Ordering::AcqRel) => Event::Exit(Exit::Killed),
-            // Woken on its way to blocking: its call runs again (the frame is rewound to it).
-            Event::Block { .. } if WAKE_PENDING[slot].swap(false, Ordering::AcqRel) => Event::Yield,
-            e => e,
-        };
+        // Woken on its way to blocking: its call runs again (the frame is rewound to it).
+        let event = event.settle(
+            || KILL[slot].swap(false, Ordering::AcqRel),
+            || WAKE_PENDING[slot].swap(false, Ordering::AcqRel),
+        );
+        if event.keeps_core(!table.run_queue.is_empty()) {
+            return;
+        }
         match event {
             Event::Continue => return,
-            Event::Preempt | Event::Yield if table.run_queue.is_empty() => return,
             Event::Preempt | Event::Yield => {
                 if let Some(p) = table.slots[slot].as_mut() {
                     p.frame = *frame;
@@ -188,9 +179,7 @@ pub fn wake(slot: usize, result: Option<i64>) {
     WAKE_PENDING[slot].store(false, Ordering::Relaxed);
     if let Some(value) = result {
         p.frame.x[0] = value as u64;
-        if wait != Wait::Sleep {
-            p.frame.elr += 4;
-        }
+        p.frame.elr += resume_past_call(wait);
     }
     p.state = State::Runnable;
     table.run_queue.push_back(slot);
@@ -232,25 +221,13 @@ pub fn on_tick() {
 pub fn expire(now: u64) {
     let expired: heapless::Vec<(usize, Wait), { super::MAX_DOMAINS }> = {
         let table = TABLE.lock();
-        table
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p.as_ref()?.state {
-                State::Blocked { wait, deadline: Some(d) } if d <= now => Some((i, wait)),
-                _ => None,
-            })
-            .collect()
+        let states = table.slots.iter().enumerate().filter_map(|(i, p)| Some((i, p.as_ref()?.state)));
+        expired(states, now).collect()
     };
     for (slot, wait) in expired {
-        let result = match wait {
-            Wait::Mif { .. } => {
-                crate::gsas_node::disarm_process_mif(slot);
-                proto::syscall::Error::TimedOut as i64
-            }
-            Wait::Sleep => 0,
-            Wait::Mailbox => proto::syscall::Error::TimedOut as i64,
-        };
-        wake(slot, Some(result));
+        if let Wait::Mif { .. } = wait {
+            crate::gsas_node::disarm_process_mif(slot);
+        }
+        wake(slot, Some(timeout_result(wait)));
     }
 }

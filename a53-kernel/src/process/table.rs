@@ -22,47 +22,8 @@ use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
 use proto::syscall::ARGS_MAX;
 use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
 
-/// What a process is waiting for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wait {
-    /// Its mailbox interface to hold this many words.
-    Mif {
-        words: u32,
-    },
-    /// A notification.
-    Mailbox,
-    Sleep,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
-    Status(u64),
-    /// Killed by the kernel for an exception it could not resolve.
-    Fault {
-        esr: u64,
-        far: u64,
-        elr: u64,
-    },
-    /// Ended by [`kill`].
-    Killed,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    Runnable,
-    Running(usize),
-    Blocked { wait: Wait, deadline: Option<u64> },
-    Exited(Exit),
-}
-
-/// Whether anyone will collect a process's exit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reap {
-    /// The spawner calls [`wait`].
-    Wait,
-    /// Nobody: the slot is freed at exit (remote spawns).
-    Auto,
-}
+pub use super::state::{Exit, Reap, State, Wait};
+use super::state::Domains;
 
 pub struct Process {
     pub domain: u16,
@@ -84,16 +45,7 @@ impl Process {
 
     /// The physical page behind a user page the platform serves (PIF/MIF), if `va` is in one.
     pub fn interface_page(&self, va: u64) -> Option<u64> {
-        let index = u64::from(self.grant.index);
-        let page = va & !0xfff;
-        let base = if page == PIF_PAGE {
-            board::pl::PACKETIZER_BASE
-        } else if page == MIF_PAGE {
-            board::pl::VMBOX_BASE
-        } else {
-            return None;
-        };
-        Some(base + index * 0x1000 + (va & 0xfff))
+        super::state::interface_page(self.grant.index, va)
     }
 }
 
@@ -117,8 +69,7 @@ pub enum SpawnError {
 pub struct Table {
     pub slots: [Option<Box<Process>>; MAX_DOMAINS],
     pub run_queue: VecDeque<usize>,
-    /// The next domain number: 1..=u16::MAX (0 is the kernel's); past that, none is left.
-    next_domain: u32,
+    domains: Domains,
     interfaces: Option<InterfaceTable>,
     /// The packetizer's trusted interface, from `gsas_node::init`: the table grants and revokes
     /// the interfaces of the processes it holds.
@@ -130,7 +81,7 @@ pub struct Table {
 pub static TABLE: IrqMutex<Table> = IrqMutex::new(Table {
     slots: [const { None }; MAX_DOMAINS],
     run_queue: VecDeque::new(),
-    next_domain: 1,
+    domains: Domains::new(),
     interfaces: None,
     tif: None,
 });
@@ -161,7 +112,7 @@ impl Table {
             super::images::IMAGES.iter().find(|(n, _)| *n == name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let domain = u16::try_from(self.next_domain).map_err(|_| SpawnError::DomainsExhausted)?;
+        let domain = self.domains.next().ok_or(SpawnError::DomainsExhausted)?;
         if self.tif.is_none() {
             return Err(SpawnError::NoInterface);
         }
@@ -195,7 +146,7 @@ impl Table {
             sp_el0: stack_top,
             ..ExceptionFrame::default()
         };
-        self.next_domain += 1;
+        self.domains.take();
         self.slots[slot] = Some(Box::new(Process {
             domain,
             name: image_name,
