@@ -15,6 +15,8 @@
 #![cfg_attr(not(test), no_std)]
 #![warn(missing_docs)]
 
+#[cfg(target_arch = "aarch64")]
+mod arch;
 pub mod cadence_uart;
 pub mod generic_timer;
 pub mod gic400;

@@ -18,6 +18,8 @@
 mod log;
 
 mod api;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+mod arch;
 pub mod args;
 mod arguments;
 pub mod check;
