@@ -126,10 +126,8 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     {
         let mut table = TABLE.lock();
         // Woken on its way to blocking: its call runs again (the frame is rewound to it).
-        let event = event.settle(
-            || KILL[slot].swap(false, Ordering::AcqRel),
-            || WAKE_PENDING[slot].swap(false, Ordering::AcqRel),
-        );
+        let event = event
+            .settle(|| KILL[slot].swap(false, Ordering::AcqRel), || WAKE_PENDING[slot].swap(false, Ordering::AcqRel));
         if event.keeps_core(!table.run_queue.is_empty()) {
             return;
         }

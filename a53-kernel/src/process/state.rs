@@ -165,7 +165,13 @@ mod tests {
         assert_eq!(Event::Continue.or_preempt(|| true), Event::Preempt);
         assert_eq!(Event::Continue.or_preempt(|| false), Event::Continue);
         let mut asked = false;
-        assert_eq!(Event::Yield.or_preempt(|| { asked = true; true }), Event::Yield);
+        assert_eq!(
+            Event::Yield.or_preempt(|| {
+                asked = true;
+                true
+            }),
+            Event::Yield
+        );
         assert!(!asked, "the request is consumed only when it is acted on");
     }
 
@@ -176,7 +182,16 @@ mod tests {
         assert_eq!(BLOCK.settle(|| false, || true), Event::Yield);
         assert_eq!(BLOCK.settle(|| false, || false), BLOCK);
         let mut asked = false;
-        assert_eq!(Event::Preempt.settle(|| false, || { asked = true; true }), Event::Preempt);
+        assert_eq!(
+            Event::Preempt.settle(
+                || false,
+                || {
+                    asked = true;
+                    true
+                }
+            ),
+            Event::Preempt
+        );
         assert!(!asked, "a pending wake-up is kept for a block");
     }
 

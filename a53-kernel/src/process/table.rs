@@ -22,8 +22,8 @@ use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
 use proto::syscall::ARGS_MAX;
 use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
 
-pub use super::state::{Exit, Reap, State, Wait};
 use super::state::Domains;
+pub use super::state::{Exit, Reap, State, Wait};
 
 pub struct Process {
     pub domain: u16,
