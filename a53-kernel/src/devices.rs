@@ -14,7 +14,7 @@
 //! | system block | `cluster` | `IrqMutex` |
 //! | packetizer TIF | `process::table` | inside the process table's lock |
 //! | packetizer PIF 0 | the atomic service's core | moved to it |
-//! | vmbox MIFs and control page | `gsas_node` | `IrqMutex` |
+//! | vmbox MIFs and control page | `gsas_node` | an `IrqMutex` per MIF; the control page is read only |
 //! | SMMU | `mm::smmu` | `IrqMutex` |
 //! | IPC area | `rpu` | one producer and one consumer, each behind a lock |
 

@@ -5,7 +5,7 @@
 //!
 //! The packetizer and vmbox pages come from `devices` at [`init`]: the trusted interface goes to
 //! the process table, PIF 0 to the service core, and this module keeps the vmbox (every MIF's
-//! interrupt registers, MIF 0's data for the service, the control page) behind one lock.
+//! interrupt registers, MIF 0's data for the service, the control page), a lock per MIF.
 
 pub mod profile;
 
@@ -29,7 +29,7 @@ use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use hal::packetizer::driver::{Pif, SendStatus};
 use hal::packetizer::{Destination, base_dest, base_window, packet_from_words128};
-use hal::vmbox::driver::Mif;
+use hal::vmbox::driver::{Mif, VmboxControl};
 use proto::gsas::{Notification, PAGE_SIZE, Pid};
 use spin::Once;
 
@@ -60,16 +60,26 @@ pub fn mailbox() -> &'static IrqMutex<MailboxService> {
     MAILBOX.call_once(|| IrqMutex::new(MailboxService::new(64, 16).expect("mailbox configuration")))
 }
 
-/// The vmbox, from [`init`]. A leaf lock: nothing else is taken while it is held. The kernel
-/// reads only MIF 0's data (the service's); of the other MIFs it uses the interrupt registers.
-static VMBOX: IrqMutex<Option<Vmbox>> = IrqMutex::new(None);
+/// The vmbox as the kernel keeps it: a lock per MIF page, so that the service reading MIF 0 and
+/// the process cores arming their MIFs never wait for each other, and the control page, which
+/// is only read.
+struct Mailboxes {
+    mifs: [IrqMutex<Mif>; hal::INTERFACES],
+    control: VmboxControl,
+}
+
+/// The vmbox, from [`init`]. Each MIF's lock is a leaf lock: nothing else is taken while it is
+/// held. The kernel reads only MIF 0's data (the service's); of the other MIFs it uses the
+/// interrupt registers.
+static VMBOX: Once<Mailboxes> = Once::new();
 /// PIF 0, from [`init`] until the service core takes it for good.
 static SERVICE_PIF: spin::Mutex<Option<Pif>> = spin::Mutex::new(None);
 
 /// Runs `f` on mailbox interface `index` (kernel view) under the vmbox lock; `None` before
 /// [`init`] or for an index that does not exist.
 fn with_mif<R>(index: u8, f: impl FnOnce(&mut Mif) -> R) -> Option<R> {
-    VMBOX.lock().as_mut()?.mifs.get_mut(usize::from(index)).map(f)
+    let mif = VMBOX.get()?.mifs.get(usize::from(index))?;
+    Some(f(&mut mif.lock()))
 }
 
 /// The destination of mailbox interface `index` of `node`.
@@ -93,7 +103,8 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     tif.grant(0, Pid::atomic_service(node_id()).raw());
     TABLE.lock().take_tif(tif);
     *SERVICE_PIF.lock() = Some(pif0);
-    *VMBOX.lock() = Some(vmbox);
+    let Vmbox { mifs, control } = vmbox;
+    VMBOX.call_once(|| Mailboxes { mifs: mifs.map(IrqMutex::new), control });
     mailbox();
     if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
         defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
@@ -102,16 +113,10 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
 
 /// A MIF reached its threshold: disarm it and wake whoever waits on it.
 fn on_vmbox_irq(_: IntId) {
-    let asserting = {
-        let mut vmbox = VMBOX.lock();
-        let Some(vmbox) = vmbox.as_mut() else { return };
-        let asserting = vmbox.control.asserting();
-        for (_, mif) in vmbox.mifs.iter_mut().enumerate().filter(|(i, _)| asserting & (1 << i) != 0) {
-            mif.disarm();
-        }
-        asserting
-    };
+    let Some(vmbox) = VMBOX.get() else { return };
+    let asserting = vmbox.control.asserting();
     for index in (0..64u8).filter(|i| asserting & (1 << i) != 0) {
+        with_mif(index, Mif::disarm);
         if index == 0 {
             SERVICE_NEWS.store(true, Ordering::Release);
             irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
