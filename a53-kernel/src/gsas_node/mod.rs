@@ -29,7 +29,7 @@ use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use hal::packetizer::driver::{Pif, SendStatus};
 use hal::packetizer::{Destination, base_dest, base_window, packet_from_words128};
-use hal::vmbox::driver::{Mif, VmboxControl};
+use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
 use proto::gsas::{Notification, PAGE_SIZE, Pid};
 use spin::Once;
 
@@ -60,25 +60,26 @@ pub fn mailbox() -> &'static IrqMutex<MailboxService> {
     MAILBOX.call_once(|| IrqMutex::new(MailboxService::new(64, 16).expect("mailbox configuration")))
 }
 
-/// The vmbox as the kernel keeps it: a lock per MIF page, so that the service reading MIF 0 and
-/// the process cores arming their MIFs never wait for each other, and the control page, which
-/// is only read.
+/// The vmbox as the kernel keeps it: the interrupt half of every MIF page, each behind its own
+/// lock (taken for one operation at a time: the interrupt handler disarming a MIF never waits
+/// long), and the control page, which is only read. MIF 0's reading half is the service's.
 struct Mailboxes {
-    mifs: [IrqMutex<Mif>; hal::INTERFACES],
+    irqs: [IrqMutex<MifIrq>; hal::INTERFACES],
     control: VmboxControl,
 }
 
 /// The vmbox, from [`init`]. Each MIF's lock is a leaf lock: nothing else is taken while it is
-/// held. The kernel reads only MIF 0's data (the service's); of the other MIFs it uses the
-/// interrupt registers.
+/// held. The kernel dequeues only from MIF 0 (the service); processes read their own MIFs.
 static VMBOX: Once<Mailboxes> = Once::new();
+/// MIF 0's reading half, from [`init`] until the service core takes it for good.
+static SERVICE_MIF: spin::Mutex<Option<MifReader>> = spin::Mutex::new(None);
 /// PIF 0, from [`init`] until the service core takes it for good.
 static SERVICE_PIF: spin::Mutex<Option<Pif>> = spin::Mutex::new(None);
 
-/// Runs `f` on mailbox interface `index` (kernel view) under the vmbox lock; `None` before
+/// Runs `f` on the interrupt half of mailbox interface `index` under its lock; `None` before
 /// [`init`] or for an index that does not exist.
-fn with_mif<R>(index: u8, f: impl FnOnce(&mut Mif) -> R) -> Option<R> {
-    let mif = VMBOX.get()?.mifs.get(usize::from(index))?;
+fn with_mif<R>(index: u8, f: impl FnOnce(&mut MifIrq) -> R) -> Option<R> {
+    let mif = VMBOX.get()?.irqs.get(usize::from(index))?;
     Some(f(&mut mif.lock()))
 }
 
@@ -104,7 +105,16 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     TABLE.lock().take_tif(tif);
     *SERVICE_PIF.lock() = Some(pif0);
     let Vmbox { mifs, control } = vmbox;
-    VMBOX.call_once(|| Mailboxes { mifs: mifs.map(IrqMutex::new), control });
+    let mut reader0 = None;
+    // The kernel keeps every MIF's interrupt half; of the reading halves only MIF 0's (the other
+    // MIFs are read by the processes that hold them).
+    let irqs = mifs.map(|mif| {
+        let (reader, irq) = mif.split();
+        reader0.get_or_insert(reader);
+        IrqMutex::new(irq)
+    });
+    *SERVICE_MIF.lock() = reader0;
+    VMBOX.call_once(|| Mailboxes { irqs, control });
     mailbox();
     if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
         defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
@@ -116,7 +126,7 @@ fn on_vmbox_irq(_: IntId) {
     let Some(vmbox) = VMBOX.get() else { return };
     let asserting = vmbox.control.asserting();
     for index in (0..64u8).filter(|i| asserting & (1 << i) != 0) {
-        with_mif(index, Mif::disarm);
+        with_mif(index, MifIrq::disarm);
         if index == 0 {
             SERVICE_NEWS.store(true, Ordering::Release);
             irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
@@ -130,16 +140,21 @@ fn on_vmbox_irq(_: IntId) {
     }
 }
 
-/// Runs `f` on the mailbox interface of the process in `slot` (its interrupt registers and
-/// count; the data is the process's), under the vmbox lock. The process table's lock is not
-/// held meanwhile.
-pub fn with_process_mif<R>(slot: usize, f: impl FnOnce(&mut Mif) -> R) -> Option<R> {
-    let index = TABLE.lock().slots[slot].as_ref()?.grant.index;
+/// The mailbox interface the process in `slot` holds.
+pub fn process_mif(slot: usize) -> Option<u8> {
+    TABLE.lock().slots[slot].as_ref().map(|p| p.grant.index)
+}
+
+/// Runs `f` on the interrupt half of mailbox interface `index` (a process's: its data is the
+/// process's), under that MIF's lock, for one operation.
+pub fn with_process_mif<R>(index: u8, f: impl FnOnce(&mut MifIrq) -> R) -> Option<R> {
     with_mif(index, f)
 }
 
 pub fn disarm_process_mif(slot: usize) {
-    with_process_mif(slot, Mif::disarm);
+    if let Some(index) = process_mif(slot) {
+        with_mif(index, MifIrq::disarm);
+    }
 }
 
 /// A thread blocked in `MAILBOX_RECEIVE` has news (the thread id is its slot).
@@ -315,6 +330,7 @@ pub fn service_core_main() -> ! {
         Err(e) => panic!("atomic service: {:?}", e),
     };
     let Some(mut pif0) = SERVICE_PIF.lock().take() else { panic!("atomic service: no PIF 0 (gsas_node::init)") };
+    let Some(mut mif0) = SERVICE_MIF.lock().take() else { panic!("atomic service: no MIF 0 (gsas_node::init)") };
     let mut outbox = Outbox { queue: VecDeque::new() };
     cpu::irq_enable();
     loop {
@@ -324,7 +340,7 @@ pub fn service_core_main() -> ! {
         // request's replies go out in order.
         let flushed = outbox.flush(&mut pif0);
         while outbox.queue.len() < 64 {
-            let Some(words) = with_mif(0, Mif::read_packet).flatten() else { break };
+            let Some(words) = mif0.read_packet() else { break };
             worked = true;
             let mut sink = Sink::default();
             let mut env =

@@ -8,6 +8,7 @@ use super::table::{Exit, TABLE, Wait};
 use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
 use crate::gsas_node;
 use boot::a53::ExceptionFrame;
+use hal::vmbox::driver::MifIrq;
 use proto::gsas::MailboxOpcode;
 use proto::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
@@ -114,33 +115,29 @@ fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Eve
 }
 
 fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {
+    let Some(index) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
+    // One register operation per lock: the interrupt handler disarming this MIF never waits long.
+    let Some(depth) = gsas_node::with_process_mif(index, |m| m.depth()) else {
+        return err(frame, Error::BadArgument);
+    };
+    if words == 0 || words > u64::from(depth) {
+        return err(frame, Error::BadArgument);
+    }
     // Looked at on every try: a node lost while the process sleeps wakes it (`cluster`), and
     // the call, run again, ends here.
-    let node_gone = node != NO_NODE && !crate::cluster::is_alive(node);
-    let ready = gsas_node::with_process_mif(slot, |mif| {
-        if words == 0 || words > u64::from(mif.depth()) {
-            return Err(Error::BadArgument);
-        }
-        if node_gone {
-            return Err(Error::Unreachable);
-        }
-        if u64::from(mif.count()) >= words {
-            mif.disarm();
-            return Ok(true);
-        }
-        // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
-        mif.arm(words as u32);
-        if u64::from(mif.count()) >= words {
-            mif.disarm();
-            return Ok(true);
-        }
-        Ok(false)
-    });
-    match ready {
-        None => return err(frame, Error::BadArgument),
-        Some(Err(e)) => return err(frame, e),
-        Some(Ok(true)) => return ok(frame, &[0]),
-        Some(Ok(false)) => {}
+    if node != NO_NODE && !crate::cluster::is_alive(node) {
+        return err(frame, Error::Unreachable);
+    }
+    let count = || gsas_node::with_process_mif(index, |m| m.count()).map_or(0, u64::from);
+    if count() >= words {
+        gsas_node::with_process_mif(index, MifIrq::disarm);
+        return ok(frame, &[0]);
+    }
+    // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
+    gsas_node::with_process_mif(index, |m| m.arm(words as u32));
+    if count() >= words {
+        gsas_node::with_process_mif(index, MifIrq::disarm);
+        return ok(frame, &[0]);
     }
     // A retry after the wake-up re-checks; the deadline is absolute, so it does not restart.
     let deadline = match frame.x[5] {
