@@ -4,7 +4,8 @@ use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
 use crate::mmio::{Mmio, read_u128};
 use tock_registers::interfaces::{Readable, Writeable};
 
-/// A mailbox interface page. Reads of DATA dequeue: one reader at a time, through `&mut self`.
+/// A mailbox interface page, whole: [`split`](Mif::split) it between the reader that dequeues
+/// and the owner of its interrupt.
 pub struct Mif {
     regs: Mmio<MifRegisters>,
 }
@@ -18,49 +19,6 @@ impl Mif {
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
-    /// Words queued.
-    pub fn count(&self) -> u32 {
-        self.regs.status.read(STATUS::COUNT)
-    }
-
-    /// Words the FIFO can hold (DEPTH).
-    pub fn depth(&self) -> u32 {
-        self.regs.depth.get() & 0xffff
-    }
-
-    /// Dequeues one word (one 128-bit read), if there is one.
-    pub fn read_word(&mut self) -> Option<u128> {
-        if self.count() == 0 {
-            return None;
-        }
-        // SAFETY: the DATA register of this page; one 128-bit access.
-        Some(unsafe { read_u128(core::ptr::addr_of!(self.regs.data) as *const u128) })
-    }
-
-    /// Dequeues a whole packet (two words), if one is there. Packets are committed whole, so
-    /// two queued words are always one packet's.
-    pub fn read_packet(&mut self) -> Option<[u128; 2]> {
-        if self.count() < 2 {
-            return None;
-        }
-        Some([self.read_word()?, self.read_word()?])
-    }
-
-    /// Raise the interrupt once `words` are queued (`words` >= 1).
-    pub fn arm(&mut self, words: u32) {
-        self.regs.threshold.write(THRESHOLD::LEVEL.val(words.clamp(1, 0xffff)));
-        self.regs.irq_status.write(IRQ::THRESHOLD::SET);
-        self.regs.irq_enable.write(IRQ::THRESHOLD::SET);
-    }
-
-    /// Stops interrupting and acknowledges what was pending.
-    pub fn disarm(&mut self) {
-        self.regs.irq_enable.set(0);
-        self.regs.irq_status.write(IRQ::THRESHOLD::SET + IRQ::NOT_EMPTY::SET + IRQ::REFUSED::SET);
-    }
-}
-
-impl Mif {
     /// The two halves of the page: [`MifReader`] dequeues (DATA), [`MifIrq`] owns the interrupt
     /// registers; both may read COUNT. A reader that sleeps on the interrupt and the interrupt
     /// handler that disarms it then never wait for each other's accesses.
@@ -93,7 +51,8 @@ impl MifReader {
         Some(unsafe { read_u128(core::ptr::addr_of!(self.regs.data) as *const u128) })
     }
 
-    /// Dequeues a whole packet (two words), if one is there (see [`Mif::read_packet`]).
+    /// Dequeues a whole packet (two words), if one is there. Packets are committed whole, so
+    /// two queued words are always one packet's.
     pub fn read_packet(&mut self) -> Option<[u128; 2]> {
         if self.count() < 2 {
             return None;
