@@ -7,7 +7,7 @@
 mod fuzz_harness;
 
 use fuzz_harness::{Harness, Tally};
-use hal::rand::XorShift64;
+use proto::rand::XorShift64;
 
 fn main() {
     let mut args = std::env::args().skip(1);

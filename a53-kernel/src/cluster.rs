@@ -1,37 +1,62 @@
 //! This node among the others: ending a run together with them, and learning that one is gone
 //! (`docs/hw/sysblock.md`, "Ending a run as a cluster, and losing a node").
 //!
-//! The kernel owns the system block's interrupt line. `PEER_LOST` refreshes the set of
-//! reachable nodes and wakes every process waiting on its mailbox interface: a wait for an
-//! answer from a node that is gone then ends with `Unreachable` (`process::syscall`).
-//! `ALL_DONE` releases [`finish`].
+//! This module owns the system block (`devices`) and its interrupt line. `PEER_LOST` refreshes
+//! the set of reachable nodes and wakes every process waiting on its mailbox interface: a wait
+//! for an answer from a node that is gone then ends with `Unreachable` (`process::syscall`).
+//! `ALL_DONE` releases [`finish`]. Who this node is, is read once, at [`init`].
 
 use crate::arch::cpu;
 use crate::irq::{self, IntId};
-use crate::kernel::{self, Stop, sysblock};
+use crate::kernel::{self, Stop};
 use crate::process::scheduler;
 use crate::process::table::{TABLE, Wait};
+use crate::sync::IrqMutex;
 use board::pl::irq_line;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use hal::sysblock::NodeSet;
+use hal::sysblock::{Identity, NodeSet, Sysblock, SysblockError};
+
+/// The system block; its interrupt handler takes it too.
+static SYSBLOCK: IrqMutex<Option<Sysblock>> = IrqMutex::new(None);
+/// What the block said at [`init`]: the identity registers never change.
+static IDENTITY: spin::Once<Result<Identity, SysblockError>> = spin::Once::new();
 
 /// NODES_ALIVE as last read: bits 0..64 and 64..128.
 static ALIVE: [AtomicU64; 2] = [const { AtomicU64::new(u64::MAX) }; 2];
 static ALL_DONE: AtomicBool = AtomicBool::new(false);
 static DOORBELLS: AtomicU32 = AtomicU32::new(0);
 
+/// Takes the system block and reads who this node is (boot core, once forwarding works).
+pub fn init(sysblock: Sysblock) {
+    IDENTITY.call_once(|| sysblock.identity());
+    *SYSBLOCK.lock() = Some(sysblock);
+}
+
+/// This node's identity, as the system block gave it at [`init`].
+pub fn identity() -> Result<Identity, SysblockError> {
+    *IDENTITY.get().unwrap_or(&Err(SysblockError::BadId(0)))
+}
+
+/// Runs `f` on the system block, under its lock (`None` before [`init`]). Keep `f` short: the
+/// interrupt handler waits for it.
+pub fn with_sysblock<R>(f: impl FnOnce(&mut Sysblock) -> R) -> Option<R> {
+    SYSBLOCK.lock().as_mut().map(f)
+}
+
 /// Reads who is reachable and takes the system block's interrupt (boot core).
-pub fn init() {
-    if sysblock().identity().is_err() {
+pub fn enable_interrupts() {
+    if identity().is_err() {
         // No system block (reported at boot): every node counts as reachable.
         return;
     }
-    store_alive(sysblock().nodes_alive());
+    if let Some(alive) = with_sysblock(|s| s.nodes_alive()) {
+        store_alive(alive);
+    }
     if let Err(e) = irq::register_pl(irq_line::SYSBLOCK, on_irq, 1 << cpu::core_id()) {
         defmt::error!("system block interrupt: {}", defmt::Debug2Format(&e));
         return;
     }
-    sysblock().enable_cluster_irqs();
+    with_sysblock(Sysblock::enable_cluster_irqs);
 }
 
 fn store_alive(set: NodeSet) {
@@ -55,13 +80,15 @@ pub fn doorbells() -> u32 {
 }
 
 fn on_irq(_: IntId) {
-    let pending = sysblock().take_pending();
+    let Some(pending) = with_sysblock(Sysblock::take_pending) else { return };
     if pending.is_set(hal::sysblock::regs::IRQ::DOORBELL) {
         DOORBELLS.fetch_add(1, Ordering::SeqCst);
     }
     if pending.is_set(hal::sysblock::regs::IRQ::PEER_LOST) {
         let before = alive();
-        store_alive(sysblock().nodes_alive());
+        if let Some(now) = with_sysblock(|s| s.nodes_alive()) {
+            store_alive(now);
+        }
         for node in before.without(alive()).iter() {
             defmt::warn!("node {=u16} is unreachable", node);
         }
@@ -86,8 +113,8 @@ fn wake_mailbox_waiters() {
 /// the others (the atomic service, the mailbox and the R5 run on) until `ALL_DONE`, then stops
 /// with `reason`.
 pub fn finish(reason: Stop) -> ! {
-    if sysblock().identity().is_ok() {
-        sysblock().report_done();
+    if identity().is_ok() {
+        with_sysblock(Sysblock::report_done);
         cpu::idle_until(|| ALL_DONE.load(Ordering::Acquire));
     }
     kernel::stop(reason)

@@ -1,11 +1,14 @@
 //! Bringing the kernel up, and ending a run.
 
 use crate::arch::{cpu, mmu, phys_to_virt, semihosting};
-use crate::esr::ExceptionClass;
-use crate::{console, forward, heap, irq, rpu, smp, timer};
+use crate::devices::Devices;
+use crate::exception::esr::ExceptionClass;
+use crate::exception::forward;
+use crate::mm::heap;
+use crate::{console, irq, rpu, smp, timer};
 use board::{Board as _, Exit};
 use core::sync::atomic::{AtomicU8, Ordering};
-use hal::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
+use proto::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
 
 static ENTRY_EL: AtomicU8 = AtomicU8::new(0);
 
@@ -31,11 +34,14 @@ pub struct BootReport {
     pub rpu_firmware: Option<u32>,
 }
 
-/// Boot core: console, heap, kernel map, interrupts, tick, the other cores, the RPU. Each
-/// step that can fail on a given machine (PSCI, the RPU) is reported and the boot goes on.
+/// Boot core: the devices, console, heap, kernel map, interrupts, tick, the other cores, the
+/// RPU. Each device goes to its owner here (`devices`). Each step that can fail on a given
+/// machine (PSCI, the RPU) is reported and the boot goes on.
 pub fn init_boot_core(entry_el: u64) -> BootReport {
     ENTRY_EL.store(entry_el as u8, Ordering::Relaxed);
-    console::init();
+    let Some(devices) = Devices::take() else { panic!("the kernel booted twice") };
+    let Devices { console, gic, platform, sysblock, packetizer, vmbox, smmu, ipc } = devices;
+    console::init(console);
     defmt::info!(
         "unimem kernel {=str} on {=str}, entered at EL{=u64}",
         env!("CARGO_PKG_VERSION"),
@@ -46,11 +52,14 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     if let Err(e) = mmu::init_kernel_map() {
         panic!("cannot build the kernel map: {:?}", e);
     }
-    irq::init_boot_core();
-    forward::init();
+    irq::init_boot_core(gic);
+    forward::init(platform);
+    crate::cluster::init(sysblock);
     report_identity();
-    crate::gsas_node::init();
-    crate::cluster::init();
+    crate::gsas_node::init(packetizer, vmbox);
+    crate::cluster::enable_interrupts();
+    crate::mm::smmu::init(smmu);
+    rpu::init(ipc);
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {
@@ -72,17 +81,8 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     BootReport { cores_online, rpu_firmware }
 }
 
-/// The system block: who this node is.
-pub fn sysblock() -> &'static hal::sysblock::Sysblock {
-    // SAFETY: the system block is device memory on hardware and forwarded on QEMU; its few
-    // registers are read-only or (scratch, doorbell) only used by tests and the doorbell handler.
-    static SYSBLOCK: hal::sysblock::Sysblock =
-        unsafe { hal::sysblock::Sysblock::new(phys_to_virt(board::pl::SYSBLOCK_BASE)) };
-    &SYSBLOCK
-}
-
 fn report_identity() {
-    match sysblock().identity() {
+    match crate::cluster::identity() {
         Ok(id) => defmt::info!(
             "node {=u16} of {=u16}, coordinates ({=u8}, {=u8}, {=u8})",
             id.node,

@@ -2,16 +2,16 @@
 //!
 //! Logic that does not touch the CPU is plain Rust, compiled and unit-tested on the host;
 //! the `arch` layer and everything that uses it exist only when building for
-//! `aarch64-unknown-none`. The images (`src/bin`) are thin: `a53-kernel` boots and runs the
-//! demo, `a53-ktest` boots and runs the on-target tests.
+//! `aarch64-unknown-none`. The image (`src/bin/kernel.rs`) is thin: it boots and runs the demo,
+//! a program or the console. The on-target tests are a crate of their own, `a53-ktest`
+//! (`a53-kernel/ktest`), whose image boots the same way and runs them.
 #![cfg_attr(not(test), no_std)]
 
 extern crate alloc;
 
-pub mod esr;
+pub mod exception;
 pub mod gsas;
-pub mod irq_table;
-pub mod kernel_map;
+pub mod irq;
 pub mod mm;
 pub mod process;
 
@@ -22,21 +22,11 @@ pub mod cluster;
 #[cfg(target_arch = "aarch64")]
 pub mod console;
 #[cfg(target_arch = "aarch64")]
-pub mod console_input;
-#[cfg(target_arch = "aarch64")]
-pub mod exception;
-#[cfg(target_arch = "aarch64")]
-pub mod forward;
+pub mod devices;
 #[cfg(target_arch = "aarch64")]
 pub mod gsas_node;
 #[cfg(target_arch = "aarch64")]
-pub mod heap;
-#[cfg(target_arch = "aarch64")]
-pub mod irq;
-#[cfg(target_arch = "aarch64")]
 pub mod kernel;
-#[cfg(target_arch = "aarch64")]
-pub mod ktest;
 #[cfg(target_arch = "aarch64")]
 pub mod rpu;
 #[cfg(target_arch = "aarch64")]

@@ -1,11 +1,11 @@
 //! The RPU (R5 core 0): started through the board's method, then reached through the shared
-//! request/response rings of `hal::ipc`.
+//! request/response rings of `proto::ipc`, in the area this module takes at boot (`devices`).
 
 use crate::Board;
-use crate::arch::{phys_to_virt, psci};
+use crate::arch::psci;
 use board::{Board as _, RpuStart};
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
+use proto::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
 use spin::Mutex;
 
 /// Where the R5 starts: its reset vector (the firmware links its vector table at 0).
@@ -20,10 +20,11 @@ pub enum RpuError {
     NotStarted,
 }
 
-fn area() -> &'static IpcArea {
-    // SAFETY: the board reserves this shared, uncached region for the IPC area; it is mapped
-    // for the kernel's lifetime and only accessed through `IpcArea`'s atomics and rings.
-    unsafe { &*(phys_to_virt(Board::IPC_BASE) as *const IpcArea) }
+static AREA: spin::Once<&'static IpcArea> = spin::Once::new();
+
+/// Takes the shared area (boot core, before [`start`]).
+pub fn init(area: &'static IpcArea) {
+    AREA.call_once(|| area);
 }
 
 type Tx = Producer<'static, Message, RING_SLOTS>;
@@ -46,7 +47,7 @@ pub fn reconnect() -> Result<u32, RpuError> {
 }
 
 fn handshake(start: bool) -> Result<u32, RpuError> {
-    let area = area();
+    let area = *AREA.get().ok_or(RpuError::NotStarted)?;
     // Any value that differs from the previous boot's will do: the counter's low bits.
     let nonce = (crate::timer::now() as u32) | 1;
     let mut rx = RX.lock();

@@ -71,8 +71,8 @@ pub const TEST_BUFFER: u64 = PLATFORM_BASE + 0x2_0000;
 pub const TEST_BUFFER_SIZE: u64 = 0x4_0000;
 
 /// The PLDMA area (`docs/hw/pldma.md`, "Where the rings and queues live"): the engine's
-/// descriptor and event rings (`hal::pldma::rings::EngineRings`) at its start, the per-PD RDMA
-/// queue sets (`hal::pldma::queue::QueueSet`, 8 KiB each) in its second half. The kernel takes
+/// descriptor and event rings (`proto::rdma::rings::EngineRings`) at its start, the per-PD RDMA
+/// queue sets (`proto::rdma::queue::QueueSet`, 8 KiB each) in its second half. The kernel takes
 /// queue sets from this area only (never from the frame pool), maps them into processes
 /// non-cacheable, and the R5's MPU covers exactly this area besides its own memory.
 pub const PLDMA_AREA_BASE: u64 = 0x0500_0000;

@@ -3,7 +3,9 @@
 //! A board is data: its physical memory map (as the A53 and as the R5 see it), interrupt
 //! numbers, the peripherals we drive, and how the RPU is started. The kernel and the firmware
 //! build their page tables, MPU regions and drivers from this description, so the two boards we
-//! support differ here and nowhere else:
+//! support differ here and nowhere else. Both are one SoC, [`zynqmp`], whose table and fixed
+//! peripherals are the [`Board`] trait's defaults; each board is an overlay that gives only
+//! what differs:
 //!
 //! - [`zcu102_qemu::Zcu102Qemu`]: QEMU's `xlnx-zcu102` machine, with the PL, the SMMU and the
 //!   remote global-address window provided by `qemu-virt` through MMIO trap and forward.
@@ -16,6 +18,7 @@ pub mod layout;
 pub mod pl;
 pub mod qfdb;
 pub mod zcu102_qemu;
+pub mod zynqmp;
 
 #[cfg(not(feature = "qfdb"))]
 pub type Selected = zcu102_qemu::Zcu102Qemu;
@@ -97,7 +100,7 @@ pub const SMMU_SIZE: u64 = 0x2_0000;
 /// (`docs/hw/forwarding.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Forwarding {
-    /// The request slots (`hal::forward::Slots`), in shared DDR.
+    /// The request slots (`proto::forward::Slots`), in shared DDR.
     pub slots: u64,
     /// The UART whose bytes kick `qemu-virt` (guest to host) and name PL interrupt lines (host
     /// to guest).
@@ -125,18 +128,18 @@ pub trait Board {
     /// The memory the R5 uses, as it sees it: each becomes an MPU region.
     const R5_MEMORY: &'static [Region];
     /// Where the A53 kernel image, its heap and the page-frame pool go.
-    const DDR_LAYOUT: layout::DdrLayout;
+    const DDR_LAYOUT: layout::DdrLayout = layout::DDR_LAYOUT;
     /// Shared A53/R5 area: IPC rings, then the R5 trace ring (same address on both sides).
-    const IPC_BASE: u64;
-    const TRACE_RING_BASE: u64;
+    const IPC_BASE: u64 = layout::IPC_BASE;
+    const TRACE_RING_BASE: u64 = layout::TRACE_RING_BASE;
     /// Where boot arguments (test filters) are placed by the loader, if the board has them.
-    const BOOT_ARGS: Option<u64>;
-    const CONSOLE_UART: Peripheral;
+    const BOOT_ARGS: Option<u64> = Some(layout::BOOT_ARGS_BASE);
+    const CONSOLE_UART: Peripheral = zynqmp::UART0;
     /// The SMMU-500 (base [`SMMU_BASE`]). Its context-fault interrupt is a GIC SPI on hardware;
     /// on QEMU it has none and arrives as PL line `pl::irq_line::SMMU_CONTEXT` instead.
     const SMMU: Peripheral;
-    const GIC_DISTRIBUTOR: u64;
-    const GIC_CPU_INTERFACE: u64;
+    const GIC_DISTRIBUTOR: u64 = zynqmp::GIC_DISTRIBUTOR;
+    const GIC_CPU_INTERFACE: u64 = zynqmp::GIC_CPU_INTERFACE;
     /// PPI of the EL1 physical timer (INTID).
     const TIMER_INTID: u32 = 30;
     /// The system counter's frequency, for when firmware left CNTFRQ_EL0 unset.
@@ -147,7 +150,7 @@ pub trait Board {
     /// QEMU's RPU and the board's have (`docs/hw/pldma.md`, "Time on the R5").
     const R5_CLOCK_HZ: u64;
     /// The R5's default RDMA retransmission timeout (seed 002 §3.6: 1 ms on the board). The
-    /// kernel may change it at run time (`hal::ipc::op::RDMA_CONFIG`).
+    /// kernel may change it at run time (`proto::ipc::op::RDMA_CONFIG`).
     const RDMA_TIMEOUT_US: u64;
     const EXIT: Exit;
     /// The forwarding channel, on boards whose PL is emulated.

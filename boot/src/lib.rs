@@ -3,12 +3,9 @@
 //! - [`a53`]: the A53 kernel's entry (EL2 or EL1), boot translation table and MMU enable,
 //!   per-core stacks, exception vectors that save a full register frame.
 //! - [`r5`]: the R5 firmware's MPU set-up on top of `aarch32-rt` (vectors, per-mode stacks).
-//! - [`testkit`]: the on-target test registry and its report format, shared by the test images
-//!   of both processors and parsed by `xtask`.
 #![cfg_attr(not(test), no_std)]
 
 #[cfg(target_arch = "aarch64")]
 pub mod a53;
 #[cfg(target_arch = "arm")]
 pub mod r5;
-pub mod testkit;

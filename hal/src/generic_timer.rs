@@ -6,6 +6,7 @@
 /// Converts between counter ticks and time for a counter running at `hz`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TickRate {
+    /// Counter ticks per second (CNTFRQ_EL0).
     pub hz: u64,
 }
 
@@ -15,10 +16,12 @@ impl TickRate {
         ((u128::from(ns) * u128::from(self.hz)).div_ceil(1_000_000_000)) as u64
     }
 
+    /// Nanoseconds in `ticks` counter ticks.
     pub fn ns_from_ticks(self, ticks: u64) -> u64 {
         (u128::from(ticks) * 1_000_000_000 / u128::from(self.hz)) as u64
     }
 
+    /// Microseconds in `ticks` counter ticks.
     pub fn us_from_ticks(self, ticks: u64) -> u64 {
         (u128::from(ticks) * 1_000_000 / u128::from(self.hz)) as u64
     }
@@ -51,10 +54,12 @@ mod arch {
             Self { rate: TickRate { hz: if hz == 0 { fallback_hz } else { hz } } }
         }
 
+        /// The counter's frequency.
         pub fn rate(&self) -> TickRate {
             self.rate
         }
 
+        /// The system counter now (CNTPCT_EL0, after an ISB so it is not read early).
         pub fn now(&self) -> u64 {
             barrier::isb(barrier::SY);
             CNTPCT_EL0.get()
@@ -66,10 +71,12 @@ mod arch {
             CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::SET + CNTP_CTL_EL0::IMASK::CLEAR);
         }
 
+        /// Disables this core's timer and masks its interrupt.
         pub fn stop(&self) {
             CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::CLEAR + CNTP_CTL_EL0::IMASK::SET);
         }
 
+        /// Microseconds since the counter started.
         pub fn uptime_us(&self) -> u64 {
             self.rate.us_from_ticks(self.now())
         }

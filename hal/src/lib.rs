@@ -5,36 +5,42 @@
 //! The same definitions serve the drivers on the A53 and the R5 and the device models of
 //! `qemu-virt`, so a layout can never disagree between the two sides.
 //!
-//! Besides MMIO blocks, `hal` holds the wire formats that cross a hardware boundary: the
-//! A53/R5 shared-memory rings ([`ipc`]), the R5 trace ring ([`trace_ring`]), the forwarding
-//! slots ([`forward`]), boot arguments ([`boot_args`]) and the global-shared-address-space
-//! packets ([`gsas`]).
+//! `hal` is drivers and register blocks only. The protocols that software builds on top of
+//! them (system calls, GSAS packets, the A53/R5 rings, boot arguments, the forwarding slots)
+//! are in the `proto` crate.
+//!
+//! Every driver gets its block in an `unsafe fn new` whose caller promises to be the block's
+//! only user; the kernel builds each one once at boot and hands it to its owner
+//! (`docs/architecture.md`, "Who owns a device").
 #![cfg_attr(not(test), no_std)]
+#![warn(missing_docs)]
 
-pub mod boot_args;
+#[cfg(feature = "doc-tables")]
+extern crate std;
+
+#[cfg(target_arch = "aarch64")]
+mod arch;
 pub mod cadence_uart;
-pub mod forward;
 pub mod generic_timer;
 pub mod gic400;
-pub mod gsas;
-pub mod ipc;
 pub mod mmio;
 pub mod packetizer;
 pub mod pldma;
-pub mod rand;
 pub mod smmu500;
 pub mod sysblock;
-pub mod syscall;
 /// Decoding and emulation of trapped loads and stores (MMIO trap and forward).
 pub use mmio_trap;
-pub mod trace_ring;
 pub mod vmbox;
+
+/// Interfaces per packetizer and per vmbox (seed §2.2.1): packetizer interface n and mailbox
+/// interface n form the pair a PID names.
+pub const INTERFACES: usize = 64;
 
 /// The register rows of the Markdown table under the heading that contains `title` in one of the
 /// `docs/hw/` pages: rows whose first cell is an offset (`` `0x...` ``) and whose second cell is
 /// a register name. The register-block tests check the structs against these tables.
-#[cfg(test)]
-pub(crate) fn doc_table(doc: &str, title: &str) -> std::vec::Vec<(std::string::String, usize)> {
+#[cfg(any(test, feature = "doc-tables"))]
+pub fn doc_table(doc: &str, title: &str) -> std::vec::Vec<(std::string::String, usize)> {
     let mut rows = std::vec::Vec::new();
     let mut inside = false;
     for line in doc.lines() {

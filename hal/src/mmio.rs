@@ -23,6 +23,7 @@ impl<T> Mmio<T> {
         Self { ptr, _block: PhantomData }
     }
 
+    /// The block's address.
     pub fn addr(&self) -> usize {
         self.ptr.as_ptr() as usize
     }
@@ -53,19 +54,9 @@ unsafe impl<T> Sync for Mmio<T> {}
 #[inline(always)]
 pub unsafe fn read_u128(ptr: *const u128) -> u128 {
     #[cfg(target_arch = "aarch64")]
-    {
-        let (lo, hi): (u64, u64);
-        // SAFETY: per the caller; the load is a single 128-bit access into v0.
-        unsafe {
-            core::arch::asm!(
-                "ldr {q:q}, [{p}]",
-                "mov {lo}, {q}.d[0]",
-                "mov {hi}, {q}.d[1]",
-                p = in(reg) ptr, q = out(vreg) _, lo = out(reg) lo, hi = out(reg) hi,
-                options(nostack, readonly),
-            );
-        }
-        u128::from(lo) | u128::from(hi) << 64
+    // SAFETY: per the caller.
+    unsafe {
+        crate::arch::load_q(ptr)
     }
     #[cfg(not(target_arch = "aarch64"))]
     // SAFETY: per the caller.
@@ -82,15 +73,9 @@ pub unsafe fn read_u128(ptr: *const u128) -> u128 {
 #[inline(always)]
 pub unsafe fn write_u128(ptr: *mut u128, value: u128) {
     #[cfg(target_arch = "aarch64")]
-    // SAFETY: per the caller; the store is a single 128-bit access from v0.
+    // SAFETY: per the caller.
     unsafe {
-        core::arch::asm!(
-            "mov {q}.d[0], {lo}",
-            "mov {q}.d[1], {hi}",
-            "str {q:q}, [{p}]",
-            p = in(reg) ptr, q = out(vreg) _, lo = in(reg) value as u64, hi = in(reg) (value >> 64) as u64,
-            options(nostack),
-        );
+        crate::arch::store_q(ptr, value)
     }
     #[cfg(not(target_arch = "aarch64"))]
     // SAFETY: per the caller.

@@ -1,7 +1,7 @@
 //! The emulated Unimem platform.
 //!
 //! `qemu-virt` starts one QEMU `xlnx-zcu102` process per node, with the node's DDR in a shared
-//! memory file, its console on a socket, and (from the platform issue on) its second UART as
+//! memory file, its console on a socket, and its second UART as
 //! the channel for forwarded MMIO and PL interrupts. It decodes every node's console and R5
 //! trace (defmt) and hands the lines to its user — `xtask` for `cargo xtask qemu` and the test
 //! runner.

@@ -10,7 +10,7 @@ use crate::qemu::{self, CommandParts};
 use crate::qmp::{Qmp, QmpError};
 use crate::shm::Ddr;
 use board::Board as _;
-use hal::trace_ring::{TraceReader, TraceRing};
+use proto::trace_ring::{TraceReader, TraceRing};
 use std::io::Read;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -152,8 +152,8 @@ impl Node {
 
         let boot_args_file = match &spec.boot_args {
             Some(text) => {
-                let mut block = vec![0u8; hal::boot_args::HEADER_SIZE + hal::boot_args::MAX_TEXT];
-                let len = hal::boot_args::encode(text, &mut block).ok_or(NodeError::BootArgs { node: n })?;
+                let mut block = vec![0u8; proto::boot_args::HEADER_SIZE + proto::boot_args::MAX_TEXT];
+                let len = proto::boot_args::encode(text, &mut block).ok_or(NodeError::BootArgs { node: n })?;
                 let path = dir.join("bootargs.bin");
                 std::fs::write(&path, &block[..len]).map_err(io(n, "boot arguments"))?;
                 Some(path)

@@ -1,4 +1,4 @@
-//! The packetizer model against `docs/packetizer.md` (offsets written as the doc gives them).
+//! The packetizer model against `docs/hw/packetizer.md` (offsets written as the doc gives them).
 
 use std::sync::{Arc, Mutex};
 

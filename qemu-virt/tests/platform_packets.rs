@@ -10,9 +10,9 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use board::pl::{PACKETIZER_BASE, VMBOX_BASE, irq_line};
-use hal::forward::{Request, Status};
-use hal::gsas::Pid;
 use hal::packetizer::{Destination, PREFIX_MASK, base_dest};
+use proto::forward::{Request, Status};
+use proto::gsas::Pid;
 use qemu_virt::counters::{NodeCounters, Snapshot};
 use qemu_virt::fabric::{Fabric, PlatformsError};
 use qemu_virt::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};

@@ -10,8 +10,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use board::pl::irq_line;
-use hal::forward::Request;
 use hal::smmu500::{ContextBank, FaultKind, FaultPolicy, Reg, Regime, RegisterPort, Resume, Smmu500, StreamId};
+use proto::forward::Request;
 use qemu_virt::fabric::Fabric;
 use qemu_virt::interconnect::{Interconnect, LinkConfig, qfdb_coordinates};
 use qemu_virt::models::iommu::{Access, IoTranslate, StallOutcome, Translation};

@@ -6,13 +6,13 @@ mod common;
 
 use board::pl::PLDMA_BASE;
 use common::*;
-use hal::forward::Status;
 use hal::pldma::codes::{NackCode, RefusalCode};
 use hal::pldma::descriptor::{Attempt, Descriptor, RawDescriptor, WriteKind};
 use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::packet::{HEADER_BYTES, MAX_BYTES, Packet, RawHeader, Route};
 use hal::pldma::regs::{BLOCK_SIZE, Counter, ID_VALUE, caps_value};
 use hal::pldma::{Pd, packet};
+use proto::forward::Status;
 use qemu_virt::interconnect::{Datagram, channel};
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -8,12 +8,12 @@ mod common;
 
 use common::node::{Node, PATIENT_TIMEOUT_US, Process};
 use common::*;
-use hal::forward::Request;
 use hal::pldma::codes::{FaultCode, RapfAction};
 use hal::pldma::fault::FaultEntry;
-use hal::pldma::queue::{Cqe, CqeStatus, Direction, Wqe};
 use hal::pldma::rapf::RapfRequest;
 use hal::smmu500::{Access, ContextBank, FaultPolicy, Reg, Regime, RegisterPort, Resume, Smmu500, StreamId};
+use proto::forward::Request;
+use proto::rdma::queue::{Cqe, CqeStatus, Direction, Wqe};
 use qemu_virt::platform::Platform;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! The vmbox model against `docs/vmbox.md` (offsets written as the doc gives them).
+//! The vmbox model against `docs/hw/vmbox.md` (offsets written as the doc gives them).
 
 use hal::vmbox::EMPTY_SENTINEL;
 use qemu_virt::models::vmbox::VmboxModel;

@@ -9,8 +9,8 @@ use crate::Board;
 use aarch32_cpu::register::{Dfar, Dfsr};
 use board::{Board as _, RegionKind};
 use boot::r5::AbortFrame;
-use hal::forward::{R5_SLOT, Slots, forward};
 use hal::mmio_trap::{Bus, BusError, Size, a32};
+use proto::forward::{R5_SLOT, Slots, forward};
 
 /// Polls of a slot before the platform counts as gone (seconds of emulated time).
 const TIMEOUT_POLLS: u32 = 200_000_000;

@@ -7,14 +7,15 @@ use aarch32_cpu::register::{Ifar, Ifsr};
 use aarch32_rt::{entry, exception};
 use board::{Board as _, R5Wait};
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::ipc::{IpcArea, Message};
-use hal::pldma::ipc::RdmaConfig;
+use proto::ipc::{IpcArea, Message};
+use proto::rdma::ipc::RdmaConfig;
 use r5_firmware::clock::Extended;
 use r5_firmware::once::Once;
 use r5_firmware::pldma::{Pldma, QueueArea};
+use r5_firmware::probe::Probe;
 use r5_firmware::rdma::Scheduler;
 use r5_firmware::service::{Action, Service};
-use r5_firmware::{Board, VERSION, halt, pmu, probe, trace};
+use r5_firmware::{Board, VERSION, halt, pmu, trace};
 
 /// The scheduler's tables (about 17 KiB): in .bss, taken once.
 static SCHEDULER: Once<Scheduler<'static>> = Once::new(Scheduler::new());
@@ -68,8 +69,8 @@ struct Rdma {
 impl Rdma {
     /// Starts the engine and the scheduler; without an engine (or a system block) the firmware
     /// serves the IPC ring alone, and RDMA requests are answered UNKNOWN.
-    fn start() -> Option<Self> {
-        let Some((node, nodes)) = probe::node_and_count() else {
+    fn start(probe: &Probe) -> Option<Self> {
+        let Some((node, nodes)) = probe.node_and_count() else {
             defmt::error!("RDMA off: the system block does not answer");
             return None;
         };
@@ -127,7 +128,10 @@ fn main() -> ! {
     }
     let area = ipc_area();
     let mut service = Service::new();
-    let mut rdma = Rdma::start();
+    // SAFETY: the system block (device on hardware, forwarded on QEMU); this is the firmware's
+    // only handle to it, and the probe its only user.
+    let mut probe = Probe::new(unsafe { hal::sysblock::Sysblock::new(board::pl::SYSBLOCK_BASE as usize) });
+    let mut rdma = Rdma::start(&probe);
     // Serve each kernel boot in turn: a new nonce means the kernel (re)initialised the rings.
     loop {
         let nonce = loop {
@@ -140,13 +144,13 @@ fn main() -> ! {
             // The new kernel has no registrations; old transfers are forgotten.
             r.scheduler.reset();
         }
-        serve(area, nonce, &mut service, &mut rdma);
+        serve(area, nonce, &mut service, &mut probe, &mut rdma);
         defmt::info!("the kernel rebooted: serving its new rings");
     }
 }
 
 /// Answers requests and schedules RDMA until the kernel publishes a different boot nonce.
-fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, rdma: &mut Option<Rdma>) {
+fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, probe: &mut Probe, rdma: &mut Option<Rdma>) {
     // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`;
     // the previous handles (of an older boot) were dropped when `serve` last returned.
     let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
@@ -175,8 +179,8 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, rdma: &mut O
             match action {
                 Action::TraceNonce(nonce) => defmt::info!("trace nonce {=u64:#x}", nonce),
                 Action::PlProbe { scratch, reads } => {
-                    let (id, p) = (probe::identity(), probe::scratch_round_trip(scratch));
-                    let (median, p99) = probe::time_reads(reads);
+                    let (id, p) = (probe.identity(), probe.scratch_round_trip(scratch));
+                    let (median, p99) = probe.time_reads(reads);
                     let (node, id_reg) = id;
                     reply.args = [u64::from(node), u64::from(p), u64::from(id_reg), u64::from(reads), median, p99, 0];
                 }
@@ -189,7 +193,7 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, rdma: &mut O
                 }
                 Action::None => {}
             }
-            if reply.op == hal::ipc::op::UNKNOWN {
+            if reply.op == proto::ipc::op::UNKNOWN {
                 defmt::warn!("unknown request op {=u32:#x} (seq {=u32})", request.op, request.seq);
             }
             send(reply);

@@ -4,13 +4,13 @@
 use crate::rdma::{self, area::is_queue_set_address};
 use board::layout::PLDMA_RINGS;
 use board::pl::PLDMA_BASE;
-use hal::ipc::Consumer;
 use hal::pldma::Pd;
 use hal::pldma::descriptor::Descriptor;
 use hal::pldma::driver::{EngineControl, EngineError};
 use hal::pldma::event::RawEvent;
-use hal::pldma::queue::QueueSet;
-use hal::pldma::rings::{DescriptorPoster, EVENT_ENTRIES, EngineRings};
+use proto::ipc::Consumer;
+use proto::rdma::queue::QueueSet;
+use proto::rdma::rings::{DescriptorPoster, EVENT_ENTRIES, EngineRings};
 
 /// The engine as the scheduler sees it.
 pub struct Pldma {

@@ -4,50 +4,52 @@
 use crate::pmu::{cycles, enable_cycle_counter};
 use hal::sysblock::Sysblock;
 
-fn sysblock() -> Sysblock {
-    // SAFETY: the system block's address (device on hardware, forwarded on QEMU); the firmware
-    // only reads it and writes the scratch register, one request at a time.
-    unsafe { Sysblock::new(board::pl::SYSBLOCK_BASE as usize) }
+/// The probe owns the firmware's handle to the system block (made once, in `main`).
+pub struct Probe {
+    sysblock: Sysblock,
 }
 
-/// The node's id and the cluster's node count, if the system block answers.
-pub fn node_and_count() -> Option<(u16, u16)> {
-    sysblock().identity().ok().map(|id| (id.node, id.node_count))
-}
-
-/// (node id, raw ID register).
-pub fn identity() -> (u16, u32) {
-    let block = sysblock();
-    match block.identity() {
-        Ok(id) => (id.node, hal::sysblock::regs::ID_VALUE),
-        Err(hal::sysblock::SysblockError::BadId(raw)) => (u16::MAX, raw),
+impl Probe {
+    pub fn new(sysblock: Sysblock) -> Self {
+        Self { sysblock }
     }
-}
 
-pub fn scratch_round_trip(value: u32) -> u32 {
-    let block = sysblock();
-    block.set_scratch(value);
-    block.scratch()
-}
+    /// The node's id and the cluster's node count, if the system block answers.
+    pub fn node_and_count(&self) -> Option<(u16, u16)> {
+        self.sysblock.identity().ok().map(|id| (id.node, id.node_count))
+    }
 
-/// Times `reads` forwarded reads; returns (median, p99) in cycles.
-pub fn time_reads(reads: u32) -> (u64, u64) {
-    let reads = reads.min(hal::ipc::op::PL_PROBE_MAX_READS as u32) as usize;
-    if reads == 0 {
-        return (0, 0);
+    /// (node id, raw ID register).
+    pub fn identity(&self) -> (u16, u32) {
+        match self.sysblock.identity() {
+            Ok(id) => (id.node, hal::sysblock::regs::ID_VALUE),
+            Err(hal::sysblock::SysblockError::BadId(raw)) => (u16::MAX, raw),
+        }
     }
-    enable_cycle_counter();
-    let block = sysblock();
-    let mut samples = [0u32; hal::ipc::op::PL_PROBE_MAX_READS as usize];
-    for s in samples.iter_mut().take(reads) {
-        let start = cycles();
-        core::hint::black_box(block.scratch());
-        *s = cycles().wrapping_sub(start);
+
+    pub fn scratch_round_trip(&mut self, value: u32) -> u32 {
+        self.sysblock.set_scratch(value);
+        self.sysblock.scratch()
     }
-    let samples = &mut samples[..reads];
-    insertion_sort(samples);
-    let p99 = samples[(reads * 99).div_ceil(100) - 1];
-    (u64::from(samples[reads / 2]), u64::from(p99))
+
+    /// Times `reads` forwarded reads; returns (median, p99) in cycles.
+    pub fn time_reads(&mut self, reads: u32) -> (u64, u64) {
+        let reads = reads.min(proto::ipc::op::PL_PROBE_MAX_READS as u32) as usize;
+        if reads == 0 {
+            return (0, 0);
+        }
+        enable_cycle_counter();
+        let mut samples = [0u32; proto::ipc::op::PL_PROBE_MAX_READS as usize];
+        for s in samples.iter_mut().take(reads) {
+            let start = cycles();
+            core::hint::black_box(self.sysblock.scratch());
+            *s = cycles().wrapping_sub(start);
+        }
+        let samples = &mut samples[..reads];
+        insertion_sort(samples);
+        let p99 = samples[(reads * 99).div_ceil(100) - 1];
+        (u64::from(samples[reads / 2]), u64::from(p99))
+    }
 }
 
 /// Small and good enough for 1024 samples (the generic sort would cost kilobytes of TCM).

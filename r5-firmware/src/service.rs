@@ -1,6 +1,6 @@
-//! Requests from the A53 and what the firmware answers (`hal::ipc::op`).
+//! Requests from the A53 and what the firmware answers (`proto::ipc::op`).
 
-use hal::ipc::{Message, op};
+use proto::ipc::{Message, op};
 
 /// What the image must do besides sending the reply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! The firmware's defmt logger: frames go into the trace ring in shared DDR, which the host
-//! drains and decodes with this ELF (`hal::trace_ring`).
+//! drains and decodes with this ELF (`proto::trace_ring`).
 //!
 //! The firmware runs on one core with interrupts off, so the only concurrency is an abort
 //! taken while a frame is being written: such a nested frame is dropped rather than mixed into
@@ -9,7 +9,7 @@ use crate::Board;
 use board::Board as _;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, Ordering};
-use hal::trace_ring::TraceRing;
+use proto::trace_ring::TraceRing;
 
 fn ring() -> &'static TraceRing {
     // SAFETY: the board reserves this shared region for the trace ring; the R5 maps it at the

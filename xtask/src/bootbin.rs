@@ -65,8 +65,8 @@ fn read(path: &Path) -> anyhow::Result<(String, Vec<u8>)> {
 fn boot_args_partition(text: &str) -> anyhow::Result<PartitionSpec> {
     use board::Board;
     let addr = board::qfdb::Qfdb::BOOT_ARGS.context("the QFDB board has no boot-arguments block")?;
-    let mut block = vec![0u8; hal::boot_args::HEADER_SIZE + hal::boot_args::MAX_TEXT];
-    let len = hal::boot_args::encode(text, &mut block).context("boot arguments too long")?;
+    let mut block = vec![0u8; proto::boot_args::HEADER_SIZE + proto::boot_args::MAX_TEXT];
+    let len = proto::boot_args::encode(text, &mut block).context("boot arguments too long")?;
     block.truncate(len.next_multiple_of(4));
     Ok(PartitionSpec::raw("bootargs", block, addr, addr).cpu(DestCpu::None))
 }

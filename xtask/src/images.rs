@@ -57,8 +57,10 @@ fn run(mut cmd: Command, what: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn features(opts: Options) -> String {
-    if opts.qfdb { "image,qfdb".into() } else { "image".into() }
+/// The features of `package`'s image build.
+fn features(package: &str, opts: Options) -> String {
+    let image = format!("{package}/image");
+    if opts.qfdb { format!("{image},{package}/qfdb") } else { image }
 }
 
 /// `cargo <verb> --target <target>` with `core` and `alloc` built from source, in `target_dir`.
@@ -73,11 +75,12 @@ fn bare_metal_cargo(verb: &str, target: &str, target_dir: PathBuf) -> anyhow::Re
     Ok(cmd)
 }
 
-/// `cargo <verb>` (build, clippy) of the A53 kernel's images.
+/// `cargo <verb>` (build, clippy) of the A53 images: the kernel (`a53-kernel`) and its test
+/// image (`a53-ktest`, a crate of its own).
 pub fn kernel_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     let mut cmd = bare_metal_cargo(verb, A53_TARGET, a53_target_dir(opts))?;
-    cmd.args(["--package", "a53-kernel", "--bins", "--profile", opts.profile()]);
-    cmd.args(["--features", &features(opts)]);
+    cmd.args(["--package", "a53-kernel", "--package", "a53-ktest", "--bins", "--profile", opts.profile()]);
+    cmd.args(["--features", &[features("a53-kernel", opts), features("a53-ktest", opts)].join(",")]);
     Ok(cmd)
 }
 
@@ -92,7 +95,7 @@ fn user_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
 pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     let mut cmd = bare_metal_cargo(verb, R5_TARGET, r5_target_dir(opts))?;
     cmd.args(["--package", "r5-firmware", "--profile", opts.profile()]);
-    cmd.args(["--features", &features(opts)]);
+    cmd.args(["--features", &features("r5-firmware", opts)]);
     Ok(cmd)
 }
 

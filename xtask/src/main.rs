@@ -4,6 +4,7 @@
 
 mod bench;
 mod bootbin;
+mod doc_links;
 mod images;
 mod outcome;
 mod qemu_run;

@@ -155,7 +155,7 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
 pub fn run_boot_words(program: &str, args: &[String]) -> String {
     let mut words = format!("run={program}");
     for arg in args {
-        let escaped: Vec<u8> = hal::boot_args::escaped(arg.as_bytes()).collect();
+        let escaped: Vec<u8> = proto::boot_args::escaped(arg.as_bytes()).collect();
         words.push_str(" arg=");
         words.push_str(&String::from_utf8_lossy(&escaped));
     }

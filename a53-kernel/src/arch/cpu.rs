@@ -59,8 +59,7 @@ pub fn idle_until(mut ready: impl FnMut() -> bool) {
             irq_restore(state);
             return;
         }
-        // SAFETY: WFI only waits.
-        unsafe { asm!("wfi", options(nomem, nostack, preserves_flags)) };
+        aarch64_cpu::asm::wfi();
         irq_enable();
         irq_restore(state);
     }
@@ -70,8 +69,7 @@ pub fn idle_until(mut ready: impl FnMut() -> bool) {
 pub fn park() -> ! {
     let _ = irq_save_disable();
     loop {
-        // SAFETY: WFI only waits.
-        unsafe { asm!("wfi", options(nomem, nostack, preserves_flags)) };
+        aarch64_cpu::asm::wfi();
     }
 }
 

@@ -1,8 +1,10 @@
 //! The kernel's TTBR1 page tables, built with `aarch64-paging` from the [`kernel_map`] plan.
 //!
-//! [`kernel_map`]: crate::kernel_map
+//! [`kernel_map`]: crate::mm::kernel_map
 
-use crate::kernel_map::{self, Attr, ImageLayout, PlanError};
+use crate::mm::kernel_map::{self, Attr, ImageLayout, PlanError};
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{ReadWriteable, TCR_EL1, TTBR0_EL1, Writeable};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::linearmap::LinearTranslation;
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, VaRange};
@@ -136,4 +138,28 @@ pub fn switch_to_kernel_map() {
             options(nostack),
         );
     }
+}
+
+/// Invalidates every TLB entry of `asid` on every core of the inner-shareable domain, after the
+/// table stores before it are visible to the walkers.
+pub fn tlbi_asid(asid: u16) {
+    // SAFETY: TLB maintenance and barriers only; no memory is accessed.
+    unsafe {
+        asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) u64::from(asid) << 48, options(nostack));
+    }
+}
+
+/// Makes `ttbr0` (a process's root table and ASID) the low half of this core's address space,
+/// or, with `None`, turns TTBR0 walks off (TCR_EL1.EPD0), so that a stray low address faults
+/// while no process runs.
+pub fn switch_user_table(ttbr0: Option<u64>) {
+    match ttbr0 {
+        Some(value) => {
+            TTBR0_EL1.set(value);
+            barrier::isb(barrier::SY);
+            TCR_EL1.modify(TCR_EL1::EPD0::EnableTTBR0Walks);
+        }
+        None => TCR_EL1.modify(TCR_EL1::EPD0::DisableTTBR0Walks),
+    }
+    barrier::isb(barrier::SY);
 }

@@ -5,12 +5,14 @@
 #![no_std]
 #![no_main]
 
+use a53_kernel::console::input as console_input;
 use a53_kernel::kernel::{self, BootReport, Stop};
+use a53_kernel::mm::heap;
 use a53_kernel::process::launch::{self, PackedArgs};
 use a53_kernel::process::table::{self, Exit, Reap};
-use a53_kernel::{cluster, console_input, heap, rpu, smp, timer};
+use a53_kernel::{cluster, rpu, smp, timer};
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::ipc::op;
+use proto::ipc::op;
 
 /// How long a demo process may take before it is killed.
 const DEMO_SECONDS: u64 = 60;

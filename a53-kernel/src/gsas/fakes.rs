@@ -13,7 +13,7 @@ use crate::gsas::service::{
     Env, FrameAllocator, LocalMemory, MemoryFault, NotificationSink, SpawnError, SpawnRequest, Spawner, Width,
 };
 use crate::gsas::softmmu::Frame;
-use hal::gsas::{Notification, PAGE_SIZE, Pid};
+use proto::gsas::{Notification, PAGE_SIZE, Pid};
 
 const PAGE: usize = PAGE_SIZE as usize;
 

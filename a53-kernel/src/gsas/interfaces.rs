@@ -13,7 +13,7 @@
 //! clear PID_CONF bit i, write CLR_REQ bit i, unmap both pages, drain MIF i until it reads the
 //! empty sentinel; only then call [`InterfaceTable::release`] so the index can be handed out.
 
-use hal::gsas::{GENERATIONS, INTERFACES, KERNEL_DOMAIN, Pid};
+use proto::gsas::{GENERATIONS, INTERFACES, KERNEL_DOMAIN, Pid};
 
 /// A thread: its protection domain (process) and its kernel thread id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,4 +1,4 @@
-//! The mailbox notification service (seed §3.2; `docs/gsas-packets.md` "Notifications").
+//! The mailbox notification service (seed §3.2; `docs/hw/gsas-packets.md` "Notifications").
 //!
 //! Plain data: the kernel feeds it notifications (from Notify requests, see `service`), runs the
 //! kernel handlers and wakes the threads it names, and calls `receive` for processes.
@@ -16,7 +16,7 @@
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
-use hal::gsas::{MAILBOX_OPCODES, MailboxOpcode, Notification, Pid};
+use proto::gsas::{MAILBOX_OPCODES, MailboxOpcode, Notification, Pid};
 
 /// Identifies a kernel callback; the kernel maps it to the function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -316,7 +316,7 @@ impl MailboxService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::gsas::Message;
+    use proto::gsas::Message;
 
     const KERNEL: u16 = 0;
     const APP: u16 = 4;

@@ -9,7 +9,7 @@
 
 use alloc::vec::Vec;
 
-use hal::gsas::{DomainId, GlobalAddress, GlobalPage, PAGE_SIZE};
+use proto::gsas::{DomainId, GlobalAddress, GlobalPage, PAGE_SIZE};
 
 /// A 4 KiB-aligned local physical frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -26,7 +26,7 @@ impl Frame {
 }
 
 /// Who besides the owner may access a page: the wire's sharing mode.
-pub use hal::gsas::Sharing;
+pub use proto::gsas::Sharing;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {

@@ -2,10 +2,15 @@
 //! programmed at boot, the atomic service on its own core (core 1), the mailbox service, and
 //! the vmbox interrupt that wakes whoever waits on a mailbox interface
 //! (`docs/hw/gsas-packets.md`, seed D3.6 section 2.2).
+//!
+//! The packetizer and vmbox pages come from `devices` at [`init`]: the trusted interface goes to
+//! the process table, PIF 0 to the service core, and this module keeps the vmbox (every MIF's
+//! interrupt registers, MIF 0's data for the service, the control page), a lock per MIF.
 
 pub mod profile;
 
 use crate::arch::{cpu, phys_to_virt};
+use crate::devices::{Packetizer, Vmbox};
 use crate::gsas::mailbox::{DeliverError, Delivery, MailboxService, Wakeup};
 use crate::gsas::service::{
     AtomicService, Env, FrameAllocator, LocalMemory, MemoryFault, NotificationSink, Outcome, Replies, ServiceConfig,
@@ -22,10 +27,10 @@ use alloc::collections::VecDeque;
 use board::pl;
 use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
-use hal::gsas::{Notification, PAGE_SIZE, Pid};
-use hal::packetizer::driver::{Pif, SendStatus, Tif};
+use hal::packetizer::driver::{Pif, SendStatus};
 use hal::packetizer::{Destination, base_dest, base_window, packet_from_words128};
-use hal::vmbox::driver::{Mif, VmboxControl};
+use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
+use proto::gsas::{Notification, PAGE_SIZE, Pid};
 use spin::Once;
 
 /// The core the atomic service runs on.
@@ -55,22 +60,27 @@ pub fn mailbox() -> &'static IrqMutex<MailboxService> {
     MAILBOX.call_once(|| IrqMutex::new(MailboxService::new(64, 16).expect("mailbox configuration")))
 }
 
-fn tif() -> Tif {
-    // SAFETY: the trusted interface page; the kernel is its only user (boot, then the process
-    // table under its lock).
-    unsafe { Tif::new(phys_to_virt(pl::PACKETIZER_BASE + hal::packetizer::TIF_OFFSET)) }
+/// The vmbox as the kernel keeps it: the interrupt half of every MIF page, each behind its own
+/// lock (taken for one operation at a time: the interrupt handler disarming a MIF never waits
+/// long), and the control page, which is only read. MIF 0's reading half is the service's.
+struct Mailboxes {
+    irqs: [IrqMutex<MifIrq>; hal::INTERFACES],
+    control: VmboxControl,
 }
 
-/// Mailbox interface `index` (kernel view).
-fn mif(index: u8) -> Mif {
-    // SAFETY: a MIF page of the vmbox; the kernel only reads DATA of MIF 0 (the service's) and
-    // touches the interrupt registers of the others.
-    unsafe { Mif::new(phys_to_virt(pl::VMBOX_BASE + u64::from(index) * hal::vmbox::PAGE_BYTES)) }
-}
+/// The vmbox, from [`init`]. Each MIF's lock is a leaf lock: nothing else is taken while it is
+/// held. The kernel dequeues only from MIF 0 (the service); processes read their own MIFs.
+static VMBOX: Once<Mailboxes> = Once::new();
+/// MIF 0's reading half, from [`init`] until the service core takes it for good.
+static SERVICE_MIF: spin::Mutex<Option<MifReader>> = spin::Mutex::new(None);
+/// PIF 0, from [`init`] until the service core takes it for good.
+static SERVICE_PIF: spin::Mutex<Option<Pif>> = spin::Mutex::new(None);
 
-fn vmbox_control() -> VmboxControl {
-    // SAFETY: the vmbox control page (read-only summary).
-    unsafe { VmboxControl::new(phys_to_virt(pl::VMBOX_BASE + hal::vmbox::CONTROL_OFFSET)) }
+/// Runs `f` on the interrupt half of mailbox interface `index` under its lock; `None` before
+/// [`init`] or for an index that does not exist.
+fn with_mif<R>(index: u8, f: impl FnOnce(&mut MifIrq) -> R) -> Option<R> {
+    let mif = VMBOX.get()?.irqs.get(usize::from(index))?;
+    Some(f(&mut mif.lock()))
 }
 
 /// The destination of mailbox interface `index` of `node`.
@@ -82,16 +92,29 @@ fn base_dest_value() -> u64 {
     base_dest(base_window(pl::VMBOX_BASE))
 }
 
-/// Boot: learn who we are, set up the trusted interface (PIF 0 for the service) and the vmbox
-/// interrupt.
-pub fn init() {
-    if let Ok(id) = crate::kernel::sysblock().identity() {
+/// Boot: learn who we are, set up the trusted interface (PIF 0 for the service) and hand it to
+/// the process table, keep the vmbox, and take the vmbox interrupt.
+pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
+    if let Ok(id) = crate::cluster::identity() {
         NODE.store(id.node, Ordering::Relaxed);
         NODES.store(id.node_count, Ordering::Relaxed);
     }
-    let tif = tif();
+    let Packetizer { mut tif, pif0 } = packetizer;
     tif.set_base_dest(base_dest_value());
     tif.grant(0, Pid::atomic_service(node_id()).raw());
+    TABLE.lock().take_tif(tif);
+    *SERVICE_PIF.lock() = Some(pif0);
+    let Vmbox { mifs, control } = vmbox;
+    let mut reader0 = None;
+    // The kernel keeps every MIF's interrupt half; of the reading halves only MIF 0's (the other
+    // MIFs are read by the processes that hold them).
+    let irqs = mifs.map(|mif| {
+        let (reader, irq) = mif.split();
+        reader0.get_or_insert(reader);
+        IrqMutex::new(irq)
+    });
+    *SERVICE_MIF.lock() = reader0;
+    VMBOX.call_once(|| Mailboxes { irqs, control });
     mailbox();
     if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
         defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
@@ -100,9 +123,10 @@ pub fn init() {
 
 /// A MIF reached its threshold: disarm it and wake whoever waits on it.
 fn on_vmbox_irq(_: IntId) {
-    let asserting = vmbox_control().asserting();
+    let Some(vmbox) = VMBOX.get() else { return };
+    let asserting = vmbox.control.asserting();
     for index in (0..64u8).filter(|i| asserting & (1 << i) != 0) {
-        mif(index).disarm();
+        with_mif(index, MifIrq::disarm);
         if index == 0 {
             SERVICE_NEWS.store(true, Ordering::Release);
             irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
@@ -116,15 +140,20 @@ fn on_vmbox_irq(_: IntId) {
     }
 }
 
-/// The mailbox interface of the process in `slot`.
-pub fn process_mif(slot: usize) -> Option<Mif> {
-    let index = TABLE.lock().slots[slot].as_ref()?.grant.index;
-    Some(mif(index))
+/// The mailbox interface the process in `slot` holds.
+pub fn process_mif(slot: usize) -> Option<u8> {
+    TABLE.lock().slots[slot].as_ref().map(|p| p.grant.index)
+}
+
+/// Runs `f` on the interrupt half of mailbox interface `index` (a process's: its data is the
+/// process's), under that MIF's lock, for one operation.
+pub fn with_process_mif<R>(index: u8, f: impl FnOnce(&mut MifIrq) -> R) -> Option<R> {
+    with_mif(index, f)
 }
 
 pub fn disarm_process_mif(slot: usize) {
-    if let Some(m) = process_mif(slot) {
-        m.disarm();
+    if let Some(index) = process_mif(slot) {
+        with_mif(index, MifIrq::disarm);
     }
 }
 
@@ -255,7 +284,7 @@ struct Outbox {
 
 impl Outbox {
     /// Sends what can be sent now; returns whether everything went.
-    fn flush(&mut self, pif0: &Pif) -> bool {
+    fn flush(&mut self, pif0: &mut Pif) -> bool {
         while let Some((replies, next)) = self.queue.front_mut() {
             let to = replies.to();
             let Some(dest) = destination(to.node(), to.interface()) else {
@@ -300,9 +329,8 @@ pub fn service_core_main() -> ! {
         Ok(s) => s,
         Err(e) => panic!("atomic service: {:?}", e),
     };
-    let mif0 = mif(0);
-    // SAFETY: PIF 0 is the service's; only this core uses it.
-    let pif0 = unsafe { Pif::new(phys_to_virt(pl::PACKETIZER_BASE)) };
+    let Some(mut pif0) = SERVICE_PIF.lock().take() else { panic!("atomic service: no PIF 0 (gsas_node::init)") };
+    let Some(mut mif0) = SERVICE_MIF.lock().take() else { panic!("atomic service: no MIF 0 (gsas_node::init)") };
     let mut outbox = Outbox { queue: VecDeque::new() };
     cpu::irq_enable();
     loop {
@@ -310,7 +338,7 @@ pub fn service_core_main() -> ! {
         let mut worked = false;
         // Replies first: a full requester FIFO must not hold up the others for long, but a
         // request's replies go out in order.
-        let flushed = outbox.flush(&pif0);
+        let flushed = outbox.flush(&mut pif0);
         while outbox.queue.len() < 64 {
             let Some(words) = mif0.read_packet() else { break };
             worked = true;
@@ -326,7 +354,7 @@ pub fn service_core_main() -> ! {
             if let Outcome::Reply(replies) = outcome {
                 outbox.queue.push_back((replies, 0));
             }
-            outbox.flush(&pif0);
+            outbox.flush(&mut pif0);
         }
         if worked {
             continue;
@@ -341,7 +369,7 @@ pub fn service_core_main() -> ! {
         }
         // Idle: arm MIF 0 and sleep until the vmbox interrupt (or a job) wakes us.
         SERVICE_NEWS.store(false, Ordering::Release);
-        mif0.arm(2);
+        with_mif(0, |mif0| mif0.arm(2));
         cpu::idle_until(|| SERVICE_NEWS.load(Ordering::Acquire) || crate::smp::job_pending());
     }
 }

@@ -1,8 +1,13 @@
-//! Memory: page frames and processes' address spaces.
+//! Memory: the kernel's own map, its heap, page frames and processes' address spaces.
 
 pub mod frames;
 #[cfg(target_arch = "aarch64")]
+pub mod heap;
+#[cfg(target_arch = "aarch64")]
 pub mod kernel_frames;
+pub mod kernel_map;
+#[cfg(target_arch = "aarch64")]
+pub mod smmu;
 pub mod user_space;
 
 pub const PAGE_SIZE: u64 = 4096;

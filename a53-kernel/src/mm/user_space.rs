@@ -14,7 +14,7 @@ use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Tran
 use aarch64_paging::{MapError, Mapping};
 use alloc::vec::Vec;
 use core::ptr::NonNull;
-use hal::syscall::layout;
+use proto::syscall::layout;
 
 /// Where an address space gets its frames (the kernel's pool, or a test arena). Shared
 /// access: sources lock internally.

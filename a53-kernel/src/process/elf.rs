@@ -1,10 +1,10 @@
 //! Loading programs: the PT_LOAD segments of an AArch64 ELF executable, checked against the
-//! user address-space layout (`hal::syscall::layout`) before anything is mapped.
+//! user address-space layout (`proto::syscall::layout`) before anything is mapped.
 
-use hal::syscall::layout::{IMAGE_BASE, IMAGE_END};
 use object::elf::{EM_AARCH64, ET_EXEC, PF_R, PF_W, PF_X, PT_LOAD};
 use object::read::elf::{ElfFile64, FileHeader, ProgramHeader};
 use object::{Endianness, Object};
+use proto::syscall::layout::{IMAGE_BASE, IMAGE_END};
 
 pub const MAX_SEGMENTS: usize = 8;
 

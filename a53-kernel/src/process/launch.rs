@@ -1,7 +1,7 @@
 //! Starting a program from text (the boot arguments `run=PROGRAM arg=...`, the console's `r`
 //! command) and judging how it ended. Plain logic, host-tested; the kernel image calls it.
 
-use hal::syscall::ARGS_MAX;
+use proto::syscall::ARGS_MAX;
 
 /// A program's arguments as the kernel keeps them: each followed by a zero byte.
 pub type PackedArgs = heapless::Vec<u8, ARGS_MAX>;
@@ -10,7 +10,7 @@ pub type PackedArgs = heapless::Vec<u8, ARGS_MAX>;
 pub enum ArgsError {
     /// More than `ARGS_MAX` bytes in all.
     TooLong,
-    /// A boot-argument value that is not a valid escaped word (`hal::boot_args::escaped`).
+    /// A boot-argument value that is not a valid escaped word (`proto::boot_args::escaped`).
     BadEscape,
     /// An argument containing a zero byte (it would end the argument early).
     ZeroByte,
@@ -34,7 +34,7 @@ pub fn pack_escaped<'a>(words: impl IntoIterator<Item = &'a str>) -> Result<Pack
     let mut packed = PackedArgs::new();
     for word in words {
         let mut arg = [0u8; ARGS_MAX];
-        let len = hal::boot_args::unescape(word, &mut arg).ok_or(ArgsError::BadEscape)?;
+        let len = proto::boot_args::unescape(word, &mut arg).ok_or(ArgsError::BadEscape)?;
         let one = pack([&arg[..len]])?;
         packed.extend_from_slice(&one).map_err(|_| ArgsError::TooLong)?;
     }

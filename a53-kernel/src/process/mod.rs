@@ -7,6 +7,7 @@ pub mod images;
 pub mod launch;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;
+pub mod state;
 #[cfg(target_arch = "aarch64")]
 pub mod syscall;
 #[cfg(target_arch = "aarch64")]

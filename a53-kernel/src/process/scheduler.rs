@@ -9,11 +9,12 @@
 //! a switch.
 
 use super::MAX_DOMAINS;
-use super::table::{Exit, State, TABLE, Wait};
+use super::state::{expired, resume_past_call, timeout_result};
+use super::table::{State, TABLE, Wait};
 use crate::arch::cpu;
+use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
 use boot::a53::{ExceptionFrame, resume_frame, run_on_stack};
-use core::arch::asm;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The cores that run processes.
@@ -36,15 +37,7 @@ static KILL: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_
 /// was not for it costs one extra look.
 static WAKE_PENDING: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
 
-/// What the exception path decided for the process that trapped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
-    Continue,
-    Yield,
-    Preempt,
-    Block { wait: Wait, deadline: Option<u64> },
-    Exit(Exit),
-}
+pub use super::state::Event;
 
 /// The slot of the process running on this core.
 pub fn current() -> Option<usize> {
@@ -64,24 +57,6 @@ fn stack_top(core: usize) -> usize {
 
 fn frame_slot(core: usize) -> *mut ExceptionFrame {
     (stack_top(core) - size_of::<ExceptionFrame>()) as *mut ExceptionFrame
-}
-
-fn set_ttbr0(ttbr0: Option<u64>) {
-    // SAFETY: TTBR0 only maps the running process; the kernel runs from TTBR1. EPD0 disables
-    // TTBR0 walks when no process runs, so a stray low address faults.
-    unsafe {
-        match ttbr0 {
-            Some(v) => asm!(
-                "msr ttbr0_el1, {v}", "isb",
-                "mrs {t}, tcr_el1", "bic {t}, {t}, #(1 << 7)", "msr tcr_el1, {t}", "isb",
-                v = in(reg) v, t = out(reg) _, options(nostack)
-            ),
-            None => asm!(
-                "mrs {t}, tcr_el1", "orr {t}, {t}, #(1 << 7)", "msr tcr_el1, {t}", "isb",
-                t = out(reg) _, options(nostack)
-            ),
-        }
-    }
 }
 
 /// Wakes the process cores to look at the run queue.
@@ -110,7 +85,7 @@ pub fn idle() -> ! {
     extern "C" fn idle_loop() -> ! {
         let core = cpu::core_id();
         CURRENT[core].store(NONE, Ordering::Release);
-        set_ttbr0(None);
+        switch_user_table(None);
         loop {
             cpu::irq_enable();
             crate::smp::serve_jobs();
@@ -131,7 +106,7 @@ pub fn idle() -> ! {
 fn enter(core: usize, slot: usize, frame: &ExceptionFrame, ttbr0: u64) -> ! {
     CURRENT[core].store(slot, Ordering::Release);
     SLICE[core].store(0, Ordering::Relaxed);
-    set_ttbr0(Some(ttbr0));
+    switch_user_table(Some(ttbr0));
     let at = frame_slot(core);
     // SAFETY: the frame zone at the top of this core's stack is reserved for the frame (the
     // idle loop runs below it); resume_frame restores it and enters the process.
@@ -147,21 +122,17 @@ fn enter(core: usize, slot: usize, frame: &ExceptionFrame, ttbr0: u64) -> ! {
 pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     let core = cpu::core_id();
     let Some(slot) = current() else { return };
-    let event = match event {
-        Event::Continue if NEED_RESCHED[core].swap(false, Ordering::AcqRel) => Event::Preempt,
-        e => e,
-    };
+    let event = event.or_preempt(|| NEED_RESCHED[core].swap(false, Ordering::AcqRel));
     {
         let mut table = TABLE.lock();
-        let event = match event {
-            _ if KILL[slot].swap(false, Ordering::AcqRel) => Event::Exit(Exit::Killed),
-            // Woken on its way to blocking: its call runs again (the frame is rewound to it).
-            Event::Block { .. } if WAKE_PENDING[slot].swap(false, Ordering::AcqRel) => Event::Yield,
-            e => e,
-        };
+        // Woken on its way to blocking: its call runs again (the frame is rewound to it).
+        let event = event
+            .settle(|| KILL[slot].swap(false, Ordering::AcqRel), || WAKE_PENDING[slot].swap(false, Ordering::AcqRel));
+        if event.keeps_core(!table.run_queue.is_empty()) {
+            return;
+        }
         match event {
             Event::Continue => return,
-            Event::Preempt | Event::Yield if table.run_queue.is_empty() => return,
             Event::Preempt | Event::Yield => {
                 if let Some(p) = table.slots[slot].as_mut() {
                     p.frame = *frame;
@@ -176,7 +147,7 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
                 }
             }
             Event::Exit(exit) => {
-                set_ttbr0(None);
+                switch_user_table(None);
                 table.exit(slot, exit);
             }
         }
@@ -190,7 +161,7 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
             CURRENT[core].store(next, Ordering::Release);
             SLICE[core].store(0, Ordering::Relaxed);
             drop(table);
-            set_ttbr0(Some(ttbr0));
+            switch_user_table(Some(ttbr0));
             return;
         }
     }
@@ -206,9 +177,7 @@ pub fn wake(slot: usize, result: Option<i64>) {
     WAKE_PENDING[slot].store(false, Ordering::Relaxed);
     if let Some(value) = result {
         p.frame.x[0] = value as u64;
-        if wait != Wait::Sleep {
-            p.frame.elr += 4;
-        }
+        p.frame.elr += resume_past_call(wait);
     }
     p.state = State::Runnable;
     table.run_queue.push_back(slot);
@@ -250,25 +219,13 @@ pub fn on_tick() {
 pub fn expire(now: u64) {
     let expired: heapless::Vec<(usize, Wait), { super::MAX_DOMAINS }> = {
         let table = TABLE.lock();
-        table
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, p)| match p.as_ref()?.state {
-                State::Blocked { wait, deadline: Some(d) } if d <= now => Some((i, wait)),
-                _ => None,
-            })
-            .collect()
+        let states = table.slots.iter().enumerate().filter_map(|(i, p)| Some((i, p.as_ref()?.state)));
+        expired(states, now).collect()
     };
     for (slot, wait) in expired {
-        let result = match wait {
-            Wait::Mif { .. } => {
-                crate::gsas_node::disarm_process_mif(slot);
-                hal::syscall::Error::TimedOut as i64
-            }
-            Wait::Sleep => 0,
-            Wait::Mailbox => hal::syscall::Error::TimedOut as i64,
-        };
-        wake(slot, Some(result));
+        if let Wait::Mif { .. } = wait {
+            crate::gsas_node::disarm_process_mif(slot);
+        }
+        wake(slot, Some(timeout_result(wait)));
     }
 }

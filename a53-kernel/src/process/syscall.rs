@@ -1,4 +1,4 @@
-//! System calls (`hal::syscall`, `docs/hw/syscalls.md`): `svc #0`, number in x8, arguments in
+//! System calls (`proto::syscall`, `docs/hw/syscalls.md`): `svc #0`, number in x8, arguments in
 //! x0..x5, results in x0..x2. Every argument is checked; a bad pointer or length is an error
 //! return. User memory is only read through the process's own page table and the kernel's view
 //! of its frames, never by dereferencing a user address.
@@ -8,8 +8,9 @@ use super::table::{Exit, TABLE, Wait};
 use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
 use crate::gsas_node;
 use boot::a53::ExceptionFrame;
-use hal::gsas::MailboxOpcode;
-use hal::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
+use hal::vmbox::driver::MifIrq;
+use proto::gsas::MailboxOpcode;
+use proto::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
     for (i, v) in values.iter().enumerate() {
@@ -53,12 +54,14 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         nr::INTERFACE => {
             let pid = TABLE.lock().pid_of(slot);
             match pid {
-                Some(pid) => ok(frame, &[hal::syscall::layout::PIF_PAGE, hal::syscall::layout::MIF_PAGE, pid.raw()]),
+                Some(pid) => {
+                    ok(frame, &[proto::syscall::layout::PIF_PAGE, proto::syscall::layout::MIF_PAGE, pid.raw()])
+                }
                 None => err(frame, Error::BadArgument),
             }
         }
         nr::THREAD_ARGUMENT => {
-            let arg = TABLE.lock().slots[slot].as_ref().map_or(hal::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
+            let arg = TABLE.lock().slots[slot].as_ref().map_or(proto::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
             ok(frame, &[arg])
         }
         nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1], args[2]),
@@ -112,8 +115,12 @@ fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Eve
 }
 
 fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {
-    let Some(mif) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
-    if words == 0 || words > u64::from(mif.depth()) {
+    let Some(index) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
+    // One register operation per lock: the interrupt handler disarming this MIF never waits long.
+    let Some(depth) = gsas_node::with_process_mif(index, |m| m.depth()) else {
+        return err(frame, Error::BadArgument);
+    };
+    if words == 0 || words > u64::from(depth) {
         return err(frame, Error::BadArgument);
     }
     // Looked at on every try: a node lost while the process sleeps wakes it (`cluster`), and
@@ -121,14 +128,15 @@ fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64
     if node != NO_NODE && !crate::cluster::is_alive(node) {
         return err(frame, Error::Unreachable);
     }
-    if u64::from(mif.count()) >= words {
-        mif.disarm();
+    let count = || gsas_node::with_process_mif(index, |m| m.count()).map_or(0, u64::from);
+    if count() >= words {
+        gsas_node::with_process_mif(index, MifIrq::disarm);
         return ok(frame, &[0]);
     }
     // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
-    mif.arm(words as u32);
-    if u64::from(mif.count()) >= words {
-        mif.disarm();
+    gsas_node::with_process_mif(index, |m| m.arm(words as u32));
+    if count() >= words {
+        gsas_node::with_process_mif(index, MifIrq::disarm);
         return ok(frame, &[0]);
     }
     // A retry after the wake-up re-checks; the deadline is absolute, so it does not restart.

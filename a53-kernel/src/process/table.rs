@@ -8,7 +8,7 @@
 use super::MAX_DOMAINS;
 use super::elf::{self, ElfError};
 use crate::Board;
-use crate::arch::phys_to_virt;
+use crate::arch::mmu::tlbi_asid;
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError};
@@ -17,51 +17,13 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
-use hal::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
-use hal::syscall::ARGS_MAX;
-use hal::syscall::layout::{MIF_PAGE, PIF_PAGE};
+use hal::packetizer::driver::Tif;
+use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
+use proto::syscall::ARGS_MAX;
+use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
 
-/// What a process is waiting for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Wait {
-    /// Its mailbox interface to hold this many words.
-    Mif {
-        words: u32,
-    },
-    /// A notification.
-    Mailbox,
-    Sleep,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Exit {
-    Status(u64),
-    /// Killed by the kernel for an exception it could not resolve.
-    Fault {
-        esr: u64,
-        far: u64,
-        elr: u64,
-    },
-    /// Ended by [`kill`].
-    Killed,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum State {
-    Runnable,
-    Running(usize),
-    Blocked { wait: Wait, deadline: Option<u64> },
-    Exited(Exit),
-}
-
-/// Whether anyone will collect a process's exit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reap {
-    /// The spawner calls [`wait`].
-    Wait,
-    /// Nobody: the slot is freed at exit (remote spawns).
-    Auto,
-}
+use super::state::Domains;
+pub use super::state::{Exit, Reap, State, Wait};
 
 pub struct Process {
     pub domain: u16,
@@ -83,16 +45,7 @@ impl Process {
 
     /// The physical page behind a user page the platform serves (PIF/MIF), if `va` is in one.
     pub fn interface_page(&self, va: u64) -> Option<u64> {
-        let index = u64::from(self.grant.index);
-        let page = va & !0xfff;
-        let base = if page == PIF_PAGE {
-            board::pl::PACKETIZER_BASE
-        } else if page == MIF_PAGE {
-            board::pl::VMBOX_BASE
-        } else {
-            return None;
-        };
-        Some(base + index * 0x1000 + (va & 0xfff))
+        super::state::interface_page(self.grant.index, va)
     }
 }
 
@@ -109,16 +62,18 @@ pub enum SpawnError {
     /// All 65,535 process domain numbers of this boot have been handed out (they are never
     /// reused: pages an exited process owns still name its domain).
     DomainsExhausted,
-    /// The arguments take more than `hal::syscall::ARGS_MAX` bytes.
+    /// The arguments take more than `proto::syscall::ARGS_MAX` bytes.
     ArgumentsTooLong,
 }
 
 pub struct Table {
     pub slots: [Option<Box<Process>>; MAX_DOMAINS],
     pub run_queue: VecDeque<usize>,
-    /// The next domain number: 1..=u16::MAX (0 is the kernel's); past that, none is left.
-    next_domain: u32,
+    domains: Domains,
     interfaces: Option<InterfaceTable>,
+    /// The packetizer's trusted interface, from `gsas_node::init`: the table grants and revokes
+    /// the interfaces of the processes it holds.
+    tif: Option<Tif>,
 }
 
 /// Taken from interrupt handlers too (wake-ups): IRQs are masked while it is held. Lock order:
@@ -126,25 +81,17 @@ pub struct Table {
 pub static TABLE: IrqMutex<Table> = IrqMutex::new(Table {
     slots: [const { None }; MAX_DOMAINS],
     run_queue: VecDeque::new(),
-    next_domain: 1,
+    domains: Domains::new(),
     interfaces: None,
+    tif: None,
 });
 
-fn tif() -> hal::packetizer::driver::Tif {
-    // SAFETY: the trusted interface page (device on hardware, forwarded on QEMU); only the
-    // process table programs it, under the table's lock.
-    unsafe { hal::packetizer::driver::Tif::new(phys_to_virt(board::pl::PACKETIZER_BASE + hal::packetizer::TIF_OFFSET)) }
-}
-
-/// Invalidates every TLB entry of `asid` on every core (a slot's ASID is reused).
-fn flush_asid(asid: u16) {
-    // SAFETY: TLB maintenance only.
-    unsafe {
-        core::arch::asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) u64::from(asid) << 48, options(nostack));
-    }
-}
-
 impl Table {
+    /// Keeps the trusted interface (once, at boot).
+    pub fn take_tif(&mut self, tif: Tif) {
+        self.tif = Some(tif);
+    }
+
     /// The node's interface table, created on first use.
     fn interfaces(&mut self) -> &mut InterfaceTable {
         self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::gsas_node::node_id()))
@@ -165,9 +112,13 @@ impl Table {
             super::images::IMAGES.iter().find(|(n, _)| *n == name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let domain = u16::try_from(self.next_domain).map_err(|_| SpawnError::DomainsExhausted)?;
+        let domain = self.domains.next().ok_or(SpawnError::DomainsExhausted)?;
+        if self.tif.is_none() {
+            return Err(SpawnError::NoInterface);
+        }
         let asid = slot as u16 + 1;
-        flush_asid(asid);
+        // A slot's ASID is reused: nothing of the previous process may stay in any TLB.
+        tlbi_asid(asid);
         let mut space = AddressSpace::new(asid, KernelFrames);
         let entry = space.load(&program).map_err(SpawnError::Memory)?;
         let stack_top = space.map_stack().map_err(SpawnError::Memory)?;
@@ -185,7 +136,9 @@ impl Table {
                 return Err(SpawnError::Memory(e));
             }
         }
-        tif().grant(usize::from(grant.index), grant.pid.raw());
+        if let Some(tif) = self.tif.as_mut() {
+            tif.grant(usize::from(grant.index), grant.pid.raw());
+        }
         let frame = ExceptionFrame {
             elr: entry,
             // EL0t, interrupts unmasked.
@@ -193,7 +146,7 @@ impl Table {
             sp_el0: stack_top,
             ..ExceptionFrame::default()
         };
-        self.next_domain += 1;
+        self.domains.take();
         self.slots[slot] = Some(Box::new(Process {
             domain,
             name: image_name,
@@ -215,7 +168,9 @@ impl Table {
         let Some(p) = self.slots[slot].as_mut() else { return };
         p.state = State::Exited(exit);
         let (domain, index, reap) = (p.domain, p.grant.index, p.reap);
-        tif().revoke(usize::from(index));
+        if let Some(tif) = self.tif.as_mut() {
+            tif.revoke(usize::from(index));
+        }
         let _ = self.interfaces().release(ThreadKey { domain, thread: 0 });
         crate::gsas_node::release_domain(domain);
         self.run_queue.retain(|&s| s != slot);

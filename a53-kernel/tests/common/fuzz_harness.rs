@@ -6,7 +6,7 @@ use a53_kernel::gsas::fakes::FakeBackends;
 use a53_kernel::gsas::mailbox::DeliverError;
 use a53_kernel::gsas::service::{AtomicService, Outcome, ServiceConfig};
 use a53_kernel::gsas::softmmu::{Frame, Sharing};
-use hal::gsas::{
+use proto::gsas::{
     AddressUse, DomainId, ErrorCode, GlobalAddress, Opcode, PAGE_CHUNKS, PAGE_SIZE, Pid, RawRequest, ReplyBody,
     ReplyPacket,
 };

@@ -2,15 +2,15 @@
 //! errors where the seed "exits abnormally". The client is opened on first use (NODE_INFO and
 //! INTERFACE) and kept for the life of the process.
 
-use hal::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE, Pid};
 use hal::packetizer::base_window;
+use proto::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE, Pid};
 use spin::Mutex;
 
 use crate::client::{Gsas, Stats};
 use crate::error::Error;
 use crate::hw::Hw;
 use crate::sys;
-use hal::gsas::Sharing;
+use proto::gsas::Sharing;
 
 static CLIENT: Mutex<Option<Gsas<Hw>>> = Mutex::new(None);
 

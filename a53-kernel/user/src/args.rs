@@ -1,7 +1,7 @@
 //! Thread-argument packings of the programs whose argument holds more than one value (the
 //! table in `README.md`). Pure functions, so a kernel test can build the same arguments.
 
-use hal::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE};
+use proto::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE};
 
 use crate::error::Error;
 

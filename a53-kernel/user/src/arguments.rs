@@ -3,7 +3,7 @@
 
 use crate::error::Error;
 use crate::sys;
-use hal::syscall::ARGS_MAX;
+use proto::syscall::ARGS_MAX;
 
 /// A copy of the process's arguments.
 pub struct Arguments {

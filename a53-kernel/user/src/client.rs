@@ -16,8 +16,8 @@
 //! [`Pipeline`] keeps many requests to one node outstanding (the `mif-flood` test); the typed
 //! operations (`read64`, `alloc_shared`, `remote_spawn`, ...) are in `ops.rs`.
 
-use hal::gsas::{GlobalAddress, Opcode, Pid, RawRequest, ReplyBody, ReplyPacket, Response};
 use hal::packetizer::{Destination, PACKET_BYTES, packet_from_words128, words128};
+use proto::gsas::{GlobalAddress, Opcode, Pid, RawRequest, ReplyBody, ReplyPacket, Response};
 
 use crate::check::static_check;
 use crate::error::{Error, ProtocolError};

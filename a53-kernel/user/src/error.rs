@@ -1,8 +1,8 @@
 //! One error type for everything a process can be told "no" by: the target's atomic service, the
 //! library's own checks, the kernel, the packetizer, or a clock.
 
-use hal::gsas::{ErrorCode, ReplyError};
-use hal::syscall::Error as SysError;
+use proto::gsas::{ErrorCode, ReplyError};
+use proto::syscall::Error as SysError;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Error {
@@ -13,7 +13,7 @@ pub enum Error {
     Local(ErrorCode),
     /// A system call failed.
     Syscall(SysError),
-    /// A system call returned a negative value that `hal::syscall::Error` does not name.
+    /// A system call returned a negative value that `proto::syscall::Error` does not name.
     UnknownReturn(i64),
     /// No reply (or no room at the target) within the client's timeout.
     Timeout,

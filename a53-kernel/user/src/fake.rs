@@ -8,12 +8,12 @@ use std::string::String;
 use std::vec::Vec;
 use std::{boxed::Box, vec};
 
-use hal::gsas::{
+use hal::packetizer::{Destination, PACKET_BYTES, assemble, words128};
+use hal::vmbox::EMPTY_SENTINEL;
+use proto::gsas::{
     CHUNK_BYTES, DomainId, ErrorCode, GlobalAddress, Notification, Opcode, PAGE_CHUNKS, PAGE_SIZE, Pid, RawRequest,
     ReplyBody, ReplyPacket, Response, parse_description,
 };
-use hal::packetizer::{Destination, PACKET_BYTES, assemble, words128};
-use hal::vmbox::EMPTY_SENTINEL;
 
 use crate::check::static_check;
 use crate::error::Error;

@@ -3,7 +3,7 @@
 //! refuse them, together with the code they must get. A request that could succeed is never
 //! produced, so sending these changes nothing at the target.
 
-use hal::gsas::{EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalAddress, OFFSET_BITS, Opcode, Pid, RawRequest};
+use proto::gsas::{EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalAddress, OFFSET_BITS, Opcode, Pid, RawRequest};
 
 use crate::check::static_check;
 use crate::rand::XorShift64;

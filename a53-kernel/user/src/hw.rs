@@ -128,7 +128,7 @@ impl Link for Hw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::gsas::Pid;
+    use proto::gsas::Pid;
     use std::alloc::{Layout, alloc_zeroed, dealloc};
 
     /// Two zeroed pages standing in for the PIF and the MIF, touched only through raw pointers.

@@ -1,5 +1,5 @@
 //! The EL0 side of Unimem processes: runtime, system calls and the GSAS library (seed D3.6
-//! §2.3), over the ABI in `hal::syscall` and the wire formats in `hal::gsas`.
+//! §2.3), over the ABI in `proto::syscall` and the wire formats in `proto::gsas`.
 //!
 //! - [`rt`]: `_start`, [`entry!`], the panic handler (logs, exits with [`rt::PANIC_STATUS`]).
 //! - [`log!`]: `format!`-style logging into a stack buffer, one `LOG` call per line.
@@ -18,6 +18,8 @@
 mod log;
 
 mod api;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+mod arch;
 pub mod args;
 mod arguments;
 pub mod check;
@@ -27,8 +29,8 @@ pub mod fuzz;
 mod hw;
 mod link;
 mod ops;
-/// The tests' generator, `hal::rand`.
-pub use hal::rand;
+/// The tests' generator, `proto::rand`.
+pub use proto::rand;
 pub mod rt;
 pub mod sys;
 
@@ -40,13 +42,13 @@ pub use api::{
 pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
 pub use error::{Error, ProtocolError};
-pub use hal::syscall::Error as SysError;
 pub use hw::Hw;
 pub use link::{Link, Sent};
 pub use log::{Line, log_args};
+pub use proto::syscall::Error as SysError;
 
-/// The GSAS types programs use, re-exported from `hal::gsas`.
-pub use hal::gsas::{
+/// The GSAS types programs use, re-exported from `proto::gsas`.
+pub use proto::gsas::{
     ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response, Sharing,
 };
 

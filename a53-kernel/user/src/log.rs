@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use hal::syscall::LOG_MAX;
+use proto::syscall::LOG_MAX;
 
 const MAX: usize = LOG_MAX as usize;
 const ELLIPSIS: &str = "...";

@@ -2,7 +2,7 @@
 //! request (Read4K: one request, 257 replies; remote spawn: alloc, writes, spawn, free) whose
 //! result is checked for what it can be.
 
-use hal::gsas::{
+use proto::gsas::{
     EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalAddress, MAX_SPAWN_NAME, Notification, OFFSET_BITS, Opcode, PAGE_CHUNKS,
     PAGE_SIZE, ReplyBody, Response, Sharing, write_description,
 };

@@ -1,4 +1,5 @@
-//! The runtime of a program: `_start`, the entry macro and the panic handler.
+//! The runtime of a program: the entry macro and the panic handler (`_start` itself, in
+//! assembly, is in `arch`).
 //!
 //! The kernel loads the image, sets SP to `layout::STACK_TOP` and enters `_start` at EL0 with
 //! x0 = 0. `_start` zeroes `.bss` (the loader zeroes it too; this keeps the program correct
@@ -9,30 +10,6 @@ use crate::error::Error;
 
 /// The exit status of a process that panicked (the panic message is logged first).
 pub const PANIC_STATUS: u64 = 101;
-
-// Only in the programs: the kernel links this crate for `args` and has its own entry and
-// panic handler.
-#[cfg(all(feature = "image", target_arch = "aarch64", target_os = "none"))]
-core::arch::global_asm!(
-    ".section .text._start, \"ax\"",
-    ".global _start",
-    ".type _start, %function",
-    "_start:",
-    "    adrp x1, __bss_start",
-    "    add  x1, x1, :lo12:__bss_start",
-    "    adrp x2, __bss_end",
-    "    add  x2, x2, :lo12:__bss_end",
-    "0:  cmp  x1, x2",
-    "    b.hs 1f",
-    "    stp  xzr, xzr, [x1], #16",
-    "    b    0b",
-    // The outermost frame: a zero frame pointer and link register end backtraces here.
-    "1:  mov  x29, xzr",
-    "    mov  x30, xzr",
-    "    bl   __unimem_main",
-    "    udf  #0",
-    ".size _start, . - _start",
-);
 
 /// What `main` may return: its value is the process's exit status.
 pub trait Termination {
@@ -91,7 +68,7 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::gsas::ErrorCode;
+    use proto::gsas::ErrorCode;
 
     #[test]
     fn statuses() {

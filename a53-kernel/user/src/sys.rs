@@ -1,12 +1,12 @@
-//! Typed wrappers for every system call of `hal::syscall`: `svc #0`, number in x8, arguments in
-//! x0..x5, results in x0..x2, a negative x0 is a `hal::syscall::Error`.
+//! Typed wrappers for every system call of `proto::syscall`: `svc #0`, number in x8, arguments in
+//! x0..x5, results in x0..x2, a negative x0 is a `proto::syscall::Error`.
 //!
 //! Unused argument registers are passed as 0 (the kernel keeps WAIT_MIF's deadline in x5 across
 //! a retried call, so x5 must be 0 on entry) and x0..x5 are treated as clobbered. Host builds
 //! have no kernel: every call answers `NoSuchCall` there.
 
-use hal::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
-use hal::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
+use proto::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
+use proto::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 use crate::error::{Error, ProtocolError};
 
@@ -33,24 +33,7 @@ pub struct Interface {
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 #[inline(always)]
 pub fn raw(number: u64, args: [u64; 6]) -> [u64; 3] {
-    let (x0, x1, x2);
-    // SAFETY: `svc #0` enters the kernel, which reads x0..x5 and x8, may read or write memory
-    // the arguments point to (declared by not passing `nomem`), writes x0..x5 (declared as
-    // outputs) and preserves every other register and the stack (the ABI of `hal::syscall`).
-    unsafe {
-        core::arch::asm!(
-            "svc #0",
-            inlateout("x0") args[0] => x0,
-            inlateout("x1") args[1] => x1,
-            inlateout("x2") args[2] => x2,
-            inlateout("x3") args[3] => _,
-            inlateout("x4") args[4] => _,
-            inlateout("x5") args[5] => _,
-            in("x8") number,
-            options(nostack),
-        );
-    }
-    [x0, x1, x2]
+    crate::arch::svc(number, args)
 }
 
 #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
@@ -73,10 +56,7 @@ fn call3(number: u64, a0: u64, a1: u64, a2: u64) -> Result<[u64; 3], Error> {
 /// Ends the process with `status` (all 64 bits reach the kernel).
 pub fn exit(status: u64) -> ! {
     #[cfg(all(target_arch = "aarch64", target_os = "none"))]
-    // SAFETY: EXIT does not return; nothing after the `svc` runs.
-    unsafe {
-        core::arch::asm!("svc #0", in("x0") status, in("x8") nr::EXIT, options(noreturn, nostack));
-    }
+    crate::arch::svc_exit(status);
     #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
     panic!("exit({status}) without a kernel")
 }

@@ -1,6 +1,6 @@
 //! The client against the fake service (`fake.rs`).
 
-use hal::gsas::{ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, Pid, RawRequest, Response, Sharing};
+use proto::gsas::{ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, Pid, RawRequest, Response, Sharing};
 
 use crate::client::{Gsas, offset};
 use crate::error::{Error, ProtocolError, status};
@@ -54,7 +54,7 @@ fn local_checks_send_nothing() {
     assert_eq!(g.read4k(a, &mut [0; 4096]), Err(Error::Local(ErrorCode::Unaligned)));
     assert_eq!(g.read64(GlobalAddress::new(2, 0x1000).unwrap()), Err(Error::NoSuchNode(2)));
     assert_eq!(g.alloc_shared(1, 64, Sharing::Shared), Err(Error::NoSuchNode(64)));
-    assert_eq!(g.remote_spawn("x", hal::gsas::EMPTY_THREAD_ARGUMENT, 1), Err(Error::Local(ErrorCode::BadArgument)));
+    assert_eq!(g.remote_spawn("x", proto::gsas::EMPTY_THREAD_ARGUMENT, 1), Err(Error::Local(ErrorCode::BadArgument)));
     assert_eq!(g.remote_spawn(&"y".repeat(256), 1, 1), Err(Error::Local(ErrorCode::BadArgument)));
     assert!(g.link().sent.is_empty());
 }
@@ -208,7 +208,7 @@ fn notify_carries_the_notification() {
 
 #[test]
 fn exit_statuses_are_distinct_and_below_a_page() {
-    use hal::syscall::Error as Sys;
+    use proto::syscall::Error as Sys;
     let mut all = std::vec![
         Error::Timeout,
         Error::Illegal,
@@ -231,7 +231,7 @@ fn exit_statuses_are_distinct_and_below_a_page() {
             ProtocolError::UnexpectedData,
             ProtocolError::ChunkOrder { expected: 0, got: 1 },
             ProtocolError::MissingData { chunks: 0 },
-            ProtocolError::BadReply(hal::gsas::ReplyError::ReservedNotZero),
+            ProtocolError::BadReply(proto::gsas::ReplyError::ReservedNotZero),
             ProtocolError::BadResult(0),
             ProtocolError::BadNotification(0),
             ProtocolError::BadInterface,

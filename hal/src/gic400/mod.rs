@@ -1,4 +1,23 @@
 //! GIC-400 driver: distributor (shared) and CPU interface (banked per core).
+//!
+//! # Why not `arm-gic`
+//!
+//! The `arm-gic` crate's GICv2 driver (`GicV2`, read at version 0.6) is the model this driver
+//! follows: one owner, every change through `&mut self`. It is not used because its shape does
+//! not fit a GIC that four cores share:
+//!
+//! - one `GicV2` value owns the distributor *and* a CPU interface, and its safety contract allows
+//!   no alias of either. Here the distributor is one owner shared by four cores (behind the
+//!   kernel's lock) while each core owns its own banked CPU interface: two types, two owners;
+//! - it routes no SPI to a core (no `GICD_ITARGETSR` access): the kernel sends the vmbox, UART
+//!   and system-block interrupts to the core that serves them;
+//! - it puts every interrupt in group 1 and acknowledges through the group-1 aliases; this
+//!   driver keeps the reset grouping with both groups enabled, as the boards' firmware leaves
+//!   it, and reports an SGI's source core;
+//! - its register layout would be a second one beside `regs`, which this crate's tests check
+//!   offset by offset, like every other block's.
+//!
+//! Should the kernel move to a GICv3 (other boards), `arm-gic`'s GICv3 driver is the one to use.
 
 pub mod regs;
 
@@ -11,19 +30,24 @@ use tock_registers::interfaces::{Readable, Writeable};
 pub struct IntId(pub u32);
 
 impl IntId {
+    /// What IAR reads when nothing is pending.
     pub const SPURIOUS: IntId = IntId(1023);
     /// Highest INTID a GIC-400 can implement (480 SPIs).
     pub const MAX: u32 = 511;
 
+    /// Software-generated interrupt `n` (0..16).
     pub const fn sgi(n: u32) -> Self {
         IntId(n)
     }
+    /// Private peripheral interrupt `n` (0..16).
     pub const fn ppi(n: u32) -> Self {
         IntId(16 + n)
     }
+    /// Shared peripheral interrupt `n`.
     pub const fn spi(n: u32) -> Self {
         IntId(32 + n)
     }
+    /// Whether this is an SGI (0..16).
     pub fn is_sgi(self) -> bool {
         self.0 < 16
     }
@@ -33,15 +57,19 @@ impl IntId {
     }
 }
 
+/// How an interrupt line signals (GICD_ICFGR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Trigger {
+    /// Pending while the line is high.
     Level,
+    /// Pending on a rising edge.
     Edge,
 }
 
 /// Lowest priority that still passes the priority mask set by [`CpuInterface::init`].
 pub const DEFAULT_PRIORITY: u8 = 0xa0;
 
+/// The distributor (GICD), shared by every core: one owner, every change through `&mut self`.
 pub struct Distributor {
     regs: Mmio<DistributorRegisters>,
 }
@@ -62,7 +90,7 @@ impl Distributor {
 
     /// Global set-up, once, on the boot core: every SPI disabled, level, default priority,
     /// routed to core 0; then the distributor is enabled for both groups.
-    pub fn init(&self) {
+    pub fn init(&mut self) {
         self.regs.ctlr.set(0);
         let lines = self.lines().min(IntId::MAX + 1);
         for word in 1..(lines / 32) as usize {
@@ -80,7 +108,7 @@ impl Distributor {
     }
 
     /// Per-core set-up of the banked SGI/PPI registers: all disabled, default priority.
-    pub fn init_banked(&self) {
+    pub fn init_banked(&mut self) {
         self.regs.icenabler[0].set(u32::MAX);
         self.regs.icpendr[0].set(u32::MAX);
         for id in 0..32 {
@@ -88,29 +116,34 @@ impl Distributor {
         }
     }
 
-    pub fn enable(&self, id: IntId) {
+    /// Lets `id` be signalled (GICD_ISENABLER).
+    pub fn enable(&mut self, id: IntId) {
         self.regs.isenabler[(id.0 / 32) as usize].set(1 << (id.0 % 32));
     }
 
-    pub fn disable(&self, id: IntId) {
+    /// Stops `id` from being signalled (GICD_ICENABLER).
+    pub fn disable(&mut self, id: IntId) {
         self.regs.icenabler[(id.0 / 32) as usize].set(1 << (id.0 % 32));
     }
 
+    /// Whether `id` is pending (GICD_ISPENDR).
     pub fn is_pending(&self, id: IntId) -> bool {
         self.regs.ispendr[(id.0 / 32) as usize].get() & (1 << (id.0 % 32)) != 0
     }
 
-    pub fn set_priority(&self, id: IntId, priority: u8) {
+    /// Sets the priority of `id` (lower is more urgent).
+    pub fn set_priority(&mut self, id: IntId, priority: u8) {
         self.regs.ipriorityr[id.0 as usize].set(priority);
     }
 
     /// Routes an SPI to the cores in `cpu_mask` (bit n = core n). Ignored by the GIC for SGIs
     /// and PPIs, whose targets are fixed.
-    pub fn set_targets(&self, id: IntId, cpu_mask: u8) {
+    pub fn set_targets(&mut self, id: IntId, cpu_mask: u8) {
         self.regs.itargetsr[id.0 as usize].set(cpu_mask);
     }
 
-    pub fn set_trigger(&self, id: IntId, trigger: Trigger) {
+    /// Makes `id` level- or edge-triggered (SPIs and PPIs).
+    pub fn set_trigger(&mut self, id: IntId, trigger: Trigger) {
         let reg = &self.regs.icfgr[(id.0 / 16) as usize];
         let shift = (id.0 % 16) * 2 + 1;
         let value = match trigger {
@@ -121,7 +154,7 @@ impl Distributor {
     }
 
     /// Sends software-generated interrupt `sgi` (0..16) to the cores in `cpu_mask`.
-    pub fn send_sgi(&self, sgi: u32, cpu_mask: u8) {
+    pub fn send_sgi(&mut self, sgi: u32, cpu_mask: u8) {
         debug_assert!(sgi < 16);
         self.regs.sgir.write(
             GICD_SGIR::SGIINTID.val(sgi)
@@ -139,6 +172,7 @@ pub struct Acknowledged {
 }
 
 impl Acknowledged {
+    /// The interrupt taken.
     pub fn id(self) -> IntId {
         IntId(self.raw & 0x3ff)
     }
@@ -148,6 +182,7 @@ impl Acknowledged {
     }
 }
 
+/// A core's CPU interface (GICC). The block is banked: each core's handle reaches its own copy.
 pub struct CpuInterface {
     regs: Mmio<CpuInterfaceRegisters>,
 }
@@ -163,20 +198,22 @@ impl CpuInterface {
     }
 
     /// Accepts every priority above the idle level and enables signalling to this core.
-    pub fn init(&self) {
+    pub fn init(&mut self) {
         self.regs.pmr.set(0xf0);
         self.regs.bpr.set(0);
         self.regs.ctlr.write(GICC_CTLR::ENABLE_GRP0::SET + GICC_CTLR::ENABLE_GRP1::SET);
     }
 
-    pub fn acknowledge(&self) -> Option<Acknowledged> {
+    /// Takes the highest-priority pending interrupt (GICC_IAR), if there is one.
+    pub fn acknowledge(&mut self) -> Option<Acknowledged> {
         let raw = self.regs.iar.get();
         let id = raw & GICC_IAR::INTERRUPT_ID.mask;
         // 1020..=1023 are special IDs (spurious, or group-1 pending while reading group 0).
         (id < 1020).then_some(Acknowledged { raw })
     }
 
-    pub fn end_of_interrupt(&self, ack: Acknowledged) {
+    /// Ends the handling of `ack` (GICC_EOIR).
+    pub fn end_of_interrupt(&mut self, ack: Acknowledged) {
         self.regs.eoir.set(ack.raw);
     }
 }

@@ -46,6 +46,7 @@ impl SendStatus {
 /// Polls of `status` while a packet is pending before giving up.
 const PEND_POLLS: u32 = 1_000_000;
 
+/// A packetizer interface page: one sender.
 pub struct Pif {
     regs: Mmio<PifRegisters>,
 }
@@ -59,13 +60,14 @@ impl Pif {
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
+    /// Whether a packet is still on its way (STATUS.PEND).
     pub fn pending(&self) -> bool {
         self.regs.status.is_set(STATUS::PEND)
     }
 
     /// Sends one packet: `payload[0]`'s low 48 bits are replaced by the hardware's PID; waits
     /// for the destination's answer. Each payload register is written with one 128-bit store.
-    pub fn send(&self, payload: [u128; 2], destination: u64) -> SendStatus {
+    pub fn send(&mut self, payload: [u128; 2], destination: u64) -> SendStatus {
         let mut polls = 0;
         while self.pending() {
             polls += 1;
@@ -92,6 +94,7 @@ impl Pif {
     }
 }
 
+/// The trusted interface page: the PID table and the interface enables, the kernel's.
 pub struct Tif {
     regs: Mmio<TifRegisters>,
 }
@@ -106,19 +109,19 @@ impl Tif {
     }
 
     /// The vmbox window every destination must be in (`super::base_dest`).
-    pub fn set_base_dest(&self, base_dest: u64) {
+    pub fn set_base_dest(&mut self, base_dest: u64) {
         self.regs.base_dest.set(base_dest);
     }
 
     /// Interface `index` sends with `pid` from now on, and is enabled.
-    pub fn grant(&self, index: usize, pid: u64) {
+    pub fn grant(&mut self, index: usize, pid: u64) {
         self.regs.pidt[index].set(pid);
         let conf = self.regs.pid_conf.get();
         self.regs.pid_conf.set(conf | 1 << index);
     }
 
     /// Interface `index` can no longer send; whatever it had written or pending is dropped.
-    pub fn revoke(&self, index: usize) {
+    pub fn revoke(&mut self, index: usize) {
         let conf = self.regs.pid_conf.get();
         self.regs.pid_conf.set(conf & !(1 << index));
         self.regs.clr_req.set(1 << index);

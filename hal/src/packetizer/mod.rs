@@ -1,4 +1,4 @@
-//! Virtualized packetizer (seed §5.2, `docs/packetizer.md`): register blocks, the destination
+//! Virtualized packetizer (seed §5.2, `docs/hw/packetizer.md`): register blocks, the destination
 //! address format and the 256-bit packet the hardware assembles.
 
 pub mod driver;
@@ -12,9 +12,11 @@ use regs::{BASE_DEST, DESTINATION};
 pub const PACKET_BYTES: usize = 32;
 /// The sender-id prefix the hardware writes: `payload0[47:0]` (seed Fig. 17, Table 5).
 pub const PREFIX_BYTES: usize = 6;
+/// The bits of payload word 0 that the packetizer replaces with the PID.
 pub const PREFIX_MASK: u128 = (1 << 48) - 1;
 /// Byte size of one interface page (seed §2.2.3).
 pub const PAGE_BYTES: u64 = 0x1000;
+/// Offset of the trusted interface page from the block's base.
 pub const TIF_OFFSET: u64 = 0x40000;
 /// Nodes the 6-bit DESTINATION.NODE field can name.
 pub const MAX_NODES: u16 = 64;
@@ -50,6 +52,7 @@ pub fn packet_from_words128(words: [u128; 2]) -> [u8; PACKET_BYTES] {
     out
 }
 
+/// The packet as four little-endian 64-bit words.
 pub fn words_from_bytes(packet: &[u8; PACKET_BYTES]) -> [u64; 4] {
     let mut words = [0; 4];
     for (w, chunk) in words.iter_mut().zip(packet.chunks_exact(8)) {
@@ -60,6 +63,7 @@ pub fn words_from_bytes(packet: &[u8; PACKET_BYTES]) -> [u64; 4] {
     words
 }
 
+/// The inverse of [`words_from_bytes`].
 pub fn bytes_from_words(words: [u64; 4]) -> [u8; PACKET_BYTES] {
     let mut out = [0; PACKET_BYTES];
     for (chunk, w) in out.chunks_exact_mut(8).zip(words) {
@@ -68,20 +72,25 @@ pub fn bytes_from_words(words: [u64; 4]) -> [u8; PACKET_BYTES] {
     out
 }
 
-/// A decoded PIF destination address (`docs/packetizer.md` "Destination address").
+/// A decoded PIF destination address (`docs/hw/packetizer.md` "Destination address").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Destination {
+    /// Target node (X coordinate of the route).
     pub node: u8,
     /// Must equal BASE_DEST.WINDOW, the vmbox window every node has at the same local address.
     pub window: u16,
+    /// Mailbox interface on the target node.
     pub interface: u8,
     /// Must be 0.
     pub page_offset: u16,
 }
 
+/// Why a destination cannot be encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DestinationError {
+    /// The node does not fit the DESTINATION field.
     NodeOutOfRange(u16),
+    /// There is no such mailbox interface.
     InterfaceOutOfRange(u8),
 }
 
@@ -91,12 +100,13 @@ impl Destination {
         if node >= MAX_NODES {
             return Err(DestinationError::NodeOutOfRange(node));
         }
-        if usize::from(interface) >= crate::gsas::INTERFACES {
+        if usize::from(interface) >= crate::INTERFACES {
             return Err(DestinationError::InterfaceOutOfRange(interface));
         }
         Ok(Self { node: node as u8, window, interface, page_offset: 0 })
     }
 
+    /// The fields of a raw DESTINATION value.
     pub fn decode(raw: u64) -> Self {
         let r = LocalRegisterCopy::<u64, DESTINATION::Register>::new(raw);
         Self {
@@ -107,6 +117,7 @@ impl Destination {
         }
     }
 
+    /// The raw DESTINATION value.
     pub fn encode(&self) -> u64 {
         let mut r = LocalRegisterCopy::<u64, DESTINATION::Register>::new(0);
         r.write(

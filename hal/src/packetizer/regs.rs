@@ -1,4 +1,4 @@
-//! Virtualized packetizer register blocks (seed §5.2.6 Tables 4 and 5; `docs/packetizer.md`).
+//! Virtualized packetizer register blocks (seed §5.2.6 Tables 4 and 5; `docs/hw/packetizer.md`).
 //!
 //! ```text
 //! 0x00000 +-------------+
@@ -11,63 +11,76 @@
 //! ```
 
 use tock_registers::{
-    register_bitfields, register_structs,
+    register_structs,
     registers::{ReadOnly, ReadWrite, WriteOnly},
 };
 
-use crate::gsas::INTERFACES;
+use crate::INTERFACES;
 
-register_bitfields! [u128,
-    /// PIF payload0 (seed Table 5: valid [127:48]); bits [47:0] are replaced by the PIDT entry.
-    pub PAYLOAD0 [
-        PREFIX OFFSET(0) NUMBITS(48) [],
-        DATA OFFSET(48) NUMBITS(80) []
-    ]
-];
+pub use fields::*;
 
-register_bitfields! [u64,
-    /// PIDT entry (seed Table 4: valid [47:0]).
-    pub PIDT_ENTRY [
-        PID OFFSET(0) NUMBITS(48) []
-    ],
-    /// BASE_DEST (seed Table 4: valid [33:18]).
-    pub BASE_DEST [
-        WINDOW OFFSET(18) NUMBITS(16) []
-    ],
-    /// PIF destination address (seed Table 5: valid [39:0]). The split of the 40-bit global
-    /// physical address is our choice (`docs/packetizer.md` "Destination address").
-    pub DESTINATION [
-        /// Byte offset inside the mailbox interface page; must be 0 (the DATA register).
-        PAGE_OFFSET OFFSET(0) NUMBITS(12) [],
-        /// Mailbox interface (MIF) index at the destination.
-        INTERFACE OFFSET(12) NUMBITS(6) [],
-        /// Must equal BASE_DEST.WINDOW.
-        WINDOW OFFSET(18) NUMBITS(16) [],
-        /// Destination node.
-        NODE OFFSET(34) NUMBITS(6) []
-    ]
-];
+// The items the macro generates (Register, SET, CLEAR, Value) cannot carry docs of their own;
+// each register and field is documented where it is declared.
+#[allow(missing_docs)]
+mod fields {
+    use tock_registers::register_bitfields;
 
-register_bitfields! [u32,
-    /// PIF status (seed Table 5 and §5.2.3: bits O, A, N, I, P).
-    pub STATUS [
-        PEND OFFSET(0) NUMBITS(1) [],
-        ILLEGAL OFFSET(1) NUMBITS(1) [],
-        NACK OFFSET(2) NUMBITS(1) [],
-        ACK OFFSET(3) NUMBITS(1) [],
-        OVERWR_BUF OFFSET(4) NUMBITS(1) [],
-        /// The destination node is unreachable (not in the system block's NODES_ALIVE).
-        UNREACH OFFSET(5) NUMBITS(1) []
-    ]
-];
+    register_bitfields! [u128,
+        /// PIF payload0 (seed Table 5: valid [127:48]); bits [47:0] are replaced by the PIDT entry.
+        pub PAYLOAD0 [
+            PREFIX OFFSET(0) NUMBITS(48) [],
+            DATA OFFSET(48) NUMBITS(80) []
+        ]
+    ];
+
+    register_bitfields! [u64,
+        /// PIDT entry (seed Table 4: valid [47:0]).
+        pub PIDT_ENTRY [
+            PID OFFSET(0) NUMBITS(48) []
+        ],
+        /// BASE_DEST (seed Table 4: valid [33:18]).
+        pub BASE_DEST [
+            WINDOW OFFSET(18) NUMBITS(16) []
+        ],
+        /// PIF destination address (seed Table 5: valid [39:0]). The split of the 40-bit global
+        /// physical address is our choice (`docs/hw/packetizer.md` "Destination address").
+        pub DESTINATION [
+            /// Byte offset inside the mailbox interface page; must be 0 (the DATA register).
+            PAGE_OFFSET OFFSET(0) NUMBITS(12) [],
+            /// Mailbox interface (MIF) index at the destination.
+            INTERFACE OFFSET(12) NUMBITS(6) [],
+            /// Must equal BASE_DEST.WINDOW.
+            WINDOW OFFSET(18) NUMBITS(16) [],
+            /// Destination node.
+            NODE OFFSET(34) NUMBITS(6) []
+        ]
+    ];
+
+    register_bitfields! [u32,
+        /// PIF status (seed Table 5 and §5.2.3: bits O, A, N, I, P).
+        pub STATUS [
+            PEND OFFSET(0) NUMBITS(1) [],
+            ILLEGAL OFFSET(1) NUMBITS(1) [],
+            NACK OFFSET(2) NUMBITS(1) [],
+            ACK OFFSET(3) NUMBITS(1) [],
+            OVERWR_BUF OFFSET(4) NUMBITS(1) [],
+            /// The destination node is unreachable (not in the system block's NODES_ALIVE).
+            UNREACH OFFSET(5) NUMBITS(1) []
+        ]
+    ];
+}
 
 register_structs! {
     /// One packetizer interface page.
     pub PifRegisters {
+        /// Payload word 0; its low 48 bits are replaced by the PID.
         (0x00 => pub payload0: ReadWrite<u128, PAYLOAD0::Register>),
+        /// Payload word 1.
         (0x10 => pub payload1: ReadWrite<u128>),
+        /// Where the packet goes; writing it sends.
         (0x20 => pub destination: ReadWrite<u64, DESTINATION::Register>),
         (0x28 => _reserved0),
+        /// How the last send ended.
         (0x30 => pub status: ReadOnly<u32, STATUS::Register>),
         (0x34 => _reserved1),
         (0x1000 => @END),
@@ -77,7 +90,9 @@ register_structs! {
 register_structs! {
     /// The trusted interface page.
     pub TifRegisters {
+        /// PID of each interface.
         (0x000 => pub pidt: [ReadWrite<u64, PIDT_ENTRY::Register>; INTERFACES]),
+        /// The vmbox window every destination must be in.
         (0x200 => pub base_dest: ReadWrite<u64, BASE_DEST::Register>),
         /// Bit i enables PIF i.
         (0x208 => pub pid_conf: ReadWrite<u64>),
@@ -91,7 +106,9 @@ register_structs! {
 register_structs! {
     /// The whole block: 64 PIF pages and the TIF page (seed §5.2: 65 pages).
     pub PacketizerRegisters {
+        /// The interface pages, one per PID.
         (0x00000 => pub pif: [PifRegisters; INTERFACES]),
+        /// The trusted interface page.
         (0x40000 => pub tif: TifRegisters),
         (0x41000 => @END),
     }
@@ -121,7 +138,7 @@ mod tests {
         assert_eq!(size_of::<PacketizerRegisters>(), 0x41000);
     }
 
-    /// Every register row of the tables in `docs/packetizer.md` names the offset the struct has.
+    /// Every register row of the tables in `docs/hw/packetizer.md` names the offset the struct has.
     #[test]
     fn offsets_match_the_doc() {
         let pif = [

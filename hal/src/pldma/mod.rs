@@ -1,6 +1,7 @@
-//! The PLDMA engine and user-level RDMA (`docs/hw/pldma.md`): the register block, the rings the
-//! engine shares with the R5, the per-PD work and completion queues, the fault FIFO entry, the
-//! packets on the interconnect, and the drivers.
+//! The PLDMA engine (`docs/hw/pldma.md`): the register block, the formats the engine itself reads
+//! and writes (descriptors, events, the fault FIFO entry, the RAPF register, the packets on the
+//! interconnect), and the drivers. The queues and rings in memory, which software lays out, are
+//! in `proto::rdma`.
 //!
 //! Every entry format is a `#[repr(C)]` raw type (what memory or the wire holds) plus a typed
 //! value with explicit `encode`/`decode`; decoding validates and answers a typed error, so a
@@ -12,12 +13,9 @@ pub mod driver;
 pub mod event;
 pub mod fault;
 pub mod geometry;
-pub mod ipc;
 pub mod packet;
-pub mod queue;
 pub mod rapf;
 pub mod regs;
-pub mod rings;
 
 // The raw formats are little-endian in memory and on the wire, and the processors that read them
 // are too; the raw types rely on it.

@@ -17,10 +17,12 @@ impl NodeSet {
         Self(if count >= 128 { u128::MAX } else { (1u128 << count) - 1 })
     }
 
+    /// Whether `node` is in the set.
     pub fn contains(self, node: u16) -> bool {
         node < 128 && self.0 & (1 << node) != 0
     }
 
+    /// The set with `node` added.
     pub fn with(self, node: u16) -> Self {
         if node < 128 { Self(self.0 | 1 << node) } else { self }
     }
@@ -30,10 +32,12 @@ impl NodeSet {
         Self(self.0 & !other.0)
     }
 
+    /// Whether no node is in the set.
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// The nodes in the set, in increasing order.
     pub fn iter(self) -> impl Iterator<Item = u16> {
         (0..128u16).filter(move |&n| self.contains(n))
     }
@@ -55,24 +59,33 @@ pub type Pending = LocalRegisterCopy<u32, IRQ::Register>;
 /// A node's place in the system.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Coordinates {
+    /// Position along X.
     pub x: u8,
+    /// Position along Y.
     pub y: u8,
+    /// Position along Z.
     pub z: u8,
 }
 
+/// Who a node is, as its system block says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Identity {
+    /// This node's id.
     pub node: u16,
+    /// Where it sits in the interconnect.
     pub coordinates: Coordinates,
+    /// Nodes in the system.
     pub node_count: u16,
 }
 
+/// What can be wrong with a system block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SysblockError {
     /// The block does not identify itself: wrong bitstream, or nothing at the address.
     BadId(u32),
 }
 
+/// The system block: one owner, every change through `&mut self`.
 pub struct Sysblock {
     regs: Mmio<SysblockRegisters>,
 }
@@ -86,6 +99,7 @@ impl Sysblock {
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
+    /// Who this node is; an error if the block does not identify itself.
     pub fn identity(&self) -> Result<Identity, SysblockError> {
         let id = self.regs.id.get();
         if id != regs::ID_VALUE {
@@ -103,43 +117,58 @@ impl Sysblock {
         })
     }
 
+    /// SCRATCH, a register for tests.
     pub fn scratch(&self) -> u32 {
         self.regs.scratch.get()
     }
 
-    pub fn set_scratch(&self, value: u32) {
+    /// Writes SCRATCH.
+    pub fn set_scratch(&mut self, value: u32) {
         self.regs.scratch.set(value);
     }
 
-    pub fn enable_doorbell_irq(&self) {
+    /// SCRATCH64, read with one 64-bit access.
+    pub fn scratch64(&self) -> u64 {
+        self.regs.scratch64.get()
+    }
+
+    /// SCRATCH64, written with one 64-bit access.
+    pub fn set_scratch64(&mut self, value: u64) {
+        self.regs.scratch64.set(value);
+    }
+
+    /// Lets the doorbell raise the interrupt line, keeping the other enables.
+    pub fn enable_doorbell_irq(&mut self) {
         self.regs.irq_enable.set(self.regs.irq_enable.get() | IRQ::DOORBELL::SET.value);
     }
 
     /// Rings the self-test doorbell: raises the block's interrupt line.
-    pub fn ring_doorbell(&self) {
+    pub fn ring_doorbell(&mut self) {
         self.regs.irq_raise.write(IRQ::DOORBELL::SET);
     }
 
     /// Says this node's own work is done (`RUN_DONE`): peers see it in NODES_DONE.
-    pub fn report_done(&self) {
+    pub fn report_done(&mut self) {
         self.regs.run_done.write(RUN_DONE::DONE::SET);
     }
 
+    /// NODES_DONE: the nodes that reported their run done.
     pub fn nodes_done(&self) -> NodeSet {
         NodeSet::from_words(core::array::from_fn(|i| self.regs.nodes_done[i].get()))
     }
 
+    /// NODES_ALIVE: the nodes this one can reach.
     pub fn nodes_alive(&self) -> NodeSet {
         NodeSet::from_words(core::array::from_fn(|i| self.regs.nodes_alive[i].get()))
     }
 
     /// Enables the cluster interrupts (`ALL_DONE`, `PEER_LOST`) besides the doorbell.
-    pub fn enable_cluster_irqs(&self) {
+    pub fn enable_cluster_irqs(&mut self) {
         self.regs.irq_enable.write(IRQ::DOORBELL::SET + IRQ::ALL_DONE::SET + IRQ::PEER_LOST::SET);
     }
 
     /// Acknowledges every pending interrupt bit and returns them.
-    pub fn take_pending(&self) -> Pending {
+    pub fn take_pending(&mut self) -> Pending {
         let pending = self.regs.irq_status.extract();
         if pending.get() != 0 {
             self.regs.irq_status.set(pending.get());
@@ -148,7 +177,7 @@ impl Sysblock {
     }
 
     /// Acknowledges the doorbell; returns whether it was pending.
-    pub fn take_doorbell(&self) -> bool {
+    pub fn take_doorbell(&mut self) -> bool {
         let pending = self.regs.irq_status.is_set(IRQ::DOORBELL);
         if pending {
             self.regs.irq_status.write(IRQ::DOORBELL::SET);

@@ -4,6 +4,8 @@ use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
 use crate::mmio::{Mmio, read_u128};
 use tock_registers::interfaces::{Readable, Writeable};
 
+/// A mailbox interface page, whole: [`split`](Mif::split) it between the reader that dequeues
+/// and the owner of its interrupt.
 pub struct Mif {
     regs: Mmio<MifRegisters>,
 }
@@ -17,17 +19,31 @@ impl Mif {
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
+    /// The two halves of the page: [`MifReader`] dequeues (DATA), [`MifIrq`] owns the interrupt
+    /// registers; both may read COUNT. A reader that sleeps on the interrupt and the interrupt
+    /// handler that disarms it then never wait for each other's accesses.
+    pub fn split(self) -> (MifReader, MifIrq) {
+        let addr = self.regs.addr();
+        // SAFETY: the same page, owned by `self` (consumed here); the halves write disjoint
+        // registers and only read the shared STATUS.
+        let (reader, irq) = unsafe { (Mmio::new(addr), Mmio::new(addr)) };
+        (MifReader { regs: reader }, MifIrq { regs: irq })
+    }
+}
+
+/// The dequeuing half of a MIF page.
+pub struct MifReader {
+    regs: Mmio<MifRegisters>,
+}
+
+impl MifReader {
     /// Words queued.
     pub fn count(&self) -> u32 {
         self.regs.status.read(STATUS::COUNT)
     }
 
-    pub fn depth(&self) -> u32 {
-        self.regs.depth.get() & 0xffff
-    }
-
     /// Dequeues one word (one 128-bit read), if there is one.
-    pub fn read_word(&self) -> Option<u128> {
+    pub fn read_word(&mut self) -> Option<u128> {
         if self.count() == 0 {
             return None;
         }
@@ -37,27 +53,45 @@ impl Mif {
 
     /// Dequeues a whole packet (two words), if one is there. Packets are committed whole, so
     /// two queued words are always one packet's.
-    pub fn read_packet(&self) -> Option<[u128; 2]> {
+    pub fn read_packet(&mut self) -> Option<[u128; 2]> {
         if self.count() < 2 {
             return None;
         }
         Some([self.read_word()?, self.read_word()?])
     }
+}
+
+/// The interrupt half of a MIF page: threshold, enable, status; COUNT and DEPTH.
+pub struct MifIrq {
+    regs: Mmio<MifRegisters>,
+}
+
+impl MifIrq {
+    /// Words queued.
+    pub fn count(&self) -> u32 {
+        self.regs.status.read(STATUS::COUNT)
+    }
+
+    /// Words the FIFO can hold (DEPTH).
+    pub fn depth(&self) -> u32 {
+        self.regs.depth.get() & 0xffff
+    }
 
     /// Raise the interrupt once `words` are queued (`words` >= 1).
-    pub fn arm(&self, words: u32) {
+    pub fn arm(&mut self, words: u32) {
         self.regs.threshold.write(THRESHOLD::LEVEL.val(words.clamp(1, 0xffff)));
         self.regs.irq_status.write(IRQ::THRESHOLD::SET);
         self.regs.irq_enable.write(IRQ::THRESHOLD::SET);
     }
 
     /// Stops interrupting and acknowledges what was pending.
-    pub fn disarm(&self) {
+    pub fn disarm(&mut self) {
         self.regs.irq_enable.set(0);
         self.regs.irq_status.write(IRQ::THRESHOLD::SET + IRQ::NOT_EMPTY::SET + IRQ::REFUSED::SET);
     }
 }
 
+/// The vmbox's control page: the interrupt summary and the ID.
 pub struct VmboxControl {
     regs: Mmio<ControlRegisters>,
 }

@@ -1,5 +1,5 @@
 //! Virtualized mailbox register blocks (seed §5.1; Table 3 "MIF Register Space" is missing from
-//! the seed, so this layout is ours: `docs/vmbox.md`).
+//! the seed, so this layout is ours: `docs/hw/vmbox.md`).
 //!
 //! ```text
 //! 0x00000 +-------------+
@@ -12,54 +12,67 @@
 //! ```
 
 use tock_registers::{
-    register_bitfields, register_structs,
+    register_structs,
     registers::{ReadOnly, ReadWrite},
 };
 
-use crate::gsas::INTERFACES;
+use crate::INTERFACES;
 
-register_bitfields! [u32,
-    pub STATUS [
-        /// Words (128-bit) a reader can dequeue now.
-        COUNT OFFSET(0) NUMBITS(16) [],
-        EMPTY OFFSET(16) NUMBITS(1) [],
-        /// No free word (queued plus words reserved by bursts in progress equals the depth).
-        FULL OFFSET(17) NUMBITS(1) [],
-        /// THRESHOLD.LEVEL != 0 and COUNT >= LEVEL.
-        ABOVE_THRESHOLD OFFSET(18) NUMBITS(1) []
-    ],
-    pub DEPTH [
-        WORDS OFFSET(0) NUMBITS(16) []
-    ],
-    /// Layout of both IRQ_ENABLE and IRQ_STATUS.
-    pub IRQ [
-        /// Status: a packet was enqueued (re-asserts on clear while the FIFO is not empty).
-        NOT_EMPTY OFFSET(0) NUMBITS(1) [],
-        /// Status: COUNT reached THRESHOLD.LEVEL (re-asserts on clear while still reached).
-        THRESHOLD OFFSET(1) NUMBITS(1) [],
-        /// Status: a packet or write was refused because the FIFO had no room for all of it.
-        REFUSED OFFSET(2) NUMBITS(1) []
-    ],
-    pub THRESHOLD [
-        /// 0 disables the threshold condition.
-        LEVEL OFFSET(0) NUMBITS(16) []
-    ],
-    pub ID [
-        VERSION OFFSET(0) NUMBITS(16) [],
-        MAGIC OFFSET(16) NUMBITS(16) []
-    ]
-];
+pub use fields::*;
+
+// The items the macro generates (Register, SET, CLEAR, Value) cannot carry docs of their own;
+// each register and field is documented where it is declared.
+#[allow(missing_docs)]
+mod fields {
+    use tock_registers::register_bitfields;
+
+    register_bitfields! [u32,
+        pub STATUS [
+            /// Words (128-bit) a reader can dequeue now.
+            COUNT OFFSET(0) NUMBITS(16) [],
+            EMPTY OFFSET(16) NUMBITS(1) [],
+            /// No free word (queued plus words reserved by bursts in progress equals the depth).
+            FULL OFFSET(17) NUMBITS(1) [],
+            /// THRESHOLD.LEVEL != 0 and COUNT >= LEVEL.
+            ABOVE_THRESHOLD OFFSET(18) NUMBITS(1) []
+        ],
+        pub DEPTH [
+            WORDS OFFSET(0) NUMBITS(16) []
+        ],
+        /// Layout of both IRQ_ENABLE and IRQ_STATUS.
+        pub IRQ [
+            /// Status: a packet was enqueued (re-asserts on clear while the FIFO is not empty).
+            NOT_EMPTY OFFSET(0) NUMBITS(1) [],
+            /// Status: COUNT reached THRESHOLD.LEVEL (re-asserts on clear while still reached).
+            THRESHOLD OFFSET(1) NUMBITS(1) [],
+            /// Status: a packet or write was refused because the FIFO had no room for all of it.
+            REFUSED OFFSET(2) NUMBITS(1) []
+        ],
+        pub THRESHOLD [
+            /// 0 disables the threshold condition.
+            LEVEL OFFSET(0) NUMBITS(16) []
+        ],
+        pub ID [
+            VERSION OFFSET(0) NUMBITS(16) [],
+            MAGIC OFFSET(16) NUMBITS(16) []
+        ]
+    ];
+}
 
 register_structs! {
     /// One mailbox interface page.
     pub MifRegisters {
         /// Write: enqueue one word. Read: dequeue one word, or the empty sentinel.
         (0x00 => pub data: ReadWrite<u128>),
+        /// Words queued.
         (0x10 => pub status: ReadOnly<u32, STATUS::Register>),
+        /// FIFO depth in words.
         (0x14 => pub depth: ReadOnly<u32, DEPTH::Register>),
+        /// Causes that drive the interrupt.
         (0x18 => pub irq_enable: ReadWrite<u32, IRQ::Register>),
         /// Write 1 to clear.
         (0x1c => pub irq_status: ReadWrite<u32, IRQ::Register>),
+        /// Words that raise the threshold interrupt.
         (0x20 => pub threshold: ReadWrite<u32, THRESHOLD::Register>),
         /// Refused packets and writes, saturating; any write clears it.
         (0x24 => pub refused: ReadWrite<u32>),
@@ -73,6 +86,7 @@ register_structs! {
     pub ControlRegisters {
         /// Bit i: MIF i's interrupt output (IRQ_STATUS & IRQ_ENABLE != 0).
         (0x00 => pub irq_summary: ReadOnly<u64>),
+        /// ID: magic and version.
         (0x08 => pub id: ReadOnly<u32, ID::Register>),
         (0x0c => _reserved0),
         (0x1000 => @END),
@@ -80,8 +94,11 @@ register_structs! {
 }
 
 register_structs! {
+    /// The whole block: 64 MIF pages and the control page.
     pub VmboxRegisters {
+        /// The interface pages.
         (0x00000 => pub mif: [MifRegisters; INTERFACES]),
+        /// The control page.
         (0x40000 => pub control: ControlRegisters),
         (0x41000 => @END),
     }
@@ -111,7 +128,7 @@ mod tests {
         assert_eq!(size_of::<VmboxRegisters>(), 0x41000);
     }
 
-    /// Every register row of the tables in `docs/vmbox.md` names the offset the struct has.
+    /// Every register row of the tables in `docs/hw/vmbox.md` names the offset the struct has.
     #[test]
     fn offsets_match_the_doc() {
         let mif = [

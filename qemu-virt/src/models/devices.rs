@@ -1,10 +1,10 @@
-//! The packetizer and vmbox models as platform devices: forwarded accesses in, `hal::forward`
+//! The packetizer and vmbox models as platform devices: forwarded accesses in, `proto::forward`
 //! statuses out (`ModelError` maps through `From`), interrupt outputs as PL line masks.
 
 use super::packetizer::PacketizerModel;
 use super::vmbox::VmboxModel;
 use super::{Delivery, MmioDevice};
-use hal::forward::Status;
+use proto::forward::Status;
 
 /// The packetizer block (`docs/hw/packetizer.md`).
 ///

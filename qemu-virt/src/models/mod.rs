@@ -11,7 +11,7 @@ pub mod sysblock;
 pub mod vmbox;
 pub mod window;
 
-use hal::forward::Status;
+use proto::forward::Status;
 
 /// A register block the platform forwards accesses to. `offset` is relative to the block's
 /// base; `size` is 1, 2, 4, 8 or 16 bytes.

@@ -1,4 +1,4 @@
-//! Model of the virtualized packetizer (`docs/packetizer.md`).
+//! Model of the virtualized packetizer (`docs/hw/packetizer.md`).
 
 use core::mem::offset_of;
 use std::boxed::Box;
@@ -6,9 +6,9 @@ use std::boxed::Box;
 use tock_registers::LocalRegisterCopy;
 
 use super::{Completion, Delivery, ModelError, check_size, truncate};
-use hal::gsas::INTERFACES;
 use hal::packetizer::regs::{BASE_DEST, DESTINATION, PAYLOAD0, PIDT_ENTRY, PifRegisters, STATUS, TifRegisters};
 use hal::packetizer::{Destination, PACKET_BYTES, PAGE_BYTES, TIF_OFFSET, assemble, base_window};
+use proto::gsas::INTERFACES;
 
 const PAYLOAD0_REG: u64 = offset_of!(PifRegisters, payload0) as u64;
 const PAYLOAD1_REG: u64 = offset_of!(PifRegisters, payload1) as u64;

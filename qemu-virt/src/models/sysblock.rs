@@ -6,9 +6,9 @@
 
 use super::MmioDevice;
 use crate::reg_offset;
-use hal::forward::Status;
 use hal::sysblock::regs::{COORD, ID_VALUE, IRQ, NODE_WORDS, RUN_DONE, SysblockRegisters as R, VERSION_VALUE};
 use hal::sysblock::{Coordinates, NodeSet};
+use proto::forward::Status;
 use std::sync::Arc;
 use tock_registers::LocalRegisterCopy;
 

@@ -1,4 +1,4 @@
-//! Model of the virtualized mailbox (`docs/vmbox.md`).
+//! Model of the virtualized mailbox (`docs/hw/vmbox.md`).
 
 use core::mem::offset_of;
 use std::collections::VecDeque;
@@ -7,9 +7,9 @@ use std::vec::Vec;
 use tock_registers::LocalRegisterCopy;
 
 use super::{Delivery, ModelError, check_size, truncate};
-use hal::gsas::INTERFACES;
 use hal::vmbox::regs::{ControlRegisters, DEPTH, ID, IRQ, MifRegisters, STATUS, THRESHOLD};
 use hal::vmbox::{CONTROL_OFFSET, EMPTY_SENTINEL, ID_MAGIC, ID_VERSION, PAGE_BYTES, WORD_BYTES};
+use proto::gsas::INTERFACES;
 
 const DATA: u64 = offset_of!(MifRegisters, data) as u64;
 const STATUS_REG: u64 = offset_of!(MifRegisters, status) as u64;

@@ -7,7 +7,7 @@ use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::interconnect::channel;
 use board::pl::{GLOBAL_WINDOW_BASE, window_target};
-use hal::forward::Status;
+use proto::forward::Status;
 use std::sync::Arc;
 
 pub struct Window {

@@ -71,7 +71,7 @@ impl AddressMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::forward::Status;
+    use proto::forward::Status;
 
     struct Ram(Vec<u8>, &'static str, u16);
     impl MmioDevice for Ram {

@@ -8,12 +8,12 @@ pub mod iommu;
 pub mod node;
 
 use board::pl::PLDMA_BASE;
-use hal::forward::{Request, Status};
-use hal::ipc::Consumer;
 use hal::pldma::descriptor::Descriptor;
 use hal::pldma::event::{Event, RawEvent};
 use hal::pldma::regs::Counter;
-use hal::pldma::rings::{DescriptorPoster, EVENT_ENTRIES, EngineRings};
+use proto::forward::{Request, Status};
+use proto::ipc::Consumer;
+use proto::rdma::rings::{DescriptorPoster, EVENT_ENTRIES, EngineRings};
 use qemu_virt::counters::NodeCounters;
 use qemu_virt::fabric::Fabric;
 use qemu_virt::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};

@@ -3,13 +3,13 @@
 //! DDR, and the process side of `docs/hw/pldma.md` ("Using the queues").
 
 use super::{BUFFERS, DESC_DOORBELL, PD_DOORBELL, Rig, pd_page};
-use hal::ipc::Consumer;
 use hal::pldma::Pd;
 use hal::pldma::descriptor::Descriptor;
 use hal::pldma::event::RawEvent;
-use hal::pldma::ipc::{RdmaConfig, RdmaRequest, RdmaStatus};
-use hal::pldma::queue::{Cqe, QUEUE_SET_BYTES, QueueSet, Wqe};
-use hal::pldma::rings::{DescriptorPoster, EVENT_ENTRIES};
+use proto::ipc::Consumer;
+use proto::rdma::ipc::{RdmaConfig, RdmaRequest, RdmaStatus};
+use proto::rdma::queue::{Cqe, QUEUE_SET_BYTES, QueueSet, Wqe};
+use proto::rdma::rings::{DescriptorPoster, EVENT_ENTRIES};
 use qemu_virt::shm::Ddr;
 use r5_firmware::rdma::{Engine, QueueMemory, Scheduler};
 use std::time::Instant;

@@ -3,7 +3,7 @@
 
 use board::layout::{PLDMA_QUEUES, PLDMA_QUEUES_SIZE};
 use hal::pldma::PAGE_BYTES;
-use hal::pldma::queue::QUEUE_SET_BYTES;
+use proto::rdma::queue::QUEUE_SET_BYTES;
 
 pub fn is_queue_set_address(pa: u64) -> bool {
     pa.is_multiple_of(PAGE_BYTES)

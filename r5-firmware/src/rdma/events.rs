@@ -8,9 +8,9 @@ use super::{Engine, Scheduler};
 use hal::pldma::codes::{NackCode, RapfAction};
 use hal::pldma::descriptor::{Descriptor, WriteKind};
 use hal::pldma::event::{Event, RawEvent, TxnRef};
-use hal::pldma::ipc::RdmaStatus;
-use hal::pldma::queue::{CqeStatus, Direction};
 use hal::pldma::seq_within;
+use proto::rdma::ipc::RdmaStatus;
+use proto::rdma::queue::{CqeStatus, Direction};
 
 /// Why a message about a transaction is ignored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

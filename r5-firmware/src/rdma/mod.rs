@@ -19,10 +19,10 @@ pub use tids::MAX_TIDS;
 pub use transfers::MAX_TRANSFERS;
 
 use hal::pldma::descriptor::{Attempt, Descriptor};
-use hal::pldma::ipc::{RdmaConfig, RdmaStats};
-use hal::pldma::queue::{CqeStatus, QueueSet};
 use hal::pldma::{PDS, Pd};
 use pds::PdState;
+use proto::rdma::ipc::{RdmaConfig, RdmaStats};
+use proto::rdma::queue::{CqeStatus, QueueSet};
 use tids::{Tids, TxnState};
 use transfers::Transfers;
 

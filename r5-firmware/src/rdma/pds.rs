@@ -4,8 +4,8 @@
 use super::transfers::{Channels, Transfer, bits};
 use super::{Engine, Scheduler};
 use core::sync::atomic::Ordering;
-use hal::pldma::queue::{CQ_ENTRIES, Cqe, CqeStatus, QUEUE_SET_BYTES, QueueSet, Wqe};
 use hal::pldma::{PDS, Pd};
+use proto::rdma::queue::{CQ_ENTRIES, Cqe, CqeStatus, QUEUE_SET_BYTES, QueueSet, Wqe};
 
 pub struct PdState<'q> {
     pub queues: Option<&'q QueueSet>,
@@ -163,7 +163,7 @@ impl<'q> Scheduler<'q> {
             if arm != queues.notified.load(Ordering::Acquire) {
                 queues.notified.store(arm, Ordering::Release);
                 if let Some(pd) = Pd::new(index as u16) {
-                    hal::ipc::system_barrier();
+                    proto::ipc::system_barrier();
                     engine.notify_cq(pd);
                     self.stats.cq_interrupts += 1;
                 }

@@ -1,10 +1,10 @@
-//! The kernel's RDMA requests over the IPC ring (`docs/hw/ipc.md`, `hal::pldma::ipc`).
+//! The kernel's RDMA requests over the IPC ring (`docs/hw/ipc.md`, `proto::rdma::ipc`).
 
 use super::pds::RegisterError;
 use super::{Engine, QueueMemory, Scheduler};
-use hal::ipc::{Message, op};
 use hal::pldma::event::TxnRef;
-use hal::pldma::ipc::{RdmaRequest, RdmaStatus};
+use proto::ipc::{Message, op};
+use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 
 impl<'q> Scheduler<'q> {
     /// The reply to `req` if it is an RDMA request, else `None` (not ours).

@@ -1,14 +1,14 @@
 //! The scheduler against a fake engine and queue sets in host memory.
 
 use super::*;
-use hal::ipc::{Message, op};
 use hal::pldma::codes::{NackCode, PfNackCode, RapfAction, RefusalCode};
 use hal::pldma::descriptor::{Attempt, Descriptor, WriteKind};
 use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::geometry::is_block;
-use hal::pldma::ipc::{RdmaConfig, RdmaRequest, RdmaStatus};
-use hal::pldma::queue::{CQ_ENTRIES, Cqe, CqeStatus, Direction, QUEUE_SET_BYTES, QueueSet, RawWqe, Wqe};
 use hal::pldma::{BLOCK_BYTES, Pd, seq_next};
+use proto::ipc::{Message, op};
+use proto::rdma::ipc::{RdmaConfig, RdmaRequest, RdmaStatus};
+use proto::rdma::queue::{CQ_ENTRIES, Cqe, CqeStatus, Direction, QUEUE_SET_BYTES, QueueSet, RawWqe, Wqe};
 use std::boxed::Box;
 use std::vec::Vec;
 

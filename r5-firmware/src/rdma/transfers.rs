@@ -3,8 +3,8 @@
 
 use hal::pldma::descriptor::{Attempt, Descriptor, WriteKind};
 use hal::pldma::geometry::Windows;
-use hal::pldma::queue::{CqeStatus, Direction, Wqe};
 use hal::pldma::{Pd, VCS_PER_PD};
+use proto::rdma::queue::{CqeStatus, Direction, Wqe};
 
 /// Transfers in progress per node (fixed capacity).
 pub const MAX_TRANSFERS: usize = 128;

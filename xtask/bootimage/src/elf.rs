@@ -126,7 +126,7 @@ fn load<Elf: FileHeader<Endian = object::Endianness>>(data: &[u8]) -> Result<Elf
     }
     Ok(ElfImage {
         is_64: header.is_class_64(),
-        machine: header.e_machine(endian).0,
+        machine: header.e_machine(endian),
         endianness: if endian == object::Endianness::Big { Endianness::Big } else { Endianness::Little },
         entry: header.e_entry(endian).into(),
         segments,
@@ -148,7 +148,7 @@ impl ElfImage {
 
     /// The A53 execution state bootgen derives from the ELF header.
     pub fn exec_state(&self) -> ExecState {
-        if !self.is_64 && self.machine == object::elf::EM_ARM.0 { ExecState::AArch32 } else { ExecState::AArch64 }
+        if !self.is_64 && self.machine == object::elf::EM_ARM { ExecState::AArch32 } else { ExecState::AArch64 }
     }
 
     /// All segments combined into one blob starting at the first segment's physical
@@ -198,7 +198,7 @@ mod tests {
         };
         let mut img = ElfImage {
             is_64: true,
-            machine: object::elf::EM_AARCH64.0,
+            machine: object::elf::EM_AARCH64,
             endianness: Endianness::Little,
             entry: 0x100,
             segments: vec![seg(0x100, &[1, 2]), seg(0x104, &[3])],

@@ -353,34 +353,16 @@ fn boot_rom_payloads(bytes: &[u8], bh: &BootHeader) -> Result<RomPayloads, Parse
     Ok((pmu, Some(slice(bytes, fs, fe).to_vec())))
 }
 
-/// Parses and verifies a ZynqMP boot image.
-pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
-    let file_len = bytes.len() as u64;
-    let boot_header = BootHeader::decode(bytes)?;
-    let bh = &boot_header;
-    // Zynq-7000 shares the magic words and checksum rule but has its header version at
-    // 0x2C (where ZynqMP has the FSBL execution address, always in OCM/TCM/QSPI) and the
-    // QSPI configuration word 1 at 0x44 (reserved bits 1:0 of the ZynqMP attributes).
-    if bh.fsbl_exec_address == 0x0101_0000 && bh.attributes.0 == 1 {
-        return Err(ParseError::Zynq7000);
-    }
-    let mut regions: Vec<(String, u64, u64)> = vec![("boot header".into(), 0, boot_header.encoded_len() as u64)];
+/// Where the structures parsed so far lie: (what, offset, length), checked for overlaps last.
+type Regions = Vec<(String, u64, u64)>;
 
-    let mut image = BootImage {
-        file_len,
-        image_header_table: None,
-        images: Vec::new(),
-        partitions: Vec::new(),
-        pmu_firmware: None,
-        fsbl: None,
-        boot_header: boot_header.clone(),
-    };
-    if bh.image_header_table_offset == 0 {
-        (image.pmu_firmware, image.fsbl) = boot_rom_payloads(bytes, bh)?;
-        return Ok(image);
-    }
-
-    // Image header table.
+/// The image header table the boot header points at, checked; returns it with its offset, the
+/// boot device and the offset of the first partition header.
+fn image_header_table(
+    bytes: &[u8],
+    bh: &BootHeader,
+    regions: &mut Regions,
+) -> Result<(u64, ImageHeaderTable, BootDevice, u64), ParseError> {
     let iht_offset = u64::from(bh.image_header_table_offset);
     if iht_offset % 4 != 0 {
         return Err(ParseError::Misaligned {
@@ -407,7 +389,17 @@ pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
     }
     regions.push(("image header table".into(), iht_offset, IMAGE_HEADER_TABLE_LEN as u64));
 
-    // Image header list.
+    Ok((iht_offset, table, boot_device, first_ph))
+}
+
+/// The image header list, from the table's first image header to the last, checked against the
+/// table's partition count.
+fn image_headers(
+    bytes: &[u8],
+    table: &ImageHeaderTable,
+    regions: &mut Regions,
+) -> Result<Vec<(u64, u64, ImageHeader)>, ParseError> {
+    let count = table.partition_count;
     let mut images = Vec::new();
     let mut visited = HashSet::new();
     let mut ih_offset = u64::from(table.first_image_header_word_offset) * 4;
@@ -438,7 +430,16 @@ pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
         )));
     }
 
-    // Partition header list.
+    Ok(images)
+}
+
+/// The `count` partition headers, following their list from `first_ph`.
+fn partition_headers(
+    bytes: &[u8],
+    first_ph: u64,
+    count: u32,
+    regions: &mut Regions,
+) -> Result<Vec<(u64, PartitionHeader)>, ParseError> {
     let mut headers: Vec<(u64, PartitionHeader)> = Vec::new();
     let mut visited = HashSet::new();
     let mut ph_offset = first_ph;
@@ -464,7 +465,15 @@ pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
         }
     }
 
-    // Assign partitions to images and check the cross links.
+    Ok(headers)
+}
+
+/// Gives each image its run of partitions and checks the links between them both ways.
+fn assign_partitions(
+    images: Vec<(u64, u64, ImageHeader)>,
+    headers: &[(u64, PartitionHeader)],
+) -> Result<Vec<ParsedImage>, ParseError> {
+    let mut parsed = Vec::new();
     let mut next_partition = 0usize;
     for (i, (offset, len, header)) in images.into_iter().enumerate() {
         let n = header.effective_partition_count() as usize;
@@ -497,95 +506,108 @@ pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
                 )));
             }
         }
-        image.images.push(ParsedImage { offset, len, header, partitions: range });
+        parsed.push(ParsedImage { offset, len, header, partitions: range });
     }
 
-    // Partition data.
-    for (index, (header_offset, ph)) in headers.into_iter().enumerate() {
-        let image_index = image.images.iter().position(|im| im.partitions.contains(&index)).unwrap_or(0);
-        if ph.unencrypted_word_len == 0 || ph.total_word_len == 0 {
-            return Err(ParseError::ZeroLength { index, header_offset });
-        }
-        let data_offset = u64::from(ph.data_word_offset) * 4;
-        let is_boot_loader = bh.fsbl_len != 0 && data_offset == u64::from(bh.source_offset);
-        check_lengths(index, &ph, is_boot_loader)?;
-        let total = u64::from(ph.total_word_len) * 4;
-        let (start, end) = region(file_len, || format!("partition {index} data"), data_offset, total)?;
-        regions.push((format!("partition {index} data"), start, total));
-        let data = slice(bytes, start, end).to_vec();
-        if is_boot_loader
-            && !ph.attributes.encrypted
-            && !ph.attributes.rsa_auth_cert
-            && u64::from(bh.total_pmu_fw_len) + u64::from(bh.total_fsbl_len) > total
-        {
-            return Err(ParseError::Inconsistent(format!(
-                "boot header total PMU FW + FSBL length {:#x} exceeds the boot loader partition \
-                 length {total:#x}",
-                u64::from(bh.total_pmu_fw_len) + u64::from(bh.total_fsbl_len)
-            )));
-        }
-        let data_checksum = match ph.attributes.checksum {
-            ChecksumType::None => DataChecksum::None,
-            kind @ (ChecksumType::Md5 | ChecksumType::Sha2) => DataChecksum::NotVerified { kind },
-            kind @ ChecksumType::Sha3 if ph.attributes.encrypted => DataChecksum::NotVerified { kind },
-            ChecksumType::Sha3 if is_boot_loader => {
-                // bootgen appends Keccak-384 of the PMU FW + FSBL to the partition.
-                let digest = SHA3_DIGEST_LEN as u64;
-                if total < digest {
-                    return Err(ParseError::Inconsistent(format!(
-                        "boot loader partition {index} has a SHA3 checksum but is only {total:#x} bytes"
-                    )));
-                }
-                let stored = &data[usize_of(total - digest)..];
-                let computed = keccak_384(&data[..usize_of(total - digest)]);
-                if stored != computed {
-                    return Err(ParseError::DataChecksum {
-                        index,
-                        kind: "Keccak-384",
-                        stored: hex(stored),
-                        computed: hex(&computed),
-                    });
-                }
-                DataChecksum::Verified { kind: ChecksumType::Sha3, offset: start + total - digest }
+    Ok(parsed)
+}
+
+/// The partition's data checksum, verified where this reader can (SHA3: stored after the data
+/// of the boot loader, elsewhere at the checksum word offset).
+fn data_checksum(
+    bytes: &[u8],
+    index: usize,
+    ph: &PartitionHeader,
+    is_boot_loader: bool,
+    data: &[u8],
+    (start, total): (u64, u64),
+    regions: &mut Regions,
+) -> Result<DataChecksum, ParseError> {
+    let file_len = bytes.len() as u64;
+    Ok(match ph.attributes.checksum {
+        ChecksumType::None => DataChecksum::None,
+        kind @ (ChecksumType::Md5 | ChecksumType::Sha2) => DataChecksum::NotVerified { kind },
+        kind @ ChecksumType::Sha3 if ph.attributes.encrypted => DataChecksum::NotVerified { kind },
+        ChecksumType::Sha3 if is_boot_loader => {
+            // bootgen appends Keccak-384 of the PMU FW + FSBL to the partition.
+            let digest = SHA3_DIGEST_LEN as u64;
+            if total < digest {
+                return Err(ParseError::Inconsistent(format!(
+                    "boot loader partition {index} has a SHA3 checksum but is only {total:#x} bytes"
+                )));
             }
-            ChecksumType::Sha3 => {
-                let at = u64::from(ph.checksum_word_offset) * 4;
-                if at == 0 {
-                    return Err(ParseError::Inconsistent(format!(
-                        "partition {index} has checksum type SHA3 but checksum word offset (0x2C) is 0"
-                    )));
-                }
-                let (cs, ce) = region(file_len, || format!("partition {index} checksum"), at, SHA3_DIGEST_LEN as u64)?;
-                regions.push((format!("partition {index} checksum"), cs, SHA3_DIGEST_LEN as u64));
-                let stored = slice(bytes, cs, ce);
-                let computed = sha3_384(&data);
-                if stored != computed {
-                    return Err(ParseError::DataChecksum {
-                        index,
-                        kind: "SHA3-384",
-                        stored: hex(stored),
-                        computed: hex(&computed),
-                    });
-                }
-                DataChecksum::Verified { kind: ChecksumType::Sha3, offset: cs }
+            let stored = &data[usize_of(total - digest)..];
+            let computed = keccak_384(&data[..usize_of(total - digest)]);
+            if stored != computed {
+                return Err(ParseError::DataChecksum {
+                    index,
+                    kind: "Keccak-384",
+                    stored: hex(stored),
+                    computed: hex(&computed),
+                });
             }
-        };
-        image.partitions.push(ParsedPartition {
-            header_offset,
-            header: ph,
-            image_index,
-            is_boot_loader,
-            data_offset,
-            data,
-            data_checksum,
-        });
+            DataChecksum::Verified { kind: ChecksumType::Sha3, offset: start + total - digest }
+        }
+        ChecksumType::Sha3 => {
+            let at = u64::from(ph.checksum_word_offset) * 4;
+            if at == 0 {
+                return Err(ParseError::Inconsistent(format!(
+                    "partition {index} has checksum type SHA3 but checksum word offset (0x2C) is 0"
+                )));
+            }
+            let (cs, ce) = region(file_len, || format!("partition {index} checksum"), at, SHA3_DIGEST_LEN as u64)?;
+            regions.push((format!("partition {index} checksum"), cs, SHA3_DIGEST_LEN as u64));
+            let stored = slice(bytes, cs, ce);
+            let computed = sha3_384(data);
+            if stored != computed {
+                return Err(ParseError::DataChecksum {
+                    index,
+                    kind: "SHA3-384",
+                    stored: hex(stored),
+                    computed: hex(&computed),
+                });
+            }
+            DataChecksum::Verified { kind: ChecksumType::Sha3, offset: cs }
+        }
+    })
+}
+
+/// Partition `index`'s data, checked against its header and the boot header.
+fn partition_data(
+    bytes: &[u8],
+    bh: &BootHeader,
+    (index, header_offset, ph): (usize, u64, PartitionHeader),
+    image_index: usize,
+    regions: &mut Regions,
+) -> Result<ParsedPartition, ParseError> {
+    let file_len = bytes.len() as u64;
+    if ph.unencrypted_word_len == 0 || ph.total_word_len == 0 {
+        return Err(ParseError::ZeroLength { index, header_offset });
     }
+    let data_offset = u64::from(ph.data_word_offset) * 4;
+    let is_boot_loader = bh.fsbl_len != 0 && data_offset == u64::from(bh.source_offset);
+    check_lengths(index, &ph, is_boot_loader)?;
+    let total = u64::from(ph.total_word_len) * 4;
+    let (start, end) = region(file_len, || format!("partition {index} data"), data_offset, total)?;
+    regions.push((format!("partition {index} data"), start, total));
+    let data = slice(bytes, start, end).to_vec();
+    if is_boot_loader
+        && !ph.attributes.encrypted
+        && !ph.attributes.rsa_auth_cert
+        && u64::from(bh.total_pmu_fw_len) + u64::from(bh.total_fsbl_len) > total
+    {
+        return Err(ParseError::Inconsistent(format!(
+            "boot header total PMU FW + FSBL length {:#x} exceeds the boot loader partition \
+             length {total:#x}",
+            u64::from(bh.total_pmu_fw_len) + u64::from(bh.total_fsbl_len)
+        )));
+    }
+    let data_checksum = data_checksum(bytes, index, &ph, is_boot_loader, &data, (start, total), regions)?;
+    Ok(ParsedPartition { header_offset, header: ph, image_index, is_boot_loader, data_offset, data, data_checksum })
+}
 
-    // The boot ROM's view (checked after the headers so that truncated headers are
-    // reported as such).
-    (image.pmu_firmware, image.fsbl) = boot_rom_payloads(bytes, bh)?;
-
-    // No two structures may share bytes.
+/// No two structures may share bytes.
+fn check_no_overlap(mut regions: Regions) -> Result<(), ParseError> {
     regions.sort_by_key(|r| (r.1, r.2));
     let mut widest: Option<&(String, u64, u64)> = None;
     for r in &regions {
@@ -606,6 +628,50 @@ pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
         }
     }
 
+    Ok(())
+}
+
+/// Parses and verifies a ZynqMP boot image.
+pub fn parse(bytes: &[u8]) -> Result<BootImage, ParseError> {
+    let file_len = bytes.len() as u64;
+    let boot_header = BootHeader::decode(bytes)?;
+    let bh = &boot_header;
+    // Zynq-7000 shares the magic words and checksum rule but has its header version at
+    // 0x2C (where ZynqMP has the FSBL execution address, always in OCM/TCM/QSPI) and the
+    // QSPI configuration word 1 at 0x44 (reserved bits 1:0 of the ZynqMP attributes).
+    if bh.fsbl_exec_address == 0x0101_0000 && bh.attributes.0 == 1 {
+        return Err(ParseError::Zynq7000);
+    }
+    let mut regions: Regions = vec![("boot header".into(), 0, boot_header.encoded_len() as u64)];
+
+    let mut image = BootImage {
+        file_len,
+        image_header_table: None,
+        images: Vec::new(),
+        partitions: Vec::new(),
+        pmu_firmware: None,
+        fsbl: None,
+        boot_header: boot_header.clone(),
+    };
+    if bh.image_header_table_offset == 0 {
+        (image.pmu_firmware, image.fsbl) = boot_rom_payloads(bytes, bh)?;
+        return Ok(image);
+    }
+
+    let (iht_offset, table, boot_device, first_ph) = image_header_table(bytes, bh, &mut regions)?;
+    let count = table.partition_count;
+    let images = image_headers(bytes, &table, &mut regions)?;
+    let headers = partition_headers(bytes, first_ph, count, &mut regions)?;
+    image.images = assign_partitions(images, &headers)?;
+    for (index, (header_offset, ph)) in headers.into_iter().enumerate() {
+        let image_index = image.images.iter().position(|im| im.partitions.contains(&index)).unwrap_or(0);
+        image.partitions.push(partition_data(bytes, bh, (index, header_offset, ph), image_index, &mut regions)?);
+    }
+
+    // The boot ROM's view (checked after the headers so that truncated headers are
+    // reported as such).
+    (image.pmu_firmware, image.fsbl) = boot_rom_payloads(bytes, bh)?;
+    check_no_overlap(regions)?;
     image.image_header_table = Some(ParsedImageHeaderTable { offset: iht_offset, table, boot_device });
     Ok(image)
 }

@@ -458,6 +458,154 @@ fn word(what: &'static str, byte_offset: u64) -> Result<u32, BuildError> {
     to_u32(what, byte_offset / 4)
 }
 
+/// Where every section of the image goes (bootgen's order), from the plan.
+struct Layout {
+    /// Each section's address, in the order below.
+    addrs: Vec<u64>,
+    /// Index in `addrs` of the first image header, partition header, null partition header,
+    /// partition data and checksum.
+    ih_first: usize,
+    ph_first: usize,
+    null_ph: usize,
+    data_first: usize,
+    checksum_first: usize,
+    total_len: u64,
+}
+
+impl Layout {
+    fn new(images: &[PlannedImage], image_headers: &[ImageHeader], checksums: usize) -> Result<Self, BuildError> {
+        let partition_count: usize = images.iter().map(|i| i.partitions.len()).sum();
+        let mut sections = vec![
+            Section { len: BOOT_HEADER_LEN as u64, reserve: 0, continuation: false },
+            Section { len: IMAGE_HEADER_TABLE_LEN as u64, reserve: 0, continuation: false },
+        ];
+        let ih_first = sections.len();
+        for (i, ih) in image_headers.iter().enumerate() {
+            let last = i + 1 == image_headers.len();
+            sections.push(Section {
+                len: ih.encoded_len() as u64,
+                // `-padimageheader`: the last image header reserves room for 32 of them.
+                reserve: if last && image_headers.len() < MAX_PARTITIONS {
+                    (1 + (MAX_PARTITIONS - image_headers.len()) as u64) * SECTION_ALIGN
+                } else {
+                    0
+                },
+                continuation: false,
+            });
+        }
+        let ph_first = sections.len();
+        for _ in 0..partition_count {
+            sections.push(Section { len: PARTITION_HEADER_LEN as u64, reserve: 0, continuation: false });
+        }
+        let null_ph = sections.len();
+        let pad = if partition_count < MAX_PARTITIONS {
+            (1 + (MAX_PARTITIONS - partition_count) as u64) * SECTION_ALIGN
+        } else {
+            0
+        };
+        sections.push(Section {
+            len: PARTITION_HEADER_LEN as u64,
+            reserve: pad + AUTH_CERT_RESERVE,
+            continuation: false,
+        });
+        let data_first = sections.len();
+        for img in images {
+            for (j, p) in img.partitions.iter().enumerate() {
+                sections.push(Section { len: p.data.len() as u64, reserve: 0, continuation: j != 0 });
+            }
+        }
+        let checksum_first = sections.len();
+        for _ in 0..checksums {
+            sections.push(Section { len: SHA3_DIGEST_LEN as u64, reserve: 0, continuation: false });
+        }
+        let addrs = stack(&sections);
+        let total_len = sections.last().zip(addrs.last()).map(|(s, a)| a + s.len).unwrap_or(0);
+        to_u32("image size", total_len)?;
+        Ok(Self { addrs, ih_first, ph_first, null_ph, data_first, checksum_first, total_len })
+    }
+}
+
+/// Every partition of every image in order: (image index, index in the image, partition).
+type Flat<'a> = Vec<(usize, usize, &'a PlannedPartition)>;
+
+/// The partition headers, linked to each other, their data, checksums and images; and the
+/// address of each image's first partition header.
+fn partition_headers(
+    images: &[PlannedImage],
+    flat: &Flat<'_>,
+    digests: &[Option<[u8; SHA3_DIGEST_LEN]>],
+    layout: &Layout,
+) -> Result<(Vec<PartitionHeader>, Vec<u64>), BuildError> {
+    let addrs = &layout.addrs;
+    let mut checksum_sections = addrs[layout.checksum_first..].iter();
+    let mut partition_headers = Vec::with_capacity(flat.len());
+    let mut image_first_ph = vec![0u64; images.len()];
+    for (k, &(i, j, p)) in flat.iter().enumerate() {
+        let ph_addr = addrs[layout.ph_first + k];
+        if j == 0 {
+            image_first_ph[i] = ph_addr;
+        }
+        let words = word("partition length", p.data.len() as u64)?;
+        let next =
+            if k + 1 < flat.len() { word("partition header offset", addrs[layout.ph_first + k + 1])? } else { 0 };
+        let checksum_word_offset = match digests[k] {
+            Some(_) => word("checksum offset", *checksum_sections.next().unwrap_or(&0))?,
+            None => 0,
+        };
+        let mut ph = PartitionHeader {
+            encrypted_word_len: words,
+            unencrypted_word_len: words,
+            total_word_len: words,
+            next_partition_header_word_offset: next,
+            exec_address: if j == 0 { p.exec } else { 0 },
+            load_address: p.load,
+            data_word_offset: word("partition offset", addrs[layout.data_first + k])?,
+            attributes: p.attributes,
+            section_count: if j == 0 { images[i].partitions.len() as u32 } else { 0 },
+            checksum_word_offset,
+            image_header_word_offset: word("image header offset", addrs[layout.ih_first + i])?,
+            auth_cert_word_offset: 0,
+            partition_number: k as u32,
+            checksum: 0,
+        };
+        ph.update_checksum();
+        partition_headers.push(ph);
+    }
+    Ok((partition_headers, image_first_ph))
+}
+
+/// The boot header: where the table and the partition headers are, and the boot loader the
+/// boot ROM loads, if there is one.
+fn boot_header(
+    spec: &ImageSpec,
+    boot_loader: Option<&BootLoaderInfo>,
+    layout: &Layout,
+) -> Result<BootHeader, BuildError> {
+    let mut register_init = spec.register_init.clone();
+    register_init.resize(REGISTER_INIT_ENTRIES, RegisterInit::UNUSED);
+    let cpu = boot_loader.map_or(FsblCpu::R5Single, |b| b.cpu);
+    let mut bh = BootHeader {
+        boot_vectors: spec.boot_vectors.unwrap_or([cpu.jump_to_self(); 8]),
+        attributes: BootHeaderAttributes::for_cpu(cpu),
+        shutter: spec.shutter,
+        user_defined: spec.user_defined,
+        image_header_table_offset: to_u32("image header table offset", layout.addrs[1])?,
+        partition_header_table_offset: to_u32("partition header offset", layout.addrs[layout.ph_first])?,
+        register_init,
+        ..Default::default()
+    };
+    if let Some(b) = boot_loader {
+        bh.fsbl_exec_address = to_u32("FSBL execution address", b.exec)?;
+        bh.source_offset = to_u32("FSBL source offset", layout.addrs[layout.data_first])?;
+        bh.pmu_fw_len = b.pmu_len as u32;
+        bh.total_pmu_fw_len = b.pmu_len as u32;
+        bh.fsbl_len = to_u32("FSBL length", b.fsbl_len as u64)?;
+        bh.total_fsbl_len = bh.fsbl_len;
+    }
+    bh.update_checksum();
+    Ok(bh)
+}
+
 /// Writes a complete boot image for `spec`.
 ///
 /// The result parses with [`crate::parse`] and follows the layout described in the
@@ -477,139 +625,41 @@ pub fn build(spec: &ImageSpec) -> Result<Vec<u8>, BuildError> {
             name: img.name.clone(),
         })
         .collect();
-
-    // Section list in bootgen's order.
-    let mut sections = vec![
-        Section { len: BOOT_HEADER_LEN as u64, reserve: 0, continuation: false },
-        Section { len: IMAGE_HEADER_TABLE_LEN as u64, reserve: 0, continuation: false },
-    ];
-    let ih_first = sections.len();
-    for (i, ih) in image_headers.iter().enumerate() {
-        let last = i + 1 == image_headers.len();
-        sections.push(Section {
-            len: ih.encoded_len() as u64,
-            // `-padimageheader`: the last image header reserves room for 32 of them.
-            reserve: if last && image_headers.len() < MAX_PARTITIONS {
-                (1 + (MAX_PARTITIONS - image_headers.len()) as u64) * SECTION_ALIGN
-            } else {
-                0
-            },
-            continuation: false,
-        });
-    }
-    let ph_first = sections.len();
-    for _ in 0..partition_count {
-        sections.push(Section { len: PARTITION_HEADER_LEN as u64, reserve: 0, continuation: false });
-    }
-    let null_ph = sections.len();
-    let pad = if partition_count < MAX_PARTITIONS {
-        (1 + (MAX_PARTITIONS - partition_count) as u64) * SECTION_ALIGN
-    } else {
-        0
-    };
-    sections.push(Section { len: PARTITION_HEADER_LEN as u64, reserve: pad + AUTH_CERT_RESERVE, continuation: false });
-    let data_first = sections.len();
-    for img in &images {
-        for (j, p) in img.partitions.iter().enumerate() {
-            sections.push(Section { len: p.data.len() as u64, reserve: 0, continuation: j != 0 });
-        }
-    }
-    let checksum_first = sections.len();
     let digests: Vec<Option<[u8; SHA3_DIGEST_LEN]>> =
         images.iter().flat_map(|img| img.partitions.iter()).map(|p| p.sha3.then(|| sha3_384(&p.data))).collect();
-    for _ in digests.iter().flatten() {
-        sections.push(Section { len: SHA3_DIGEST_LEN as u64, reserve: 0, continuation: false });
-    }
-    let addrs = stack(&sections);
-    let total_len = sections.last().zip(addrs.last()).map(|(s, a)| a + s.len).unwrap_or(0);
-    to_u32("image size", total_len)?;
+    let layout = Layout::new(&images, &image_headers, digests.iter().flatten().count())?;
+    let addrs = &layout.addrs;
 
-    // Partition headers.
-    let flat: Vec<(usize, usize, &PlannedPartition)> = images
+    let flat: Flat<'_> = images
         .iter()
         .enumerate()
         .flat_map(|(i, img)| img.partitions.iter().enumerate().map(move |(j, p)| (i, j, p)))
         .collect();
-    let mut checksum_sections = addrs[checksum_first..].iter();
-    let mut partition_headers = Vec::with_capacity(flat.len());
-    let mut image_first_ph = vec![0u64; images.len()];
-    for (k, &(i, j, p)) in flat.iter().enumerate() {
-        let ph_addr = addrs[ph_first + k];
-        if j == 0 {
-            image_first_ph[i] = ph_addr;
-        }
-        let words = word("partition length", p.data.len() as u64)?;
-        let next = if k + 1 < flat.len() { word("partition header offset", addrs[ph_first + k + 1])? } else { 0 };
-        let checksum_word_offset = match digests[k] {
-            Some(_) => word("checksum offset", *checksum_sections.next().unwrap_or(&0))?,
-            None => 0,
-        };
-        let mut ph = PartitionHeader {
-            encrypted_word_len: words,
-            unencrypted_word_len: words,
-            total_word_len: words,
-            next_partition_header_word_offset: next,
-            exec_address: if j == 0 { p.exec } else { 0 },
-            load_address: p.load,
-            data_word_offset: word("partition offset", addrs[data_first + k])?,
-            attributes: p.attributes,
-            section_count: if j == 0 { images[i].partitions.len() as u32 } else { 0 },
-            checksum_word_offset,
-            image_header_word_offset: word("image header offset", addrs[ih_first + i])?,
-            auth_cert_word_offset: 0,
-            partition_number: k as u32,
-            checksum: 0,
-        };
-        ph.update_checksum();
-        partition_headers.push(ph);
-    }
+    let (partition_headers, image_first_ph) = partition_headers(&images, &flat, &digests, &layout)?;
 
     // Image headers.
     for (i, ih) in image_headers.iter_mut().enumerate() {
         ih.partition_header_word_offset = word("partition header offset", image_first_ph[i])?;
         ih.next_image_header_word_offset =
-            if i + 1 < images.len() { word("image header offset", addrs[ih_first + i + 1])? } else { 0 };
+            if i + 1 < images.len() { word("image header offset", addrs[layout.ih_first + i + 1])? } else { 0 };
     }
 
     // Image header table.
     let mut iht = ImageHeaderTable {
         version: IMAGE_HEADER_TABLE_VERSION,
         partition_count: partition_count as u32,
-        first_partition_header_word_offset: word("partition header offset", addrs[ph_first])?,
-        first_image_header_word_offset: word("image header offset", addrs[ih_first])?,
+        first_partition_header_word_offset: word("partition header offset", addrs[layout.ph_first])?,
+        first_image_header_word_offset: word("image header offset", addrs[layout.ih_first])?,
         header_auth_cert_word_offset: 0,
         boot_device: spec.boot_device.word(),
         reserved: [0; 9],
         checksum: 0,
     };
     iht.update_checksum();
-
-    // Boot header.
-    let mut register_init = spec.register_init.clone();
-    register_init.resize(REGISTER_INIT_ENTRIES, RegisterInit::UNUSED);
-    let cpu = boot_loader.as_ref().map_or(FsblCpu::R5Single, |b| b.cpu);
-    let mut bh = BootHeader {
-        boot_vectors: spec.boot_vectors.unwrap_or([cpu.jump_to_self(); 8]),
-        attributes: BootHeaderAttributes::for_cpu(cpu),
-        shutter: spec.shutter,
-        user_defined: spec.user_defined,
-        image_header_table_offset: to_u32("image header table offset", addrs[1])?,
-        partition_header_table_offset: to_u32("partition header offset", addrs[ph_first])?,
-        register_init,
-        ..Default::default()
-    };
-    if let Some(b) = &boot_loader {
-        bh.fsbl_exec_address = to_u32("FSBL execution address", b.exec)?;
-        bh.source_offset = to_u32("FSBL source offset", addrs[data_first])?;
-        bh.pmu_fw_len = b.pmu_len as u32;
-        bh.total_pmu_fw_len = b.pmu_len as u32;
-        bh.fsbl_len = to_u32("FSBL length", b.fsbl_len as u64)?;
-        bh.total_fsbl_len = bh.fsbl_len;
-    }
-    bh.update_checksum();
+    let bh = boot_header(spec, boot_loader.as_ref(), &layout)?;
 
     // Emit.
-    let mut out = vec![0xFFu8; total_len as usize];
+    let mut out = vec![0xFFu8; layout.total_len as usize];
     let mut put = |addr: u64, bytes: &[u8]| {
         let a = addr as usize;
         out[a..a + bytes.len()].copy_from_slice(bytes);
@@ -617,17 +667,17 @@ pub fn build(spec: &ImageSpec) -> Result<Vec<u8>, BuildError> {
     put(addrs[0], &bh.encode());
     put(addrs[1], &iht.encode());
     for (i, ih) in image_headers.iter().enumerate() {
-        put(addrs[ih_first + i], &ih.encode());
+        put(addrs[layout.ih_first + i], &ih.encode());
     }
     for (k, ph) in partition_headers.iter().enumerate() {
-        put(addrs[ph_first + k], &ph.encode());
+        put(addrs[layout.ph_first + k], &ph.encode());
     }
-    put(addrs[null_ph], &PartitionHeader::null_header_bytes());
+    put(addrs[layout.null_ph], &PartitionHeader::null_header_bytes());
     for (k, &(_, _, p)) in flat.iter().enumerate() {
-        put(addrs[data_first + k], &p.data);
+        put(addrs[layout.data_first + k], &p.data);
     }
     for (n, digest) in digests.iter().flatten().enumerate() {
-        put(addrs[checksum_first + n], digest);
+        put(addrs[layout.checksum_first + n], digest);
     }
     Ok(out)
 }

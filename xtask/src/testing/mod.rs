@@ -155,6 +155,133 @@ fn host_tests(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A test's name in the totals: multi-node runs prefix it with the node.
+fn test_name(run: &TargetRun, node: usize, test: &str) -> String {
+    if run.nodes > 1 { format!("node{node}/{test}") } else { test.to_string() }
+}
+
+/// The run's boot arguments, with the filter and `list` where the run reports tests.
+fn boot_args_of(run: &TargetRun, opts: &Options) -> String {
+    let mut boot_args = run.boot_args.to_string();
+    if run.expect.is_summary() && run.kill.is_none() {
+        if let Some(f) = &opts.filter {
+            boot_args.push_str(&format!(" filter={f} cluster-filter={f}"));
+        }
+        if opts.list {
+            boot_args.push_str(" list");
+        }
+    }
+    boot_args
+}
+
+/// Follows the run's consoles until every node has ended or the run's time is up (then the
+/// nodes left are killed): records each test as it finishes, kills a node when the run says
+/// so. Returns how each node ended, `None` for the ones that did not.
+fn watch(
+    run: &TargetRun,
+    cluster: &Cluster,
+    rx: &mpsc::Receiver<Event>,
+    parsers: &mut [Parser],
+    totals: &mut Totals,
+) -> Vec<Option<RunEnd>> {
+    let mut ends: Vec<Option<RunEnd>> = vec![None; run.nodes];
+    let deadline = Instant::now() + run.timeout;
+    while ends.iter().any(Option::is_none) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(Event::Line { node, source, line }) => {
+                if let Some(kill) = run.kill
+                    && kill.node == node
+                    && line.text.contains(kill.when)
+                {
+                    println!("(killing node{node} now, as planned)");
+                    cluster.kill(node);
+                }
+                match parsers[node].line(source, &line) {
+                    Parsed::Finished(test, outcome) if run.expect.is_summary() => {
+                        totals.record(&test_name(run, node, &test), outcome)
+                    }
+                    Parsed::Listed(test) => println!("test {test}"),
+                    _ => {}
+                }
+            }
+            Ok(Event::Exited { node, status }) => ends[node] = Some(status.map_or(RunEnd::Lost, RunEnd::Exited)),
+            Err(_) => break,
+        }
+    }
+    if ends.iter().any(Option::is_none) {
+        for (node, _) in ends.iter().enumerate().filter(|(_, e)| e.is_none()) {
+            cluster.kill(node);
+        }
+        // Take the lines that arrived until QEMU went away.
+        while let Ok(Event::Line { node, source, line }) = rx.recv_timeout(Duration::from_secs(2)) {
+            parsers[node].line(source, &line);
+        }
+    }
+    ends
+}
+
+/// A run that reports tests: every node's failures (but the node killed on purpose), and for a
+/// kill run, whether the kill was seen and the others finished.
+fn judge_summary(run: &TargetRun, parsers: &[Parser], ends: &[RunEnd], totals: &mut Totals) {
+    for (node, parser) in parsers.iter().enumerate() {
+        if run.kill.is_some_and(|k| k.node == node) {
+            continue;
+        }
+        let mut failures = parser.failures(ends[node]);
+        for f in &mut failures {
+            f.test = test_name(run, node, &f.test);
+        }
+        let results: Vec<_> = parser
+            .results
+            .iter()
+            .map(|r| parser::TestRecord { name: test_name(run, node, &r.name), ..r.clone() })
+            .collect();
+        totals.add_failures(run.name, failures, &results);
+    }
+    if let Some(kill) = run.kill {
+        let killed = ends[kill.node] == RunEnd::Lost;
+        let others_finished = ends
+            .iter()
+            .enumerate()
+            .all(|(n, e)| n == kill.node || *e == RunEnd::Exited(0) && parsers[n].summary.is_some());
+        let ok = killed && others_finished;
+        totals.record(kill.test, if ok { Outcome::Passed } else { Outcome::Failed });
+        if !ok {
+            totals.failures.push(Failure {
+                test: kill.test.into(),
+                reason: format!(
+                    "node{} ended {:?} (expected a kill), others ended {ends:?}",
+                    kill.node, ends[kill.node]
+                ),
+                log: vec![],
+            });
+        }
+    }
+}
+
+/// A run judged by its output: every node's exit status and the lines it must print.
+fn judge_output(
+    test: &'static str,
+    status: i32,
+    must_contain: &[&str],
+    parsers: &[Parser],
+    ends: &[RunEnd],
+    totals: &mut Totals,
+) {
+    let log: Vec<&String> = parsers.iter().flat_map(|p| &p.log).collect();
+    let missing: Vec<&str> = must_contain.iter().copied().filter(|m| !log.iter().any(|l| l.contains(m))).collect();
+    let ok = ends.iter().all(|e| *e == RunEnd::Exited(status)) && missing.is_empty();
+    totals.record(test, if ok { Outcome::Passed } else { Outcome::Failed });
+    if !ok {
+        totals.failures.push(Failure {
+            test: test.into(),
+            reason: format!("ended {ends:?} (expected exit {status}), missing {missing:?}"),
+            log: log.into_iter().cloned().collect(),
+        });
+    }
+}
+
 fn target_run(
     run: &TargetRun,
     qemu: &std::path::Path,
@@ -169,17 +296,8 @@ fn target_run(
         }
         return Ok(());
     }
-    let mut boot_args = run.boot_args.to_string();
-    if run.expect.is_summary() && run.kill.is_none() {
-        if let Some(f) = &opts.filter {
-            boot_args.push_str(&format!(" filter={f} cluster-filter={f}"));
-        }
-        if opts.list {
-            boot_args.push_str(" list");
-        }
-    }
-    let kernel = &images.ktest;
-    let mut nodes = node_specs(run.nodes, kernel, run.r5.then_some(images.r5.as_path()), &boot_args);
+    let boot_args = boot_args_of(run, opts);
+    let mut nodes = node_specs(run.nodes, &images.ktest, run.r5.then_some(images.r5.as_path()), &boot_args);
     for node in &mut nodes {
         node.virtualization = run.virtualization;
     }
@@ -196,43 +314,8 @@ fn target_run(
     let (tx, rx) = mpsc::channel();
     let cluster =
         Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
-    let name = |node: usize, test: &str| if run.nodes > 1 { format!("node{node}/{test}") } else { test.to_string() };
     let mut parsers: Vec<Parser> = (0..run.nodes).map(|_| Parser::new()).collect();
-    let mut ends: Vec<Option<RunEnd>> = vec![None; run.nodes];
-    let deadline = Instant::now() + run.timeout;
-    while ends.iter().any(Option::is_none) {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(Event::Line { node, source, line }) => {
-                if let Some(kill) = run.kill
-                    && kill.node == node
-                    && line.text.contains(kill.when)
-                {
-                    println!("(killing node{node} now, as planned)");
-                    cluster.kill(node);
-                }
-                match parsers[node].line(source, &line) {
-                    Parsed::Finished(test, outcome) if run.expect.is_summary() => {
-                        totals.record(&name(node, &test), outcome)
-                    }
-                    Parsed::Listed(test) => println!("test {test}"),
-                    _ => {}
-                }
-            }
-            Ok(Event::Exited { node, status }) => ends[node] = Some(status.map_or(RunEnd::Lost, RunEnd::Exited)),
-            Err(_) => break,
-        }
-    }
-    let timed_out = ends.iter().any(Option::is_none);
-    if timed_out {
-        for (node, _) in ends.iter().enumerate().filter(|(_, e)| e.is_none()) {
-            cluster.kill(node);
-        }
-        // Take the lines that arrived until QEMU went away.
-        while let Ok(Event::Line { node, source, line }) = rx.recv_timeout(Duration::from_secs(2)) {
-            parsers[node].line(source, &line);
-        }
-    }
+    let ends = watch(run, &cluster, &rx, &mut parsers, totals);
     drop(cluster);
     if opts.list {
         return Ok(());
@@ -246,55 +329,9 @@ fn target_run(
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
     match run.expect {
-        Expect::Summary => {
-            for (node, parser) in parsers.iter().enumerate() {
-                if run.kill.is_some_and(|k| k.node == node) {
-                    continue;
-                }
-                let mut failures = parser.failures(ends[node]);
-                for f in &mut failures {
-                    f.test = name(node, &f.test);
-                }
-                let results: Vec<_> = parser
-                    .results
-                    .iter()
-                    .map(|r| parser::TestRecord { name: name(node, &r.name), ..r.clone() })
-                    .collect();
-                totals.add_failures(run.name, failures, &results);
-            }
-            if let Some(kill) = run.kill {
-                let killed = ends[kill.node] == RunEnd::Lost;
-                let others_finished = ends
-                    .iter()
-                    .enumerate()
-                    .all(|(n, e)| n == kill.node || *e == RunEnd::Exited(0) && parsers[n].summary.is_some());
-                let ok = killed && others_finished;
-                totals.record(kill.test, if ok { Outcome::Passed } else { Outcome::Failed });
-                if !ok {
-                    totals.failures.push(Failure {
-                        test: kill.test.into(),
-                        reason: format!(
-                            "node{} ended {:?} (expected a kill), others ended {ends:?}",
-                            kill.node, ends[kill.node]
-                        ),
-                        log: vec![],
-                    });
-                }
-            }
-        }
+        Expect::Summary => judge_summary(run, &parsers, &ends, totals),
         Expect::Output { test, status, must_contain } => {
-            let log: Vec<&String> = parsers.iter().flat_map(|p| &p.log).collect();
-            let missing: Vec<&str> =
-                must_contain.iter().copied().filter(|m| !log.iter().any(|l| l.contains(m))).collect();
-            let ok = ends.iter().all(|e| *e == RunEnd::Exited(status)) && missing.is_empty();
-            totals.record(test, if ok { Outcome::Passed } else { Outcome::Failed });
-            if !ok {
-                totals.failures.push(Failure {
-                    test: test.into(),
-                    reason: format!("ended {ends:?} (expected exit {status}), missing {missing:?}"),
-                    log: log.into_iter().cloned().collect(),
-                });
-            }
+            judge_output(test, status, must_contain, &parsers, &ends, totals)
         }
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! The serial-output parser: turns the decoded lines of a test image (from QEMU or a board's
 //! serial port) into test results, and judges the run.
 //!
-//! The protocol (`boot::testkit`):
+//! The protocol (`a53_ktest::testkit`, `a53-kernel/ktest/src/testkit.rs`):
 //!
 //! ```text
 //! running <suite>::<name>              before each test

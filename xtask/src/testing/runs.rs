@@ -159,7 +159,7 @@ pub const RUNS: &[TargetRun] = &[
             test: "runner::panic_prints_message_and_location",
             status: 101,
             must_contain: &[
-                "panicked at a53-kernel/src/ktest/exceptions.rs:",
+                "panicked at a53-kernel/ktest/src/exceptions.rs:",
                 "deliberate panic for the runner (value 42)",
             ],
         },

@@ -4,7 +4,7 @@ use core::num::NonZeroU64;
 
 use crate::gsas::mailbox::{DeliverError, MailboxService};
 use crate::gsas::softmmu::Frame;
-use hal::gsas::{Notification, PAGE_SIZE, Pid};
+use proto::gsas::{Notification, PAGE_SIZE, Pid};
 
 /// Access width of a plain load or store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,4 +1,4 @@
-//! The atomic service (seed §2.2.4, §2.2.6-§2.2.8; `docs/gsas-packets.md`), as a pure function
+//! The atomic service (seed §2.2.4, §2.2.6-§2.2.8; `docs/hw/gsas-packets.md`), as a pure function
 //! of its state (the software MMU and the next free virtual page) and its inputs (one packet
 //! from vmbox interface 0 and the backends in [`Env`]).
 //!
@@ -25,10 +25,10 @@ pub use replies::Replies;
 use alloc::boxed::Box;
 
 use crate::gsas::softmmu::{Access, FibonacciHasher, MmuError, PageEntry, PageHasher, SoftMmu};
-use hal::gsas::{
+use hal::packetizer::PACKET_BYTES;
+use proto::gsas::{
     DomainId, ErrorCode, GlobalAddress, MAX_ALLOC_PAGES, PAGE_SIZE, Pid, RawRequest, Response, static_check,
 };
-use hal::packetizer::PACKET_BYTES;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ServiceConfig {

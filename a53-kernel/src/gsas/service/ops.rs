@@ -1,5 +1,5 @@
 //! The operations (seed §2.2.3 list, §2.3 semantics). Requests reach here after
-//! `hal::gsas::static_check`: node, alignment and argument shape are already right.
+//! `proto::gsas::static_check`: node, alignment and argument shape are already right.
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use super::{AtomicService, Done, Env, MemoryFault, SpawnError, SpawnRequest, Width};
 use crate::gsas::mailbox::DeliverError;
 use crate::gsas::softmmu::{Access, Chunk, PageEntry, PageHasher, Sharing};
-use hal::gsas::{
+use proto::gsas::{
     DomainId, ErrorCode, GlobalPage, Notification, Opcode, PAGE_SIZE, PAGES_PER_NODE, Request, parse_description,
 };
 

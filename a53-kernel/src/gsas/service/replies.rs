@@ -1,4 +1,4 @@
-//! The reply sequence for one request (`docs/gsas-packets.md` "Replies"): one status packet, or
+//! The reply sequence for one request (`docs/hw/gsas-packets.md` "Replies"): one status packet, or
 //! for a successful Read4K 256 data packets in index order and then the status packet.
 //!
 //! The kernel sends packet `i` through PIF 0 and moves to `i + 1` on ACK; on NACK (the
@@ -8,7 +8,7 @@
 
 use alloc::boxed::Box;
 
-use hal::gsas::{CHUNK_BYTES, PAGE_CHUNKS, PAGE_SIZE, Pid, ReplyBody, ReplyPacket, Response};
+use proto::gsas::{CHUNK_BYTES, PAGE_CHUNKS, PAGE_SIZE, Pid, ReplyBody, ReplyPacket, Response};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Replies {

@@ -7,11 +7,11 @@ use crate::gsas::fakes::FakeBackends;
 use crate::gsas::mailbox::DeliverError;
 use crate::gsas::softmmu::{Frame, Sharing};
 use ErrorCode::*;
-use hal::gsas::{
+use hal::packetizer;
+use proto::gsas::{
     AddressUse, EMPTY_THREAD_ARGUMENT, GlobalPage, MailboxOpcode, Message, Notification, Opcode, PAGE_CHUNKS,
     ReplyBody, ReplyPacket, Request, write_description,
 };
-use hal::packetizer;
 
 const NODE: u16 = 1;
 const ALICE: Pid = pid(5, 1);

@@ -6,7 +6,7 @@
 #![no_std]
 #![no_main]
 
-use hal::syscall::{Error as E, LOG_MAX, nr};
+use proto::syscall::{Error as E, LOG_MAX, nr};
 use unimem_user::{Error, log, sys};
 
 unimem_user::entry!(main);
@@ -15,7 +15,7 @@ unimem_user::entry!(main);
 /// last page before the stack guard's end.
 const UNMAPPED: u64 = 0x1000;
 const KERNEL: u64 = 0xffff_ff80_0000_0000;
-const STACK_TOP: u64 = hal::syscall::layout::STACK_TOP;
+const STACK_TOP: u64 = proto::syscall::layout::STACK_TOP;
 
 fn main() -> Result<u64, Error> {
     let line = b"sixteen bytes ok";

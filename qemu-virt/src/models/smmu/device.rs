@@ -1,9 +1,9 @@
-//! The SMMU model as a platform device: forwarded accesses in, `hal::forward` statuses out, the
+//! The SMMU model as a platform device: forwarded accesses in, `proto::forward` statuses out, the
 //! interrupt output on PL line `line` (`board::pl::irq_line::SMMU_CONTEXT`).
 
 use super::Smmu500Model;
 use crate::models::MmioDevice;
-use hal::forward::Status;
+use proto::forward::Status;
 use std::sync::Arc;
 
 #[derive(Debug)]

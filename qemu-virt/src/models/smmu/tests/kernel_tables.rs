@@ -6,7 +6,7 @@ use a53_kernel::mm::frames::FramePool;
 use a53_kernel::mm::user_space::{AddressSpace, FrameSource};
 use a53_kernel::process::elf::Permissions;
 use hal::smmu500::FaultKind;
-use hal::syscall::layout;
+use proto::syscall::layout;
 use std::cell::RefCell;
 
 /// The kernel's frame pool over the test memory: physical addresses are offsets into it.

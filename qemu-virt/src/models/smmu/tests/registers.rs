@@ -6,7 +6,7 @@ use crate::models::MmioDevice;
 use crate::models::ModelError;
 use crate::models::smmu::{SmmuDevice, idr0, idr1, idr2};
 use board::pl::irq_line;
-use hal::forward::Status;
+use proto::forward::Status;
 
 #[test]
 fn out_of_reset_every_stream_bypasses_and_the_ids_are_the_zynqmp_ones() {

@@ -1,0 +1,82 @@
+//! The suites, in the order they run, and the runner that the image calls.
+
+use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, platform, rpu, rpu_rdma, smp, timer};
+
+use crate::testkit::{self, Reporter, Test, TestResult};
+use a53_kernel::kernel::{Stop, boot_args};
+
+/// Every kernel test, in the order they run.
+pub const TESTS: &[&[Test]] = &[
+    boot_checks::TESTS,
+    exceptions::TESTS,
+    smp::TESTS,
+    timer::TESTS,
+    heap::TESTS,
+    rpu::TESTS,
+    rpu_rdma::TESTS,
+    platform::TESTS,
+    gsas::TESTS,
+];
+
+/// The tests every node of a cluster runs together (boot argument `cluster`), before the
+/// single-node ones.
+pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS];
+
+struct ConsoleReporter;
+
+impl Reporter for ConsoleReporter {
+    fn listed(&mut self, t: &Test) {
+        defmt::println!("test {=str}::{=str}", t.suite, t.name);
+    }
+    fn started(&mut self, t: &Test) {
+        defmt::println!("running {=str}::{=str}", t.suite, t.name);
+    }
+    fn finished(&mut self, t: &Test, result: TestResult) {
+        match result {
+            Ok(()) => defmt::println!("test {=str}::{=str} ... ok", t.suite, t.name),
+            Err(why) => {
+                defmt::println!("{=str}::{=str}: {=str}", t.suite, t.name, why);
+                defmt::println!("test {=str}::{=str} ... FAILED", t.suite, t.name);
+            }
+        }
+    }
+    fn summary(&mut self, passed: usize, failed: usize) {
+        defmt::println!("{=usize} passed, {=usize} failed", passed, failed);
+    }
+}
+
+/// Runs the selected tests; the returned value ends the run.
+pub fn run() -> Stop {
+    let args = boot_args();
+    match args.value("crash") {
+        Some("panic") => exceptions::deliberate_panic(),
+        Some("fault") => exceptions::deliberate_unhandled_fault(),
+        Some("r5-fault") => return rpu::r5_fault_self_test(),
+        _ => {}
+    }
+    if let Some(name) = args.value("bench") {
+        return bench::run(name);
+    }
+    let filters: heapless::Vec<&str, 8> = args.values("filter").take(8).collect();
+    let cluster_filters: heapless::Vec<&str, 8> = args.values("cluster-filter").take(8).collect();
+    let list = args.flag("list");
+    let mut summary = testkit::Summary::default();
+    let cluster: &[&[Test]] = if args.flag("cluster") { CLUSTER_TESTS } else { &[] };
+    let local: &[&[Test]] = if args.flag("cluster-only") { &[] } else { TESTS };
+    let suites = cluster.iter().map(|s| (s, &cluster_filters)).chain(local.iter().map(|s| (s, &filters)));
+    for (suite, filters) in suites {
+        let s = testkit::run_without_summary(suite, filters, list, &mut ConsoleReporter);
+        summary.passed += s.passed;
+        summary.failed += s.failed;
+    }
+    if list {
+        return Stop::Success;
+    }
+    ConsoleReporter.summary(summary.passed, summary.failed);
+    if summary.failed == 0 { Stop::Success } else { Stop::Failure }
+}
+
+/// `Err(msg)` unless `cond`.
+pub fn ensure(cond: bool, msg: &'static str) -> TestResult {
+    if cond { Ok(()) } else { Err(msg) }
+}

@@ -1,0 +1,119 @@
+//! The node's devices, built once at boot from the board's description.
+//!
+//! Every register block the kernel drives (and every fixed shared-memory area it exchanges
+//! data in) becomes a handle here and nowhere else. [`Devices::take`] builds them all, once; the
+//! boot core then moves each into the module that owns it, which keeps it for the rest of the
+//! run (`docs/architecture.md`, "Who owns a device"):
+//!
+//! | device | owner | how it is shared |
+//! |---|---|---|
+//! | console UART | `console` (transmit), `console::input` (receive) | split into halves |
+//! | GIC distributor | `irq` | `IrqMutex` |
+//! | GIC CPU interface, one per core (banked) | `irq` | each core locks its own |
+//! | platform UART and forwarding slots | `exception::forward` | split; slot n is core n's |
+//! | system block | `cluster` | `IrqMutex` |
+//! | packetizer TIF | `process::table` | inside the process table's lock |
+//! | packetizer PIF 0 | the atomic service's core | moved to it |
+//! | vmbox MIFs and control page | `gsas_node` | an `IrqMutex` per MIF; the control page is read only |
+//! | SMMU | `mm::smmu` | `IrqMutex` |
+//! | IPC area | `rpu` | one producer and one consumer, each behind a lock |
+
+use crate::Board;
+use crate::arch::phys_to_virt;
+use board::Board as _;
+use board::pl;
+use core::sync::atomic::{AtomicBool, Ordering};
+use hal::cadence_uart::Uart;
+use hal::gic400::{CpuInterface, Distributor};
+use hal::packetizer::driver::{Pif, Tif};
+use hal::smmu500::Smmu500;
+use hal::sysblock::Sysblock;
+use hal::vmbox::driver::{Mif, VmboxControl};
+use proto::forward::Slots;
+use proto::ipc::IpcArea;
+
+const CORES: usize = Board::A53_CORES;
+
+/// The GIC-400: the distributor, and the CPU interface as each core sees it.
+pub struct Gic {
+    pub distributor: Distributor,
+    /// Entry n is core n's: the block is banked, so each core's handle reaches its own copy.
+    pub cpu_interfaces: [CpuInterface; CORES],
+}
+
+/// The channel to the emulated platform, on boards that forward (`docs/hw/forwarding.md`).
+pub struct PlatformLink {
+    pub uart: Uart,
+    pub slots: &'static Slots,
+}
+
+/// The packetizer pages the kernel drives: the trusted interface and PIF 0, the atomic
+/// service's (PIFs 1..64 belong to processes, which reach them through their own map).
+pub struct Packetizer {
+    pub tif: Tif,
+    pub pif0: Pif,
+}
+
+/// The vmbox as the kernel drives it: every MIF page (MIF 0's data is the service's; of the
+/// others the kernel uses only the interrupt registers) and the control page.
+pub struct Vmbox {
+    pub mifs: [Mif; hal::INTERFACES],
+    pub control: VmboxControl,
+}
+
+/// Every device of this node, as handles that nothing else holds.
+pub struct Devices {
+    pub console: Uart,
+    pub gic: Gic,
+    pub platform: Option<PlatformLink>,
+    pub sysblock: Sysblock,
+    pub packetizer: Packetizer,
+    pub vmbox: Vmbox,
+    pub smmu: Smmu500,
+    pub ipc: &'static IpcArea,
+}
+
+static TAKEN: AtomicBool = AtomicBool::new(false);
+
+impl Devices {
+    /// The devices, the first time; `None` after that, so that no block gets a second handle.
+    /// Building them touches no register: the owners do, when they set their devices up.
+    pub fn take() -> Option<Self> {
+        if TAKEN.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        // SAFETY: for every block below, the address is the board's for that block, which the
+        // kernel maps as device memory (or leaves to forwarding) for its whole run
+        // (`kernel_map`), and `TAKEN` makes this the only handle ever built for it.
+        let devices = unsafe {
+            Self {
+                console: Uart::new(phys_to_virt(Board::CONSOLE_UART.base)),
+                gic: Gic {
+                    distributor: Distributor::new(phys_to_virt(Board::GIC_DISTRIBUTOR)),
+                    cpu_interfaces: core::array::from_fn(|_| CpuInterface::new(phys_to_virt(Board::GIC_CPU_INTERFACE))),
+                },
+                platform: Board::FORWARDING.map(|f| PlatformLink {
+                    uart: Uart::new(phys_to_virt(f.uart.base)),
+                    // Shared memory the board reserves for the slots, mapped for good.
+                    slots: &*(phys_to_virt(f.slots) as *const Slots),
+                }),
+                sysblock: Sysblock::new(phys_to_virt(pl::SYSBLOCK_BASE)),
+                packetizer: Packetizer {
+                    tif: Tif::new(phys_to_virt(pl::PACKETIZER_BASE + hal::packetizer::TIF_OFFSET)),
+                    pif0: Pif::new(phys_to_virt(pl::PACKETIZER_BASE)),
+                },
+                vmbox: Vmbox {
+                    mifs: core::array::from_fn(|i| {
+                        Mif::new(phys_to_virt(pl::VMBOX_BASE + i as u64 * hal::vmbox::PAGE_BYTES))
+                    }),
+                    control: VmboxControl::new(phys_to_virt(pl::VMBOX_BASE + hal::vmbox::CONTROL_OFFSET)),
+                },
+                smmu: Smmu500::new(phys_to_virt(Board::SMMU.base)),
+                // Shared, uncached memory the board reserves for the rings, mapped for good and
+                // only accessed through `IpcArea`'s atomics and rings.
+                ipc: &*(phys_to_virt(Board::IPC_BASE) as *const IpcArea),
+            }
+        };
+        Some(devices)
+    }
+}

@@ -1,0 +1,215 @@
+//! What the kernel does with an exception: IRQs go to the interrupt dispatcher; synchronous
+//! exceptions go through the registered fault handlers, any of which may resolve the fault
+//! (emulate the access, map the page, skip the instruction) and resume; an exception nobody
+//! resolves is reported with its class, ESR, FAR, ELR and all registers, and stops the kernel.
+
+use crate::arch::cpu;
+use crate::exception::esr::{Esr, ExceptionClass};
+use crate::process::scheduler::{self, Event};
+use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
+use boot::a53::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// A synchronous exception, as a fault handler sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Fault {
+    pub esr: Esr,
+    pub far: u64,
+    pub elr: u64,
+    pub from_user: bool,
+}
+
+/// A fault handler's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resolution {
+    /// The handler fixed the cause (and adjusted the frame): resume.
+    Resume,
+    /// Not this handler's business.
+    NotMine,
+    /// The handler recognised the fault but could not resolve it; the note says why and goes
+    /// into the report (or to [`catch_fault`]'s caller).
+    Failed(FaultNote),
+}
+
+/// Why a handler could not resolve a fault it recognised.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FaultNote {
+    pub what: &'static str,
+    pub addr: u64,
+}
+
+pub type FaultHandler = fn(&mut ExceptionFrame, &Fault) -> Resolution;
+
+const MAX_FAULT_HANDLERS: usize = 4;
+static FAULT_HANDLERS: spin::RwLock<heapless::Vec<FaultHandler, MAX_FAULT_HANDLERS>> =
+    spin::RwLock::new(heapless::Vec::new());
+
+/// Adds a handler that is offered every synchronous exception not caught by [`catch_fault`].
+pub fn register_fault_handler(handler: FaultHandler) -> Result<(), FaultHandler> {
+    FAULT_HANDLERS.write().push(handler)
+}
+
+/// A fault recorded by [`catch_fault`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CaughtFault {
+    pub esr: Esr,
+    pub far: u64,
+    pub elr: u64,
+    /// What a fault handler said about it, if one recognised it.
+    pub note: Option<FaultNote>,
+}
+
+struct Catcher {
+    armed: AtomicBool,
+    caught: spin::Mutex<Option<CaughtFault>>,
+}
+
+static CATCHERS: [Catcher; 4] =
+    [const { Catcher { armed: AtomicBool::new(false), caught: spin::Mutex::new(None) } }; 4];
+
+/// Runs `f`; if it takes a synchronous exception at EL1, the exception is recorded, the
+/// faulting instruction is skipped and `f` continues. Returns the first fault, if any.
+/// Used to probe addresses and by the exception tests.
+pub fn catch_fault<R>(f: impl FnOnce() -> R) -> (R, Option<CaughtFault>) {
+    let catcher = &CATCHERS[cpu::core_id()];
+    *catcher.caught.lock() = None;
+    catcher.armed.store(true, Ordering::SeqCst);
+    let r = f();
+    catcher.armed.store(false, Ordering::SeqCst);
+    let caught = catcher.caught.lock().take();
+    (r, caught)
+}
+
+fn try_catch(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNote>) -> bool {
+    let catcher = &CATCHERS[cpu::core_id()];
+    if fault.from_user || !catcher.armed.load(Ordering::SeqCst) {
+        return false;
+    }
+    catcher.caught.lock().get_or_insert(CaughtFault { esr: fault.esr, far: fault.far, elr: fault.elr, note });
+    frame.elr += 4;
+    true
+}
+
+#[unsafe(no_mangle)]
+extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) {
+    match (kind.source(), kind.class()) {
+        (ExceptionSource::CurrentElSpx, ExceptionType::Irq) => crate::irq::dispatch(),
+        (ExceptionSource::LowerElAarch64, ExceptionType::Irq) => {
+            crate::irq::dispatch();
+            scheduler::switch_point(frame, Event::Continue);
+        }
+        (ExceptionSource::CurrentElSpx | ExceptionSource::LowerElAarch64, ExceptionType::Synchronous) => {
+            let fault = Fault {
+                esr: Esr(ESR_EL1.get()),
+                far: FAR_EL1.get(),
+                elr: frame.elr,
+                from_user: kind.source() == ExceptionSource::LowerElAarch64,
+            };
+            if fault.from_user && fault.esr.class() == ExceptionClass::Svc64 {
+                let event = crate::process::syscall::handle(frame);
+                return scheduler::switch_point(frame, event);
+            }
+            let handlers = FAULT_HANDLERS.read().clone();
+            let mut note = None;
+            for handler in &handlers {
+                match handler(frame, &fault) {
+                    Resolution::Resume => {
+                        if fault.from_user {
+                            scheduler::switch_point(frame, Event::Continue);
+                        }
+                        return;
+                    }
+                    Resolution::Failed(n) => note = Some(n),
+                    Resolution::NotMine => {}
+                }
+            }
+            if fault.from_user {
+                return kill_process(frame, &fault, note);
+            }
+            if try_catch(frame, &fault, note) {
+                return;
+            }
+            fatal(frame, kind, Some(&fault), note);
+        }
+        _ => fatal(frame, kind, None, None),
+    }
+}
+
+/// A process took an exception nobody resolved: report it and end the process (never the
+/// kernel).
+fn kill_process(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNote>) {
+    defmt::warn!(
+        "process killed: {=str} at ELR {=u64:#x}, FAR {=u64:#x}, ESR {=u64:#x}",
+        fault.esr.class().name(),
+        fault.elr,
+        fault.far,
+        fault.esr.0
+    );
+    if let Some(n) = note {
+        defmt::warn!("  {=str} at {=u64:#x}", n.what, n.addr);
+    }
+    let exit = crate::process::table::Exit::Fault { esr: fault.esr.0, far: fault.far, elr: fault.elr };
+    scheduler::switch_point(frame, Event::Exit(exit));
+}
+
+/// Reports an exception nobody resolved and stops the kernel.
+pub fn fatal(frame: &ExceptionFrame, kind: ExceptionKind, fault: Option<&Fault>, note: Option<FaultNote>) -> ! {
+    crate::console::enter_panic();
+    let core = cpu::core_id();
+    match fault {
+        Some(f) if f.esr.is_abort() => defmt::error!(
+            "core {=usize}: unhandled {=str} ({}) at ELR {=u64:#x}, FAR {=u64:#x}, ESR {=u64:#x}",
+            core,
+            f.esr.class().name(),
+            defmt::Display2Format(&f.esr.fault_status()),
+            f.elr,
+            f.far,
+            f.esr.0
+        ),
+        Some(f) => defmt::error!(
+            "core {=usize}: unhandled {=str} at ELR {=u64:#x}, ESR {=u64:#x} (EC {=u8:#x})",
+            core,
+            f.esr.class().name(),
+            f.elr,
+            f.esr.0,
+            f.esr.ec()
+        ),
+        None => defmt::error!(
+            "core {=usize}: unexpected {=?} exception from {=?} at ELR {=u64:#x}",
+            core,
+            defmt::Debug2Format(&kind.class()),
+            defmt::Debug2Format(&kind.source()),
+            frame.elr
+        ),
+    }
+    if let Some(n) = note {
+        defmt::error!("  {=str} at {=u64:#x}", n.what, n.addr);
+    }
+    report_registers(frame);
+    let class = fault.map(|f| f.esr.class()).unwrap_or(ExceptionClass::Unknown);
+    crate::kernel::stop(crate::kernel::Stop::Exception(class))
+}
+
+pub fn report_registers(frame: &ExceptionFrame) {
+    for i in (0..28).step_by(4) {
+        defmt::error!(
+            "  x{=usize:02} {=u64:016x}  x{=usize:02} {=u64:016x}  x{=usize:02} {=u64:016x}  x{=usize:02} {=u64:016x}",
+            i,
+            frame.x[i],
+            i + 1,
+            frame.x[i + 1],
+            i + 2,
+            frame.x[i + 2],
+            i + 3,
+            frame.x[i + 3]
+        );
+    }
+    defmt::error!(
+        "  x28 {=u64:016x}  x29 {=u64:016x}  x30 {=u64:016x}  sp_el0 {=u64:016x}",
+        frame.x[28],
+        frame.x[29],
+        frame.x[30],
+        frame.sp_el0
+    );
+    defmt::error!("  elr {=u64:016x}  spsr {=u64:08x}", frame.elr, frame.spsr);
+}

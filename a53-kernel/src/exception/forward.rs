@@ -1,0 +1,203 @@
+//! MMIO trap and forward, the A53 side (QEMU board only; `docs/hw/forwarding.md`).
+//!
+//! The board leaves its forwarded regions (PL windows, SMMU, global address window) unmapped.
+//! A load or store there takes a translation fault; this handler decodes the instruction at
+//! ELR, emulates it against the saved frame with this core's slot as the bus, and resumes after
+//! it. Interrupt lines of the emulated PL come back as bytes on the same UART and are dispatched
+//! to the handlers registered for the PL lines' GIC interrupt IDs, exactly as on hardware.
+//!
+//! This module owns the channel (`devices::PlatformLink`): the UART's transmit half kicks the
+//! host from whichever core faulted (core n uses slot n), its receive half is read by the
+//! interrupt handler alone.
+
+use crate::Board;
+use crate::arch::cpu;
+use crate::devices::PlatformLink;
+use crate::exception::esr::FaultStatus;
+use crate::exception::{self, Fault, FaultNote, Resolution};
+use crate::irq::{self, IntId};
+use board::layout::KERNEL_VA_OFFSET;
+use board::{Board as _, RegionKind};
+use boot::a53::ExceptionFrame;
+use core::sync::atomic::{AtomicU64, Ordering};
+use hal::cadence_uart::{Rx, Tx};
+use hal::mmio_trap::{BusError, Size, a64};
+use proto::forward::{Slots, forward};
+
+/// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
+const TIMEOUT_SECS: u64 = 2;
+
+/// What the fault handler needs, on any core: the kick and the slots.
+struct Channel {
+    kick: Tx,
+    slots: &'static Slots,
+}
+
+static CHANNEL: spin::Once<Channel> = spin::Once::new();
+/// The receive half: PL interrupt lines, read by [`on_platform_bytes`] only.
+static LINES: spin::Mutex<Option<Rx>> = spin::Mutex::new(None);
+
+/// Forwarded accesses served so far (all cores).
+static FORWARDED: AtomicU64 = AtomicU64::new(0);
+
+pub fn forwarded_count() -> u64 {
+    FORWARDED.load(Ordering::Relaxed)
+}
+
+/// Whether physical address `pa` belongs to a region the platform serves.
+pub fn is_forwarded(pa: u64) -> bool {
+    Board::A53_MEMORY.iter().any(|r| r.kind == RegionKind::Forwarded && r.contains(pa))
+}
+
+/// Takes the channel and installs the fault handler and the PL interrupt glue, on boards with
+/// forwarding (`link` is `None` on the others).
+pub fn init(link: Option<PlatformLink>) {
+    let Some(PlatformLink { mut uart, slots }) = link else { return };
+    uart.init();
+    let (kick, mut lines) = uart.split();
+    CHANNEL.call_once(|| Channel { kick, slots });
+    exception::register_fault_handler(on_fault).expect("fault handler table full");
+    let intid = IntId(Board::FORWARDING.and_then(|f| f.uart.intid).expect("the platform UART has an interrupt"));
+    irq::register(intid, on_platform_bytes, 1 << cpu::core_id()).expect("platform UART interrupt taken");
+    lines.enable_rx_interrupt();
+    *LINES.lock() = Some(lines);
+}
+
+/// A byte from the platform names a PL interrupt line that went up.
+fn on_platform_bytes(_: IntId) {
+    let mut lines = LINES.lock();
+    let Some(uart) = lines.as_mut() else { return };
+    while let Some(line) = uart.read_byte() {
+        if usize::from(line) < board::pl::PL_IRQ_LINES {
+            irq::invoke(IntId(board::pl::pl_irq_intid(line)));
+        } else {
+            defmt::warn!("platform named PL interrupt line {=u8}, which does not exist", line);
+        }
+    }
+    uart.clear_rx_interrupt();
+}
+
+/// The kernel's virtual address -> physical, for the linear map (where the kernel's views of
+/// forwarded regions are).
+fn kernel_pa(va: u64) -> Option<u64> {
+    va.checked_sub(KERNEL_VA_OFFSET).filter(|&pa| pa < 1 << 39)
+}
+
+/// A user address of the running process's interface pages -> physical.
+fn user_pa(va: u64) -> Option<u64> {
+    let slot = crate::process::scheduler::current()?;
+    crate::process::table::TABLE.lock().slots[slot].as_ref()?.interface_page(va)
+}
+
+struct FrameRegs<'a> {
+    frame: &'a mut ExceptionFrame,
+    from_user: bool,
+}
+
+impl a64::RegisterFile for FrameRegs<'_> {
+    fn x(&self, n: u8) -> u64 {
+        self.frame.x[n as usize]
+    }
+    fn set_x(&mut self, n: u8, value: u64) {
+        self.frame.x[n as usize] = value;
+    }
+    fn sp(&self) -> u64 {
+        if self.from_user {
+            self.frame.sp_el0
+        } else {
+            // SP_EL1 before the exception: the vectors pushed exactly one frame.
+            self.frame as *const ExceptionFrame as u64 + size_of::<ExceptionFrame>() as u64
+        }
+    }
+    fn set_sp(&mut self, value: u64) {
+        // Kernel SP write-back is refused before emulation (see `on_fault`).
+        if self.from_user {
+            self.frame.sp_el0 = value;
+        }
+    }
+    fn v(&self, n: u8) -> u128 {
+        self.frame.q[n as usize]
+    }
+    fn set_v(&mut self, n: u8, value: u128) {
+        self.frame.q[n as usize] = value;
+    }
+}
+
+/// This core's slot as the emulator's bus.
+struct SlotBus<'a> {
+    slot: usize,
+    translate: &'a dyn Fn(u64) -> Option<u64>,
+}
+
+impl hal::mmio_trap::Bus for SlotBus<'_> {
+    fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
+        self.access(false, addr, size, 0)
+    }
+    fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
+        self.access(true, addr, size, value).map(drop)
+    }
+}
+
+impl SlotBus<'_> {
+    fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
+        let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
+        let channel = CHANNEL.get().ok_or(BusError::Unmapped)?;
+        let give_up = crate::timer::now() + TIMEOUT_SECS * crate::timer::hz();
+        let kick = || channel.kick.write_byte(self.slot as u8);
+        let result = forward(&channel.slots.0[self.slot], write, size.bytes() as u32, pa, value, kick, || {
+            crate::timer::now() > give_up
+        });
+        FORWARDED.fetch_add(1, Ordering::Relaxed);
+        result.map_err(|e| e.bus_error())
+    }
+}
+
+fn note(what: &'static str, addr: u64) -> Resolution {
+    Resolution::Failed(FaultNote { what, addr })
+}
+
+fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
+    use crate::exception::esr::ExceptionClass::{DataAbortLower, DataAbortSame};
+    if !matches!(fault.esr.class(), DataAbortSame | DataAbortLower)
+        || !matches!(fault.esr.fault_status(), FaultStatus::Translation { .. })
+    {
+        return Resolution::NotMine;
+    }
+    // The kernel's own views (linear map), or a process's interface pages, which it holds and
+    // may access; any other user address is a real fault.
+    let translate: &dyn Fn(u64) -> Option<u64> = if fault.from_user { &user_pa } else { &kernel_pa };
+    match translate(fault.far) {
+        Some(pa) if is_forwarded(pa) => {}
+        _ => return Resolution::NotMine,
+    }
+    // SAFETY: ELR is the address of the instruction that just faulted: mapped and readable.
+    let word = unsafe { (fault.elr as *const u32).read_volatile() };
+    let access = match a64::decode(fault.elr, word) {
+        Ok(a) => a,
+        Err(e) => {
+            defmt::error!("cannot forward: {}", defmt::Display2Format(&e));
+            return note("forwarded access with an unsupported instruction", fault.elr);
+        }
+    };
+    if access.rn == 31 && access.addressing.writeback() && !fault.from_user {
+        return note("forwarded access with SP write-back in the kernel", fault.elr);
+    }
+    let mut regs = FrameRegs { frame, from_user: fault.from_user };
+    let mut bus = SlotBus { slot: cpu::core_id(), translate };
+    match a64::emulate(&access, &mut regs, &mut bus) {
+        Ok(done) => {
+            frame.elr += done.pc_advance;
+            Resolution::Resume
+        }
+        Err(hal::mmio_trap::EmulateError::Bus { addr, error, .. }) => {
+            let pa = translate(addr).unwrap_or(addr);
+            match error {
+                BusError::Unmapped => note("forwarded access to an address no device model serves", pa),
+                BusError::Rejected => note("forwarded access the device rejected (size or alignment)", pa),
+                BusError::Timeout => note("forwarded access the platform never answered", pa),
+                _ => note("forwarded access the device failed", pa),
+            }
+        }
+        Err(_) => note("forwarded access failed", translate(fault.far).unwrap_or(fault.far)),
+    }
+}

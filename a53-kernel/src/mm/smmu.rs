@@ -1,0 +1,20 @@
+//! The SMMU's owner. The kernel takes the driver at boot and keeps it here for the rest of the
+//! run; nothing drives it yet. Protection domains attach their context banks through
+//! [`with_smmu`] (`hal::smmu500`, `docs/hw/smmu.md`), and the context-fault handler uses it too,
+//! hence the interrupt-masking lock.
+
+use crate::sync::IrqMutex;
+use hal::smmu500::Smmu500;
+
+static SMMU: IrqMutex<Option<Smmu500>> = IrqMutex::new(None);
+
+/// Keeps the driver (boot core, once). Programming it is up to its first user: until then the
+/// SMMU stays as the boot left it.
+pub fn init(smmu: Smmu500) {
+    *SMMU.lock() = Some(smmu);
+}
+
+/// Runs `f` on the SMMU under its lock; `None` before [`init`].
+pub fn with_smmu<R>(f: impl FnOnce(&mut Smmu500) -> R) -> Option<R> {
+    SMMU.lock().as_mut().map(f)
+}

@@ -1,0 +1,137 @@
+//! The system-call interface between the kernel and EL0 processes (`docs/hw/syscalls.md`).
+//!
+//! `svc #0` with the call number in x8 and arguments in x0..x5. The kernel answers in x0 (and
+//! x1, x2 where a call returns more): a value >= 0, or a negative [`Error`]. A bad pointer or
+//! length is an error return, never a kernel fault.
+
+/// Call numbers (x8).
+pub mod nr {
+    /// x0 = exit status. Does not return.
+    pub const EXIT: u64 = 0;
+    /// Gives the core to another runnable process.
+    pub const YIELD: u64 = 1;
+    /// x0 = pointer, x1 = length (<= `LOG_MAX`): writes a line to the node's console.
+    pub const LOG: u64 = 2;
+    /// Returns x0 = this node's id, x1 = the number of nodes.
+    pub const NODE_INFO: u64 = 3;
+    /// Returns x0 = the VA of this process's packetizer interface page, x1 = the VA of its
+    /// mailbox interface page, x2 = its PID (48 bits, `proto::gsas::Pid`).
+    pub const INTERFACE: u64 = 4;
+    /// Returns x0 = the argument the process was spawned with, or
+    /// `proto::gsas::EMPTY_THREAD_ARGUMENT` when it has none.
+    pub const THREAD_ARGUMENT: u64 = 5;
+    /// x0 = words, x1 = timeout in microseconds (0 = none), x2 = the node whose answer is
+    /// awaited, or `NO_NODE`: sleeps until this process's mailbox interface holds at least x0
+    /// words (at most its depth). Returns 0, `TimedOut`, or `Unreachable` as soon as node x2 is
+    /// (or becomes) unreachable.
+    pub const WAIT_MIF: u64 = 6;
+    /// x0 = opcode (8..=15, the user channels): this process receives that opcode's
+    /// notifications from now on.
+    pub const MAILBOX_REGISTER: u64 = 7;
+    /// x0 = opcode.
+    pub const MAILBOX_UNREGISTER: u64 = 8;
+    /// x0 = opcode to receive, or `ANY_OPCODE`; x1 = `RECV_NONBLOCKING` or 0. Returns
+    /// x0 = 0, x1 = the 64-bit notification, x2 = the sender's PID; or `WouldBlock`.
+    pub const MAILBOX_RECEIVE: u64 = 9;
+    /// Returns x0 = microseconds since boot.
+    pub const TIME_US: u64 = 10;
+    /// x0 = microseconds: sleeps at least that long.
+    pub const SLEEP_US: u64 = 11;
+    /// x0 = pointer, x1 = length: copies the process's arguments (`ARGS_MAX` bytes at most:
+    /// each argument followed by a zero byte) there. Returns x0 = their full length, which may
+    /// exceed x1 (then only x1 bytes were copied).
+    pub const ARGS: u64 = 12;
+}
+
+/// `WAIT_MIF`: the wait is for no node in particular.
+pub const NO_NODE: u64 = u64::MAX;
+/// Most bytes of arguments a process can have (each one and its terminating zero).
+pub const ARGS_MAX: usize = 256;
+
+/// Longest log line, in bytes.
+pub const LOG_MAX: u64 = 256;
+/// `MAILBOX_RECEIVE`: any opcode this process registered.
+pub const ANY_OPCODE: u64 = 16;
+/// `MAILBOX_RECEIVE` flag: return `WouldBlock` instead of sleeping.
+pub const RECV_NONBLOCKING: u64 = 1;
+
+/// Error returns, as negative values in x0.
+#[repr(i64)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// An argument is out of range.
+    BadArgument = -1,
+    /// A pointer or length names memory the process does not own.
+    BadPointer = -2,
+    /// No such call.
+    NoSuchCall = -3,
+    /// Nothing there, and the caller asked not to wait.
+    WouldBlock = -4,
+    TimedOut = -5,
+    /// The opcode has another receiver, or the resource is taken.
+    Busy = -6,
+    /// The process has no such registration.
+    NotRegistered = -7,
+    /// The node named is unreachable: it died, or its links are down.
+    Unreachable = -8,
+}
+
+impl Error {
+    pub fn from_return(value: i64) -> Option<Self> {
+        Some(match value {
+            -1 => Error::BadArgument,
+            -2 => Error::BadPointer,
+            -3 => Error::NoSuchCall,
+            -4 => Error::WouldBlock,
+            -5 => Error::TimedOut,
+            -6 => Error::Busy,
+            -7 => Error::NotRegistered,
+            -8 => Error::Unreachable,
+            _ => return None,
+        })
+    }
+}
+
+/// Where things are in a process's address space (TTBR0, 39-bit VA).
+pub mod layout {
+    /// Programs are linked here.
+    pub const IMAGE_BASE: u64 = 0x0000_0000_0040_0000;
+    /// Highest address an image may use.
+    pub const IMAGE_END: u64 = 0x0000_0000_4000_0000;
+    /// The packetizer interface page, then the mailbox interface page.
+    pub const PIF_PAGE: u64 = 0x0000_0040_0000_0000;
+    pub const MIF_PAGE: u64 = PIF_PAGE + 0x1000;
+    /// The stack: it grows down from here; an unmapped guard page lies below it.
+    pub const STACK_TOP: u64 = 0x0000_007f_ffff_0000;
+    pub const STACK_SIZE: u64 = 64 * 1024;
+    /// The end of the user address space (2^39).
+    pub const USER_END: u64 = 1 << 39;
+
+    // The layout fits in the user half, in this order, with a guard page below the stack.
+    const _: () = assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= PIF_PAGE);
+    const _: () = assert!(MIF_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
+    const _: () = assert!(STACK_TOP < USER_END);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_round_trip_through_their_return_values() {
+        for e in [
+            Error::BadArgument,
+            Error::BadPointer,
+            Error::NoSuchCall,
+            Error::WouldBlock,
+            Error::TimedOut,
+            Error::Busy,
+            Error::NotRegistered,
+            Error::Unreachable,
+        ] {
+            assert_eq!(Error::from_return(e as i64), Some(e));
+        }
+        assert_eq!(Error::from_return(0), None);
+        assert_eq!(Error::from_return(5), None);
+    }
+}
