@@ -3,14 +3,14 @@
 //! PD enabled on the engine, a queue set registered over the IPC ring, transfers from this node to
 //! itself through the engine. No SMMU translates for the engine here, so VAs are PAs.
 
-use super::cluster_support::whoami;
-use super::ensure;
-use crate::arch::phys_to_virt;
-use crate::rpu;
+use crate::cluster_support::whoami;
+use crate::ensure;
+use a53_kernel::arch::phys_to_virt;
+use a53_kernel::{rpu, timer};
 use board::Board as _;
 use board::layout::{PLDMA_QUEUES, TEST_BUFFER, TEST_BUFFER_SIZE};
 use board::pl::PLDMA_BASE;
-use boot::testkit::{Test, TestResult};
+use crate::testkit::{Test, TestResult};
 use hal::pldma::driver::{EngineAdmin, PdPage};
 use hal::pldma::{Pd, regs};
 use proto::ipc::op;
@@ -33,7 +33,7 @@ fn requests() -> TestResult {
     ensure(rpu::is_started(), "the RPU did not start")?;
     let config = rpu::call(op::RDMA_CONFIG, [0; 7]).map_err(|_| "no reply to RDMA_CONFIG")?;
     ensure(status(&config) == Some(RdmaStatus::Ok), "RDMA_CONFIG refused")?;
-    ensure(config.args[1] == crate::Board::RDMA_TIMEOUT_US, "not the board's timeout")?;
+    ensure(config.args[1] == a53_kernel::Board::RDMA_TIMEOUT_US, "not the board's timeout")?;
     ensure(config.args[2] == 2, "not the default window of 2")?;
     let stats = rpu::call(op::RDMA_STATS, [3, 0, 0, 0, 0, 0, 0]).map_err(|_| "no reply to RDMA_STATS")?;
     ensure(stats.op == op::UNKNOWN, "a page that does not exist is unknown")?;
@@ -101,14 +101,14 @@ fn complete(queues: &QueueSet, page: &mut PdPage, w: &Wqe, wq_index: u32) -> Tes
     // SAFETY: the test is the queue set's process: the only producer of its WQ.
     unsafe { queues.wq.producer() }.push(w.encode()).map_err(|_| "the WQ is full")?;
     page.ring(queues.wq.produced());
-    let give_up = crate::timer::now() + 10 * crate::timer::hz();
+    let give_up = timer::now() + 10 * timer::hz();
     loop {
         // SAFETY: the only consumer of the CQ.
         if let Some(raw) = unsafe { queues.cq.consumer() }.pop() {
             let want = Cqe::Local { tag: w.tag, wq_index, len: w.len, status: CqeStatus::Ok, node: w.node };
             return ensure(Cqe::decode(&raw) == Ok(want), "not the expected completion");
         }
-        if crate::timer::now() > give_up {
+        if timer::now() > give_up {
             return Err("no completion");
         }
         core::hint::spin_loop();
