@@ -16,6 +16,7 @@
 //! | packetizer PIF 0 | the atomic service's core | moved to it |
 //! | vmbox MIFs and control page | `gsas_node` | an `IrqMutex` per MIF; the control page is read only |
 //! | SMMU | `mm::smmu` | `IrqMutex` |
+//! | PLDMA control (kernel registers), fault and PD pages | `rdma_node` | one `IrqMutex` |
 //! | IPC area | `rpu` | one producer and one consumer, each behind a lock |
 
 use crate::Board;
@@ -26,6 +27,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use hal::cadence_uart::Uart;
 use hal::gic400::{CpuInterface, Distributor};
 use hal::packetizer::driver::{Pif, Tif};
+use hal::pldma::driver::{EngineAdmin, FaultFifo, PdPage};
+use hal::pldma::regs::{CONTROL_OFFSET, FAULT_OFFSET, PAGE, PD_PAGES_OFFSET};
 use hal::smmu500::Smmu500;
 use hal::sysblock::Sysblock;
 use hal::vmbox::driver::{Mif, VmboxControl};
@@ -61,6 +64,15 @@ pub struct Vmbox {
     pub control: VmboxControl,
 }
 
+/// The PLDMA pages the kernel drives (`docs/hw/pldma.md`): its registers of the control page
+/// (the R5 owns the others), the fault FIFO, and every PD page, through which it answers faults
+/// owned by other nodes. A process reaches only its own PD page, through its own map.
+pub struct Pldma {
+    pub admin: EngineAdmin,
+    pub fault: FaultFifo,
+    pub pd_pages: [PdPage; hal::pldma::PDS],
+}
+
 /// Every device of this node, as handles that nothing else holds.
 pub struct Devices {
     pub console: Uart,
@@ -70,6 +82,7 @@ pub struct Devices {
     pub packetizer: Packetizer,
     pub vmbox: Vmbox,
     pub smmu: Smmu500,
+    pub pldma: Pldma,
     pub ipc: &'static IpcArea,
 }
 
@@ -109,6 +122,13 @@ impl Devices {
                     control: VmboxControl::new(phys_to_virt(pl::VMBOX_BASE + hal::vmbox::CONTROL_OFFSET)),
                 },
                 smmu: Smmu500::new(phys_to_virt(Board::SMMU.base)),
+                pldma: Pldma {
+                    admin: EngineAdmin::new(phys_to_virt(pl::PLDMA_BASE + CONTROL_OFFSET)),
+                    fault: FaultFifo::new(phys_to_virt(pl::PLDMA_BASE + FAULT_OFFSET)),
+                    pd_pages: core::array::from_fn(|p| {
+                        PdPage::new(phys_to_virt(pl::PLDMA_BASE + PD_PAGES_OFFSET + p as u64 * PAGE))
+                    }),
+                },
                 // Shared, uncached memory the board reserves for the rings, mapped for good and
                 // only accessed through `IpcArea`'s atomics and rings.
                 ipc: &*(phys_to_virt(Board::IPC_BASE) as *const IpcArea),

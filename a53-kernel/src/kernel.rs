@@ -40,7 +40,7 @@ pub struct BootReport {
 pub fn init_boot_core(entry_el: u64) -> BootReport {
     ENTRY_EL.store(entry_el as u8, Ordering::Relaxed);
     let Some(devices) = Devices::take() else { panic!("the kernel booted twice") };
-    let Devices { console, gic, platform, sysblock, packetizer, vmbox, smmu, ipc } = devices;
+    let Devices { console, gic, platform, sysblock, packetizer, vmbox, smmu, pldma, ipc } = devices;
     console::init(console);
     defmt::info!(
         "unimem kernel {=str} on {=str}, entered at EL{=u64}",
@@ -59,6 +59,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     crate::gsas_node::init(packetizer, vmbox);
     crate::cluster::enable_interrupts();
     crate::mm::smmu::init(smmu);
+    crate::rdma_node::init(pldma);
     rpu::init(ipc);
     timer::init_boot_core();
     cpu::irq_enable();
@@ -70,6 +71,9 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     let rpu_firmware = match rpu::start() {
         Ok(version) => {
             defmt::info!("RPU firmware {=u32:#x} is up", version);
+            if let Err(e) = crate::rdma_node::start() {
+                defmt::warn!("no RDMA on this node: {}", defmt::Debug2Format(&e));
+            }
             Some(version)
         }
         Err(e) => {

@@ -14,6 +14,7 @@ pub mod gsas;
 pub mod irq;
 pub mod mm;
 pub mod process;
+pub mod rdma;
 
 #[cfg(target_arch = "aarch64")]
 pub mod arch;
@@ -27,6 +28,8 @@ pub mod devices;
 pub mod gsas_node;
 #[cfg(target_arch = "aarch64")]
 pub mod kernel;
+#[cfg(target_arch = "aarch64")]
+pub mod rdma_node;
 #[cfg(target_arch = "aarch64")]
 pub mod rpu;
 #[cfg(target_arch = "aarch64")]

@@ -1,10 +1,17 @@
 //! The RPU (R5 core 0): started through the board's method, then reached through the shared
 //! request/response rings of `proto::ipc`, in the area this module takes at boot (`devices`).
+//!
+//! Two kinds of request: a call ([`call`]) waits for its reply, one call at a time (threads
+//! only); a post ([`post`]) does not wait, and may come from an interrupt handler (the PLDMA's
+//! fault answers). A post's sequence number has [`POSTED`] set, so whoever reads its reply out
+//! of the ring drops it: the reply ring never fills with answers nobody reads (a full ring
+//! would stall the R5).
 
 use crate::Board;
 use crate::arch::psci;
+use crate::sync::IrqMutex;
 use board::{Board as _, RpuStart};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use proto::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
 use spin::Mutex;
 
@@ -30,10 +37,22 @@ pub fn init(area: &'static IpcArea) {
 type Tx = Producer<'static, Message, RING_SLOTS>;
 type Rx = Consumer<'static, Message, RING_SLOTS>;
 
-static TX: Mutex<Option<Tx>> = Mutex::new(None);
-static RX: Mutex<Option<Rx>> = Mutex::new(None);
+// Taken by interrupt handlers too (posts, draining): interrupts are masked while held.
+static TX: IrqMutex<Option<Tx>> = IrqMutex::new(None);
+static RX: IrqMutex<Option<Rx>> = IrqMutex::new(None);
+/// One call (or handshake) at a time, so that the one reply waited for is known.
+static CALL: Mutex<()> = Mutex::new(());
+/// A reply [`drain`] read while a call waits for it.
+static PARKED: IrqMutex<Option<Message>> = IrqMutex::new(None);
 static NEXT_SEQ: AtomicU32 = AtomicU32::new(1);
 static FIRMWARE_VERSION: AtomicU32 = AtomicU32::new(0);
+/// Replies to posts whose status was not 0 (the R5 found the request stale or foreign).
+static POSTS_REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Posts that found the request ring full (their requests were not sent).
+static POSTS_LOST: AtomicU64 = AtomicU64::new(0);
+
+/// Set in the sequence number of a post: its reply is read by nobody in particular.
+pub const POSTED: u32 = 1 << 31;
 
 /// Initialises the shared area, starts the R5 and waits (bounded) for its ready message.
 pub fn start() -> Result<u32, RpuError> {
@@ -48,6 +67,7 @@ pub fn reconnect() -> Result<u32, RpuError> {
 
 fn handshake(start: bool) -> Result<u32, RpuError> {
     let area = *AREA.get().ok_or(RpuError::NotStarted)?;
+    let _call = CALL.lock();
     // Any value that differs from the previous boot's will do: the counter's low bits.
     let nonce = (crate::timer::now() as u32) | 1;
     let mut rx = RX.lock();
@@ -81,8 +101,9 @@ pub fn is_started() -> bool {
     TX.lock().is_some() && FIRMWARE_VERSION.load(Ordering::Relaxed) != 0
 }
 
+/// A sequence number for a request (never with [`POSTED`] set).
 pub fn next_seq() -> u32 {
-    NEXT_SEQ.fetch_add(1, Ordering::Relaxed)
+    NEXT_SEQ.fetch_add(1, Ordering::Relaxed) & !POSTED
 }
 
 /// Queues a request without waiting.
@@ -90,21 +111,69 @@ pub fn send(msg: Message) -> Result<(), RpuError> {
     TX.lock().as_mut().ok_or(RpuError::NotStarted)?.push(msg).map_err(|_| RpuError::Full)
 }
 
-/// Takes the next reply, if one is there.
+/// Takes the next reply, if one is there. For tests that drive the ring themselves; other
+/// users go through [`call`] and [`post`].
 pub fn try_recv() -> Option<Message> {
     RX.lock().as_mut()?.pop()
 }
 
-/// Waits up to `timeout` counter ticks for a reply that `wanted` accepts; other replies that
-/// arrive meanwhile are dropped with a warning.
+/// Queues request `op` without waiting for its reply, which is dropped when it is read (from
+/// any context). Returns `Full` when the request ring has no room.
+pub fn post(op: u32, args: [u64; 7]) -> Result<(), RpuError> {
+    let sent = send(Message::new(op, next_seq() | POSTED, args));
+    if sent == Err(RpuError::Full) {
+        POSTS_LOST.fetch_add(1, Ordering::Relaxed);
+    }
+    sent
+}
+
+/// (posts the R5 refused, posts lost to a full ring) so far.
+pub fn post_counters() -> (u64, u64) {
+    (POSTS_REFUSED.load(Ordering::Relaxed), POSTS_LOST.load(Ordering::Relaxed))
+}
+
+/// Reads every reply that has arrived: replies to posts are dropped, any other is kept for the
+/// call waiting for it. Called after posting, so that the reply ring does not fill while no
+/// call reads it.
+pub fn drain() {
+    let mut rx = RX.lock();
+    let Some(rx) = rx.as_mut() else { return };
+    while let Some(m) = rx.pop() {
+        if !is_posted_reply(&m) {
+            if let Some(old) = PARKED.lock().replace(m) {
+                defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", old.op, old.seq);
+            }
+        }
+    }
+}
+
+/// A reply to a post (counted if the R5 refused it).
+fn is_posted_reply(m: &Message) -> bool {
+    if m.seq & POSTED == 0 || m.op & ipc::op::REPLY == 0 {
+        return false;
+    }
+    if m.args[0] != 0 {
+        POSTS_REFUSED.fetch_add(1, Ordering::Relaxed);
+    }
+    true
+}
+
+/// Waits up to `timeout` counter ticks for a reply that `wanted` accepts; replies to posts are
+/// dropped, other replies that arrive meanwhile are dropped with a warning. The caller holds
+/// [`CALL`].
 fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: u64) -> Option<Message> {
     let start = crate::timer::now();
     loop {
-        if let Some(m) = try_recv() {
+        let parked = PARKED.lock().take();
+        let next = parked.or_else(try_recv);
+        if let Some(m) = next {
             if wanted(&m) {
                 return Some(m);
             }
-            defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", m.op, m.seq);
+            if !is_posted_reply(&m) {
+                defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", m.op, m.seq);
+            }
+            continue;
         }
         if crate::timer::now() - start > timeout {
             return None;
@@ -113,8 +182,10 @@ fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: u64) -> Option<Message
     }
 }
 
-/// Sends a request and waits (bounded) for its reply.
+/// Sends a request and waits (bounded) for its reply. Threads only (it may wait for another
+/// call to finish first).
 pub fn call(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
+    let _call = CALL.lock();
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
     wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, crate::timer::hz() * 2).ok_or(RpuError::Timeout)

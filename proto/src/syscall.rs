@@ -41,6 +41,14 @@ pub mod nr {
     /// each argument followed by a zero byte) there. Returns x0 = their full length, which may
     /// exceed x1 (then only x1 bytes were copied).
     pub const ARGS: u64 = 12;
+    /// Returns x0 = the VA of this process's RDMA queue set (`proto::rdma::queue::QueueSet`, two
+    /// pages), x1 = the VA of its PLDMA PD page, x2 = its protection domain; or `NoPd` when it
+    /// holds no RDMA resources on this node (`docs/hw/pldma.md`, "Protection domains").
+    pub const RDMA_QUEUES: u64 = 13;
+    /// x0 = timeout in microseconds (0 = none); x5 = 0. Arms the process's completion queue and
+    /// sleeps until it holds an entry (the PLDMA's completion interrupt ends the sleep). Returns
+    /// 0 at once if it already holds one; `TimedOut`; `NoPd`.
+    pub const RDMA_WAIT: u64 = 14;
 }
 
 /// `WAIT_MIF`: the wait is for no node in particular.
@@ -74,6 +82,9 @@ pub enum Error {
     NotRegistered = -7,
     /// The node named is unreachable: it died, or its links are down.
     Unreachable = -8,
+    /// The process holds no RDMA resources on this node: it does not hold its protection
+    /// domain here, or the node has no RDMA (no R5 firmware, no engine).
+    NoPd = -9,
 }
 
 impl Error {
@@ -87,6 +98,7 @@ impl Error {
             -6 => Error::Busy,
             -7 => Error::NotRegistered,
             -8 => Error::Unreachable,
+            -9 => Error::NoPd,
             _ => return None,
         })
     }
@@ -101,6 +113,11 @@ pub mod layout {
     /// The packetizer interface page, then the mailbox interface page.
     pub const PIF_PAGE: u64 = 0x0000_0040_0000_0000;
     pub const MIF_PAGE: u64 = PIF_PAGE + 0x1000;
+    /// The RDMA queue set (two pages, normal non-cacheable) and the PLDMA PD page (device; on
+    /// QEMU unmapped and forwarded like the interface pages), for processes that hold their PD.
+    pub const RDMA_QUEUE_SET: u64 = PIF_PAGE + 0x2000;
+    pub const RDMA_QUEUE_SET_BYTES: u64 = crate::rdma::queue::QUEUE_SET_BYTES;
+    pub const PD_PAGE: u64 = RDMA_QUEUE_SET + RDMA_QUEUE_SET_BYTES;
     /// The stack: it grows down from here; an unmapped guard page lies below it.
     pub const STACK_TOP: u64 = 0x0000_007f_ffff_0000;
     pub const STACK_SIZE: u64 = 64 * 1024;
@@ -109,7 +126,8 @@ pub mod layout {
 
     // The layout fits in the user half, in this order, with a guard page below the stack.
     const _: () = assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= PIF_PAGE);
-    const _: () = assert!(MIF_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
+    const _: () = assert!(MIF_PAGE + 0x1000 <= RDMA_QUEUE_SET);
+    const _: () = assert!(PD_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
     const _: () = assert!(STACK_TOP < USER_END);
 }
 
@@ -128,6 +146,7 @@ mod tests {
             Error::Busy,
             Error::NotRegistered,
             Error::Unreachable,
+            Error::NoPd,
         ] {
             assert_eq!(Error::from_return(e as i64), Some(e));
         }

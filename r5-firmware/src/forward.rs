@@ -9,6 +9,7 @@ use crate::Board;
 use aarch32_cpu::register::{Dfar, Dfsr};
 use board::{Board as _, RegionKind};
 use boot::r5::AbortFrame;
+use core::sync::atomic::{AtomicU32, Ordering};
 use hal::mmio_trap::{Bus, BusError, Size, a32};
 use proto::forward::{R5_SLOT, Slots, forward};
 
@@ -47,6 +48,14 @@ impl a32::RegisterFile for FrameRegs<'_> {
     }
 }
 
+/// Accesses forwarded so far (the RDMA benchmark reports them per block).
+static FORWARDED: AtomicU32 = AtomicU32::new(0);
+
+/// The accesses this firmware has forwarded since it started (wraps).
+pub fn forwarded_count() -> u32 {
+    FORWARDED.load(Ordering::Relaxed)
+}
+
 struct SlotBus;
 
 impl Bus for SlotBus {
@@ -68,6 +77,7 @@ fn access(write: bool, addr: u64, size: Size, value: u128) -> Result<u128, BusEr
     // SAFETY: the platform UART's FIFO register (MPU region "platform-uart"); a single byte
     // store that only the forwarders write.
     let kick = || unsafe { ((fwd.uart.base + 0x30) as usize as *mut u32).write_volatile(R5_SLOT as u32) };
+    FORWARDED.fetch_add(1, Ordering::Relaxed);
     let mut polls = 0u32;
     forward(&slots.0[R5_SLOT], write, size.bytes() as u32, addr, value, kick, || {
         polls += 1;

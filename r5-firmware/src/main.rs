@@ -100,17 +100,26 @@ impl Rdma {
     /// The reply to an RDMA request, or `None` for other requests.
     fn request(&mut self, request: &Message) -> Option<Message> {
         let now = self.now();
+        self.scheduler.note_forwarded(u64::from(r5_firmware::forward::forwarded_count()));
         self.scheduler.handle_request(request, &QueueArea, &mut self.pldma, now)
     }
 
-    /// Takes the engine's events, then lets the scheduler work.
+    /// Takes the engine's events, then lets the scheduler work. A round that had work is timed
+    /// (`RDMA_STATS` page 3): the R5's cost per block, without its idle polling.
     fn run(&mut self) {
+        let start = pmu::cycles();
         let now = self.now();
+        let mut events = false;
         while let Some(event) = self.pldma.next_event() {
+            events = true;
             self.scheduler.on_event(&event, &mut self.pldma, now);
         }
+        let before = self.scheduler.work_signature();
         self.scheduler.poll(&mut self.pldma, now);
         self.pldma.flush();
+        if events || self.scheduler.work_signature() != before {
+            self.scheduler.note_busy_round(u64::from(pmu::cycles().wrapping_sub(start)));
+        }
     }
 }
 

@@ -40,6 +40,8 @@ mod heap;
 #[cfg(target_arch = "aarch64")]
 mod platform;
 #[cfg(target_arch = "aarch64")]
+mod rdma;
+#[cfg(target_arch = "aarch64")]
 mod rpu;
 #[cfg(target_arch = "aarch64")]
 mod rpu_rdma;

@@ -1,6 +1,6 @@
 //! The suites, in the order they run, and the runner that the image calls.
 
-use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, platform, rpu, rpu_rdma, smp, timer};
+use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, platform, rdma, rpu, rpu_rdma, smp, timer};
 
 use crate::testkit::{self, Reporter, Test, TestResult};
 use a53_kernel::kernel::{Stop, boot_args};
@@ -14,13 +14,14 @@ pub const TESTS: &[&[Test]] = &[
     heap::TESTS,
     rpu::TESTS,
     rpu_rdma::TESTS,
+    rdma::TESTS,
     platform::TESTS,
     gsas::TESTS,
 ];
 
 /// The tests every node of a cluster runs together (boot argument `cluster`), before the
 /// single-node ones.
-pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS];
+pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS];
 
 struct ConsoleReporter;
 

@@ -163,3 +163,20 @@ pub fn switch_user_table(ttbr0: Option<u64>) {
     }
     barrier::isb(barrier::SY);
 }
+
+/// Cleans the data cache lines of `[start, start + len)` to the point of coherency, so that a
+/// walker that does not snoop the A53s' caches (the SMMU on the ZynqMP: IDR0.CTTW = 0) reads
+/// what the kernel wrote.
+pub fn clean_to_poc(start: *const u8, len: usize) {
+    // CTR_EL0.DminLine would give the line size; 64 bytes is the A53's and the smallest a
+    // ZynqMP core has, so stepping by it never skips a line.
+    const LINE: usize = 64;
+    let begin = start as usize & !(LINE - 1);
+    let end = start as usize + len;
+    for line in (begin..end).step_by(LINE) {
+        // SAFETY: cache maintenance by VA on memory the kernel maps; no data changes.
+        unsafe { asm!("dc cvac, {}", in(reg) line, options(nostack)) };
+    }
+    // SAFETY: a barrier only.
+    unsafe { asm!("dsb sy", options(nostack)) };
+}

@@ -254,7 +254,16 @@ struct Spawn;
 
 impl Spawner for Spawn {
     fn spawn(&mut self, request: &SpawnRequest<'_>) -> Result<NonZeroU64, SpawnError> {
-        match table::spawn(request.image, Some(request.argument), Reap::Auto) {
+        // A remote spawn keeps the parent's PD (its job), read from the parent's PID, which the
+        // packetizer stamped: the parent cannot name another PD.
+        // A spawn the kernel asked for (domain 0) starts a new job.
+        let pd = match request.parent.domain() {
+            proto::gsas::KERNEL_DOMAIN => table::PdRequest::Any,
+            domain => table::PdRequest::Inherit(proto::rdma::domain::pd_of_domain(domain)),
+        };
+        let launch =
+            table::Launch { reap: Reap::Auto, pd, ..table::Launch::new(request.image, Some(request.argument)) };
+        match table::launch(&launch) {
             Ok(handle) => NonZeroU64::new(handle).ok_or(SpawnError::NoResources),
             Err(table::SpawnError::UnknownImage) => Err(SpawnError::UnknownImage),
             Err(_) => Err(SpawnError::NoResources),

@@ -35,32 +35,39 @@ pub trait FrameSource {
 /// Frames kept for page tables: enough for every process on a node to map a page at once.
 pub const TABLE_RESERVE: usize = 2 * crate::process::MAX_DOMAINS + 8;
 
-/// `aarch64-paging`'s view of the frame source: tables are frames too.
-pub struct FrameTables<F: FrameSource>(pub F);
+/// `aarch64-paging`'s view of the frame source: tables are frames too. It remembers which
+/// frames hold tables, because an SMMU whose walks do not snoop the CPU caches (IDR0.CTTW = 0
+/// on the ZynqMP) only sees them once the kernel has cleaned them (`docs/hw/smmu.md`).
+pub struct FrameTables<F: FrameSource> {
+    source: F,
+    tables: Vec<u64>,
+}
 
 impl<F: FrameSource> Translation<A> for FrameTables<F> {
     fn allocate_table(&mut self) -> (NonNull<PageTable<A>>, PhysicalAddress) {
         // The reserve guarantees this (see `FrameSource`): data allocations fail before it is
         // touched, and one page mapping needs at most two new tables.
-        let pa = self.0.alloc_table().expect("the page-table reserve is exhausted");
-        let va = NonNull::new(self.0.virt(pa) as *mut PageTable<A>).expect("frames are mapped");
+        let pa = self.source.alloc_table().expect("the page-table reserve is exhausted");
+        let va = NonNull::new(self.source.virt(pa) as *mut PageTable<A>).expect("frames are mapped");
+        self.tables.push(pa);
         (va, PhysicalAddress(pa as usize))
     }
 
     unsafe fn deallocate_table(&mut self, page_table: NonNull<PageTable<A>>) {
         let pa = self.virt_to_phys(page_table.as_ptr() as *mut u8);
-        self.0.free(pa);
+        self.tables.retain(|&t| t != pa);
+        self.source.free(pa);
     }
 
     fn physical_to_virtual(&self, pa: PhysicalAddress) -> NonNull<PageTable<A>> {
-        NonNull::new(self.0.virt(pa.0 as u64) as *mut PageTable<A>).expect("frames are mapped")
+        NonNull::new(self.source.virt(pa.0 as u64) as *mut PageTable<A>).expect("frames are mapped")
     }
 }
 
 impl<F: FrameSource> FrameTables<F> {
     fn virt_to_phys(&self, va: *mut u8) -> u64 {
         // The kernel's frame view is a fixed offset from physical addresses.
-        let base = self.0.virt(0) as u64;
+        let base = self.source.virt(0) as u64;
         va as u64 - base
     }
 }
@@ -109,12 +116,13 @@ fn flags(p: Permissions) -> A {
 mod boot_attrs {
     use aarch64_paging::descriptor::El1Attributes as A;
     pub const NORMAL: A = A::ATTRIBUTE_INDEX_1;
+    pub const NORMAL_NC: A = A::ATTRIBUTE_INDEX_2;
 }
 
 impl<F: FrameSource> AddressSpace<F> {
     pub fn new(asid: u16, frames: F) -> Self {
-        let mapping =
-            Mapping::with_asid_and_va_range(FrameTables(frames), usize::from(asid), 1, El1And0, VaRange::Lower);
+        let tables = FrameTables { source: frames, tables: Vec::new() };
+        let mapping = Mapping::with_asid_and_va_range(tables, usize::from(asid), 1, El1And0, VaRange::Lower);
         Self { mapping, asid, pages: Vec::new() }
     }
 
@@ -133,7 +141,14 @@ impl<F: FrameSource> AddressSpace<F> {
 
     /// The frame source (owned by the mapping, which allocates its tables from it).
     fn frames(&self) -> &F {
-        &self.mapping.translation().0
+        &self.mapping.translation().source
+    }
+
+    /// The kernel's pointers to every page of this space's tables (the root included), for
+    /// cleaning them to the point of coherency before a non-snooping walker uses them.
+    pub fn table_pages(&self) -> impl Iterator<Item = *const u8> + '_ {
+        let tables = self.mapping.translation();
+        tables.tables.iter().map(|&pa| tables.source.virt(pa) as *const u8)
     }
 
     /// Maps one zeroed page at `va` and returns its frame.
@@ -164,6 +179,29 @@ impl<F: FrameSource> AddressSpace<F> {
         }
         let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | A::ATTRIBUTE_INDEX_0;
         let region = MemoryRegion::new(va as usize, (va + PAGE_SIZE) as usize);
+        self.mapping.map_range(&region, PhysicalAddress(pa as usize), f, Constraints::NO_BLOCK_MAPPINGS)?;
+        Ok(())
+    }
+
+    /// Maps `pages` pages of memory the space does not own (a queue set the kernel hands out)
+    /// at `va`, from `pa`: read/write for the process, never executable, normal non-cacheable,
+    /// because the other side of that memory (the R5) does not snoop the A53s' caches. They are
+    /// not freed with the space.
+    pub fn map_uncached(&mut self, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
+        let end = pages.checked_mul(PAGE_SIZE).and_then(|len| va.checked_add(len)).ok_or(SpaceError::BadAddress(va))?;
+        let taken = (va..end).step_by(PAGE_SIZE as usize).any(|p| self.page(p).is_some());
+        if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) || end > layout::USER_END || taken {
+            return Err(SpaceError::BadAddress(va));
+        }
+        let f = A::VALID
+            | A::ACCESSED
+            | A::OUTER_SHAREABLE
+            | A::NON_GLOBAL
+            | A::USER
+            | A::PXN
+            | A::UXN
+            | boot_attrs::NORMAL_NC;
+        let region = MemoryRegion::new(va as usize, end as usize);
         self.mapping.map_range(&region, PhysicalAddress(pa as usize), f, Constraints::NO_BLOCK_MAPPINGS)?;
         Ok(())
     }
@@ -372,6 +410,35 @@ mod tests {
         assert_eq!(&back[..2], b"ef", "nothing was written, not even the writable half");
         assert!(space.copy_to_user(u64::MAX - 2, b"abcd").is_err());
         assert!(space.copy_to_user(0, b"a").is_err());
+    }
+
+    #[test]
+    fn uncached_pages_are_mapped_for_the_process_but_not_owned_and_tables_are_listed() {
+        let arena = Arena::new(16);
+        let mut space = AddressSpace::new(1, &arena);
+        assert_eq!(space.table_pages().count(), 1, "the root table");
+        space.map_uncached(layout::RDMA_QUEUE_SET, 0x8000, 2).unwrap();
+        assert_eq!(space.table_pages().count(), 3, "root, level 2, level 3");
+        assert!(space.page(layout::RDMA_QUEUE_SET).is_none(), "not the space's pages: never freed with it");
+        assert!(space.read(layout::RDMA_QUEUE_SET, &mut [0; 4]).is_err(), "system calls do not read it");
+        let bad = |va, pa, pages| space_error(&arena, va, pa, pages);
+        assert_eq!(bad(layout::RDMA_QUEUE_SET + 8, 0x8000, 1), Err(SpaceError::BadAddress(layout::RDMA_QUEUE_SET + 8)));
+        assert_eq!(bad(layout::RDMA_QUEUE_SET, 0x8008, 1), Err(SpaceError::BadAddress(layout::RDMA_QUEUE_SET)));
+        assert_eq!(bad(layout::USER_END - PAGE_SIZE, 0, 2), Err(SpaceError::BadAddress(layout::USER_END - PAGE_SIZE)));
+        assert_eq!(bad(u64::MAX & !0xfff, 0, 2), Err(SpaceError::BadAddress(u64::MAX & !0xfff)));
+        let rw = Permissions { read: true, write: true, execute: false };
+        space.map_page(layout::IMAGE_BASE, rw).unwrap();
+        assert_eq!(
+            space.map_uncached(layout::IMAGE_BASE, 0x8000, 1),
+            Err(SpaceError::BadAddress(layout::IMAGE_BASE)),
+            "over a page of the space"
+        );
+        drop(space);
+        assert_eq!(arena.used(), 0, "the tables went back, the uncached frames were never taken");
+    }
+
+    fn space_error(arena: &Arena, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
+        AddressSpace::new(2, arena).map_uncached(va, pa, pages)
     }
 
     #[test]

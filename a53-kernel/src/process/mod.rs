@@ -5,6 +5,7 @@ pub mod elf;
 #[cfg(target_arch = "aarch64")]
 pub mod images;
 pub mod launch;
+pub mod pds;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;
 pub mod state;

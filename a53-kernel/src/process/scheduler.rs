@@ -123,6 +123,8 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     let core = cpu::core_id();
     let Some(slot) = current() else { return };
     let event = event.or_preempt(|| NEED_RESCHED[core].swap(false, Ordering::AcqRel));
+    // An ended process's RDMA resources, taken down once the table is released.
+    let mut down = None;
     {
         let mut table = TABLE.lock();
         // Woken on its way to blocking: its call runs again (the frame is rewound to it).
@@ -148,7 +150,7 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
             }
             Event::Exit(exit) => {
                 switch_user_table(None);
-                table.exit(slot, exit);
+                down = table.exit(slot, exit);
             }
         }
         CURRENT[core].store(NONE, Ordering::Release);
@@ -161,9 +163,15 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
             CURRENT[core].store(next, Ordering::Release);
             SLICE[core].store(0, Ordering::Relaxed);
             drop(table);
+            if let Some(t) = down {
+                super::table::take_down(t);
+            }
             switch_user_table(Some(ttbr0));
             return;
         }
+    }
+    if let Some(t) = down {
+        super::table::take_down(t);
     }
     idle()
 }

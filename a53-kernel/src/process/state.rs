@@ -1,8 +1,10 @@
 //! The states of a process and the decisions the scheduler takes on them: plain logic, tested
 //! on the host. `table` and `scheduler` apply them to the process table and the cores.
 
+use hal::pldma::{PDS, Pd};
+use proto::rdma::domain::domain_of;
 use proto::syscall::Error;
-use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
+use proto::syscall::layout::{MIF_PAGE, PD_PAGE, PIF_PAGE};
 
 /// What a process is waiting for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +16,8 @@ pub enum Wait {
     /// A notification.
     Mailbox,
     Sleep,
+    /// An entry in its RDMA completion queue (the PLDMA's completion interrupt).
+    Cq,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,7 +95,7 @@ impl Event {
 /// What a deadline that passed ends a wait with, in x0: a timed-out error, or 0 for a sleep.
 pub fn timeout_result(wait: Wait) -> i64 {
     match wait {
-        Wait::Mif { .. } | Wait::Mailbox => Error::TimedOut as i64,
+        Wait::Mif { .. } | Wait::Mailbox | Wait::Cq => Error::TimedOut as i64,
         Wait::Sleep => 0,
     }
 }
@@ -111,40 +115,95 @@ pub fn resume_past_call(wait: Wait) -> u64 {
     if wait == Wait::Sleep { 0 } else { 4 }
 }
 
-/// The physical address behind user address `va` if it is in the interface pages of the
-/// process holding interface pair `index` (PIF or MIF page), which the platform serves.
-pub fn interface_page(index: u8, va: u64) -> Option<u64> {
+/// The physical address behind user address `va` if it is in the device pages the platform
+/// serves for a process: the PIF and MIF pages of interface pair `index`, and PLDMA PD page
+/// `pd` when the process holds its PD's RDMA resources.
+pub fn interface_page(index: u8, pd: Option<Pd>, va: u64) -> Option<u64> {
     let page = va & !0xfff;
     let base = if page == PIF_PAGE {
-        board::pl::PACKETIZER_BASE
+        board::pl::PACKETIZER_BASE + u64::from(index) * 0x1000
     } else if page == MIF_PAGE {
-        board::pl::VMBOX_BASE
+        board::pl::VMBOX_BASE + u64::from(index) * 0x1000
+    } else if page == PD_PAGE {
+        pd_page(pd?)
     } else {
         return None;
     };
-    Some(base + u64::from(index) * 0x1000 + (va & 0xfff))
+    Some(base + (va & 0xfff))
 }
 
-/// Process domain numbers: 1..=u16::MAX in order, never reused within a boot (0 is the
-/// kernel's), so that pages an exited process owns can never be claimed by a newer one.
+/// The physical address of PLDMA PD page `pd`.
+pub fn pd_page(pd: Pd) -> u64 {
+    board::pl::PLDMA_BASE + hal::pldma::regs::PD_PAGES_OFFSET + u64::from(pd.raw()) * hal::pldma::regs::PAGE
+}
+
+/// Process domain numbers: per PD, serials 1, 2, ... in order, never reused within a boot (0 is
+/// the kernel's), so that pages an exited process owns can never be claimed by a newer one. The
+/// PD is in the number's low bits (`proto::rdma::domain`).
 #[derive(Debug)]
 pub struct Domains {
-    next: u32,
+    next: [u16; PDS],
 }
 
 impl Domains {
     pub const fn new() -> Self {
-        Self { next: 1 }
+        Self { next: [1; PDS] }
     }
 
-    /// The number the next process gets, if any is left.
-    pub fn next(&self) -> Option<u16> {
-        u16::try_from(self.next).ok()
+    /// The number the next process of `pd` gets, if any is left.
+    pub fn next(&self, pd: Pd) -> Option<u16> {
+        domain_of(pd, self.next[pd.index()])
     }
 
     /// Hands out [`next`](Self::next) (once the process really exists).
-    pub fn take(&mut self) {
-        self.next += 1;
+    pub fn take(&mut self, pd: Pd) {
+        self.next[pd.index()] = self.next[pd.index()].saturating_add(1);
+    }
+}
+
+/// What a process has of its PD's RDMA resources on this node (context bank, queue set, PD
+/// page). Only the process that holds its PD here (`rdma::pds`) has any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rdma {
+    /// None: the process does not hold its PD here, or the node has no RDMA.
+    None,
+    /// Being set up (SMMU bank, engine, R5) outside the process table's lock; the process
+    /// does not run yet.
+    Starting,
+    /// Set up: the process may use its queues.
+    Active,
+    /// Being taken down after the process ended; its memory stays until this is done,
+    /// because the engine may still be using it.
+    Draining,
+}
+
+impl Rdma {
+    /// The process ended: whether its resources are to be taken down now (by whoever ended
+    /// it). A start still in progress is left to its starter ([`Rdma::started`]).
+    pub fn exit(&mut self) -> bool {
+        match self {
+            Rdma::Active => {
+                *self = Rdma::Draining;
+                true
+            }
+            Rdma::None | Rdma::Starting | Rdma::Draining => false,
+        }
+    }
+
+    /// The set-up finished (`ok`: it worked). Returns whether the resources are to be taken
+    /// down at once: the process ended while they were being set up.
+    pub fn started(&mut self, ok: bool, exited: bool) -> bool {
+        *self = match (ok, exited) {
+            (false, _) => Rdma::None,
+            (true, false) => Rdma::Active,
+            (true, true) => Rdma::Draining,
+        };
+        *self == Rdma::Draining
+    }
+
+    /// Whether the process's slot and memory may go: nothing of the engine uses them.
+    pub fn is_settled(self) -> bool {
+        matches!(self, Rdma::None | Rdma::Active)
     }
 }
 
@@ -218,29 +277,62 @@ mod tests {
         assert_eq!(timeout_result(Wait::Sleep), 0);
         assert_eq!(timeout_result(Wait::Mailbox), Error::TimedOut as i64);
         assert_eq!(timeout_result(Wait::Mif { words: 1 }), Error::TimedOut as i64);
+        assert_eq!(timeout_result(Wait::Cq), Error::TimedOut as i64);
         assert_eq!(resume_past_call(Wait::Sleep), 0);
         assert_eq!(resume_past_call(Wait::Mailbox), 4);
     }
 
     #[test]
-    fn interface_pages_translate_to_the_pair_the_process_holds() {
-        assert_eq!(interface_page(3, PIF_PAGE + 0x30), Some(board::pl::PACKETIZER_BASE + 0x3030));
-        assert_eq!(interface_page(3, MIF_PAGE + 0x10), Some(board::pl::VMBOX_BASE + 0x3010));
-        assert_eq!(interface_page(3, MIF_PAGE + 0x1000), None);
-        assert_eq!(interface_page(3, PIF_PAGE - 1), None);
-        assert_eq!(interface_page(0, 0), None);
+    fn interface_pages_translate_to_the_pair_and_the_pd_page_the_process_holds() {
+        let pd = Pd::new(5);
+        assert_eq!(interface_page(3, pd, PIF_PAGE + 0x30), Some(board::pl::PACKETIZER_BASE + 0x3030));
+        assert_eq!(interface_page(3, pd, MIF_PAGE + 0x10), Some(board::pl::VMBOX_BASE + 0x3010));
+        assert_eq!(interface_page(3, pd, PD_PAGE + 0x8), Some(board::pl::PLDMA_BASE + 0x1_5008));
+        assert_eq!(interface_page(3, None, PD_PAGE + 0x8), None, "no PD held: a real fault");
+        assert_eq!(interface_page(3, pd, PD_PAGE + 0x1000), None, "the next PD's page is not the process's");
+        assert_eq!(interface_page(3, pd, MIF_PAGE + 0x1000), None);
+        assert_eq!(interface_page(3, pd, PIF_PAGE - 1), None);
+        assert_eq!(interface_page(0, pd, 0), None);
+        assert_eq!(interface_page(0, pd, board::pl::PLDMA_BASE), None, "the control page's address means nothing");
     }
 
     #[test]
-    fn domain_numbers_are_never_reused_and_run_out() {
+    fn domain_numbers_carry_their_pd_are_never_reused_and_run_out() {
+        let (p3, p4) = (Pd::new(3).unwrap(), Pd::new(4).unwrap());
         let mut d = Domains::new();
-        assert_eq!(d.next(), Some(1));
-        assert_eq!(d.next(), Some(1), "asking does not hand out");
-        d.take();
-        assert_eq!(d.next(), Some(2));
-        let mut d = Domains { next: u32::from(u16::MAX) };
-        assert_eq!(d.next(), Some(u16::MAX));
-        d.take();
-        assert_eq!(d.next(), None);
+        assert_eq!(d.next(p3), Some(0x13));
+        assert_eq!(d.next(p3), Some(0x13), "asking does not hand out");
+        d.take(p3);
+        assert_eq!(d.next(p3), Some(0x23));
+        assert_eq!(d.next(p4), Some(0x14), "each PD counts on its own");
+        let mut d = Domains::new();
+        d.next[3] = proto::rdma::domain::SERIALS_PER_PD;
+        assert_eq!(d.next(p3), Some(0xfff3));
+        d.take(p3);
+        assert_eq!(d.next(p3), None);
+        d.take(p3);
+        assert_eq!(d.next(p3), None, "stays exhausted");
+    }
+
+    #[test]
+    fn rdma_resources_are_taken_down_once_and_never_while_they_start() {
+        let mut r = Rdma::Starting;
+        assert!(!r.exit(), "the starter takes them down");
+        assert_eq!(r, Rdma::Starting);
+        assert!(!r.is_settled());
+        assert!(r.started(true, true), "ended while starting: down at once");
+        assert_eq!(r, Rdma::Draining);
+        assert!(!r.exit(), "not twice");
+        let mut r = Rdma::Starting;
+        assert!(!r.started(false, true));
+        assert_eq!(r, Rdma::None);
+        assert!(r.is_settled());
+        let mut r = Rdma::Starting;
+        assert!(!r.started(true, false));
+        assert_eq!(r, Rdma::Active);
+        assert!(r.exit());
+        assert_eq!(r, Rdma::Draining);
+        let mut r = Rdma::None;
+        assert!(!r.exit());
     }
 }

@@ -10,6 +10,7 @@ use crate::gsas_node;
 use boot::a53::ExceptionFrame;
 use hal::vmbox::driver::MifIrq;
 use proto::gsas::MailboxOpcode;
+use proto::syscall::layout::{PD_PAGE, RDMA_QUEUE_SET};
 use proto::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
 
 fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
@@ -77,6 +78,14 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
                 None => Event::Continue,
             }
         }
+        nr::RDMA_QUEUES => {
+            let pd = TABLE.lock().slots[slot].as_ref().and_then(|p| p.rdma_pd());
+            match pd {
+                Some(pd) => ok(frame, &[RDMA_QUEUE_SET, PD_PAGE, u64::from(pd.raw())]),
+                None => err(frame, Error::NoPd),
+            }
+        }
+        nr::RDMA_WAIT => rdma_wait(frame, slot, args[0]),
         _ => err(frame, Error::NoSuchCall),
     }
 }
@@ -146,6 +155,22 @@ fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64
     };
     frame.x[5] = deadline.unwrap_or(0);
     block_and_retry(frame, Wait::Mif { words: words as u32 }, deadline)
+}
+
+/// Arms the process's CQ and sleeps until it holds an entry (the PLDMA's CQ interrupt wakes it;
+/// the call then runs again and looks).
+fn rdma_wait(frame: &mut ExceptionFrame, slot: usize, timeout_us: u64) -> Event {
+    let pd = TABLE.lock().slots[slot].as_ref().and_then(|p| p.rdma_pd());
+    let Some(pd) = pd else { return err(frame, Error::NoPd) };
+    if crate::rdma_node::arm_and_peek(pd) {
+        return ok(frame, &[0]);
+    }
+    let deadline = match frame.x[5] {
+        0 => deadline_after_us(timeout_us),
+        d => Some(d),
+    };
+    frame.x[5] = deadline.unwrap_or(0);
+    block_and_retry(frame, Wait::Cq, deadline)
 }
 
 fn domain_of(slot: usize) -> Option<u16> {

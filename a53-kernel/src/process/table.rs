@@ -1,29 +1,38 @@
-//! The process table: every process of this node, the run queue, and the interfaces held.
+//! The process table: every process of this node, the run queue, the interfaces and the
+//! protection domains held.
 //!
-//! A process is a protection domain: its own address space (ASID = its slot + 1, at most
-//! [`MAX_DOMAINS`] at once), one thread, and one packetizer/mailbox interface pair whose PID
-//! names the domain. Domain numbers are never reused within a boot, so a shared page owned by
-//! an exited process can never be claimed by a newer one.
+//! A process has its own address space (ASID = its slot + 1, at most [`MAX_DOMAINS`] at once),
+//! one thread, one packetizer/mailbox interface pair whose PID names its GSAS domain, and a
+//! protection domain (PD), the job it belongs to (`pds`). Domain numbers are never reused within
+//! a boot, so a shared page owned by an exited process can never be claimed by a newer one.
+//!
+//! The process that holds its PD on this node also gets the PD's RDMA resources (`rdma_node`):
+//! they are set up after the table's lock is released (the SMMU and the R5 take a while) and
+//! before the process first runs, and taken down after it ends and before its memory goes.
 
 use super::MAX_DOMAINS;
 use super::elf::{self, ElfError};
+use super::pds::{PdChoice, PdError, PdTable};
 use crate::Board;
 use crate::arch::mmu::tlbi_asid;
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError};
+use crate::rdma_node::{self, Setup, Teardown};
 use crate::sync::IrqMutex;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
 use hal::packetizer::driver::Tif;
+use hal::pldma::Pd;
 use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
 use proto::syscall::ARGS_MAX;
-use proto::syscall::layout::{MIF_PAGE, PIF_PAGE};
+use proto::syscall::layout::{MIF_PAGE, PD_PAGE, PIF_PAGE, RDMA_QUEUE_SET};
 
+pub use super::pds::PdRequest;
 use super::state::Domains;
-pub use super::state::{Exit, Reap, State, Wait};
+pub use super::state::{Exit, Rdma, Reap, State, Wait};
 
 pub struct Process {
     pub domain: u16,
@@ -36,6 +45,11 @@ pub struct Process {
     /// The process's arguments as strings, each followed by a zero byte (`ARGS`).
     pub args: heapless::Vec<u8, ARGS_MAX>,
     pub grant: Grant,
+    /// The protection domain (job) it belongs to; its domain number carries it.
+    pub pd: Pd,
+    /// Whether it holds its PD on this node (`pds`).
+    pub holds_pd: bool,
+    pub rdma: Rdma,
 }
 
 impl Process {
@@ -43,9 +57,35 @@ impl Process {
         self.space.asid()
     }
 
-    /// The physical page behind a user page the platform serves (PIF/MIF), if `va` is in one.
+    /// The physical page behind a user page the platform serves (PIF/MIF, and the PD page of a
+    /// process with RDMA resources), if `va` is in one.
     pub fn interface_page(&self, va: u64) -> Option<u64> {
-        super::state::interface_page(self.grant.index, va)
+        let pd = (self.rdma == Rdma::Active).then_some(self.pd);
+        super::state::interface_page(self.grant.index, pd, va)
+    }
+
+    /// Its PD, if it may use its RDMA queues now.
+    pub fn rdma_pd(&self) -> Option<Pd> {
+        (self.rdma == Rdma::Active).then_some(self.pd)
+    }
+}
+
+/// What to start: the program, its arguments, who collects its exit, and its PD.
+#[derive(Clone, Copy, Debug)]
+pub struct Launch<'a> {
+    pub name: &'a str,
+    /// The thread argument (`None`: the process reads `EMPTY_THREAD_ARGUMENT`).
+    pub argument: Option<u64>,
+    /// String arguments, each followed by a zero byte.
+    pub args: &'a [u8],
+    pub reap: Reap,
+    pub pd: PdRequest,
+}
+
+impl<'a> Launch<'a> {
+    /// `name` with a thread argument, no string arguments, collected by the spawner, any PD.
+    pub fn new(name: &'a str, argument: Option<u64>) -> Self {
+        Self { name, argument, args: &[], reap: Reap::Wait, pd: PdRequest::Any }
     }
 }
 
@@ -64,6 +104,19 @@ pub enum SpawnError {
     DomainsExhausted,
     /// The arguments take more than `proto::syscall::ARGS_MAX` bytes.
     ArgumentsTooLong,
+    /// The protection domain asked for is held by another process of this node.
+    PdTaken(Pd),
+    /// Every protection domain has a process on this node.
+    NoPd,
+}
+
+/// A spawn that the table has accepted: the process exists but has not run yet.
+#[derive(Debug)]
+pub struct Spawned {
+    pub handle: Handle,
+    pub slot: usize,
+    /// Its RDMA resources, to set up before it runs.
+    pub rdma: Option<Setup>,
 }
 
 pub struct Table {
@@ -74,6 +127,7 @@ pub struct Table {
     /// The packetizer's trusted interface, from `gsas_node::init`: the table grants and revokes
     /// the interfaces of the processes it holds.
     tif: Option<Tif>,
+    pds: PdTable,
 }
 
 /// Taken from interrupt handlers too (wake-ups): IRQs are masked while it is held. Lock order:
@@ -84,6 +138,7 @@ pub static TABLE: IrqMutex<Table> = IrqMutex::new(Table {
     domains: Domains::new(),
     interfaces: None,
     tif: None,
+    pds: PdTable::new(),
 });
 
 impl Table {
@@ -104,15 +159,19 @@ impl Table {
             .find_map(|(i, p)| p.as_deref().filter(|p| u64::from(p.domain) == handle).map(|p| (i, p)))
     }
 
-    /// Loads `name` and makes it runnable; it reads `argument` as its thread argument and
-    /// `args` (zero-terminated strings) as its arguments.
-    pub fn spawn(&mut self, name: &str, argument: Option<u64>, args: &[u8], reap: Reap) -> Result<Handle, SpawnError> {
-        let args = heapless::Vec::from_slice(args).map_err(|_| SpawnError::ArgumentsTooLong)?;
+    /// Loads the program and makes the process; it runs once [`Table::started`] says so (at
+    /// once when it has no RDMA resources to set up).
+    pub fn spawn(&mut self, launch: &Launch<'_>) -> Result<Spawned, SpawnError> {
+        let args = heapless::Vec::from_slice(launch.args).map_err(|_| SpawnError::ArgumentsTooLong)?;
         let (image_name, elf_bytes) =
-            super::images::IMAGES.iter().find(|(n, _)| *n == name).ok_or(SpawnError::UnknownImage)?;
+            super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let domain = self.domains.next().ok_or(SpawnError::DomainsExhausted)?;
+        let PdChoice { pd, holds } = self.pds.choose(launch.pd, |pd| self.has_member(pd)).map_err(|e| match e {
+            PdError::Taken(pd) => SpawnError::PdTaken(pd),
+            PdError::NoneFree => SpawnError::NoPd,
+        })?;
+        let domain = self.domains.next(pd).ok_or(SpawnError::DomainsExhausted)?;
         if self.tif.is_none() {
             return Err(SpawnError::NoInterface);
         }
@@ -122,6 +181,12 @@ impl Table {
         let mut space = AddressSpace::new(asid, KernelFrames);
         let entry = space.load(&program).map_err(SpawnError::Memory)?;
         let stack_top = space.map_stack().map_err(SpawnError::Memory)?;
+        let with_rdma = holds && rdma_node::available();
+        if with_rdma {
+            map_rdma_pages(&mut space, pd).map_err(SpawnError::Memory)?;
+            // The SMMU walks these tables without snooping the A53s' caches.
+            rdma_node::publish_tables(&space);
+        }
         let key = ThreadKey { domain, thread: 0 };
         let grant = self.interfaces().acquire(key).map_err(|_| SpawnError::NoInterface)?;
         if Board::FORWARDING.is_none() {
@@ -146,43 +211,133 @@ impl Table {
             sp_el0: stack_top,
             ..ExceptionFrame::default()
         };
-        self.domains.take();
+        self.domains.take(pd);
+        if holds {
+            self.pds.hold(pd, slot);
+        }
+        let rdma = with_rdma.then(|| Setup { pd, ttbr0: space.ttbr0(), queue_pa: rdma_node::queue_set_pa(pd) });
         self.slots[slot] = Some(Box::new(Process {
             domain,
             name: image_name,
             space,
             frame,
             state: State::Runnable,
-            reap,
-            argument: argument.unwrap_or(EMPTY_THREAD_ARGUMENT),
+            reap: launch.reap,
+            argument: launch.argument.unwrap_or(EMPTY_THREAD_ARGUMENT),
             args,
             grant,
+            pd,
+            holds_pd: holds,
+            rdma: if with_rdma { Rdma::Starting } else { Rdma::None },
         }));
-        self.run_queue.push_back(slot);
-        Ok(Handle::from(domain))
+        if rdma.is_none() {
+            self.run_queue.push_back(slot);
+        }
+        Ok(Spawned { handle: Handle::from(domain), slot, rdma })
+    }
+
+    /// Whether a process of this node (alive) belongs to `pd`.
+    fn has_member(&self, pd: Pd) -> bool {
+        self.slots.iter().flatten().any(|p| p.pd == pd && !matches!(p.state, State::Exited(_)))
+    }
+
+    /// The RDMA set-up of the process in `slot` is over (`ok`: it worked): it runs now, or, if
+    /// it ended meanwhile, its resources are to be taken down (returned).
+    pub fn started(&mut self, slot: usize, ok: bool) -> Option<Teardown> {
+        let p = self.slots[slot].as_mut()?;
+        let exited = matches!(p.state, State::Exited(_));
+        let down = p.rdma.started(ok, exited);
+        let (pd, reap) = (p.pd, p.reap);
+        if !exited {
+            self.run_queue.push_back(slot);
+        }
+        if down {
+            self.pds.drain(pd);
+            return Some(Teardown { slot, pd });
+        }
+        if exited {
+            self.settle(slot, pd, reap);
+        }
+        None
+    }
+
+    /// The RDMA resources of the process in `slot` are down: its PD may be held again, and its
+    /// slot (and memory) may go.
+    pub fn torn_down(&mut self, slot: usize) {
+        let Some(p) = self.slots[slot].as_mut() else { return };
+        p.rdma = Rdma::None;
+        let (pd, reap) = (p.pd, p.reap);
+        self.pds.release(pd);
+        if reap == Reap::Auto {
+            self.slots[slot] = None;
+        }
+    }
+
+    /// An exited process without RDMA resources: its PD goes back, and an auto-reaped slot.
+    fn settle(&mut self, slot: usize, pd: Pd, reap: Reap) {
+        if self.pds.holder(pd) == Some(slot) {
+            self.pds.release(pd);
+        }
+        if reap == Reap::Auto {
+            self.slots[slot] = None;
+        }
+    }
+
+    /// The slot of the process that holds `pd` here.
+    pub fn holder_of_pd(&self, pd: Pd) -> Option<usize> {
+        self.pds.holder(pd)
+    }
+
+    /// The holders of the PDs whose bit is set in `mask`, with their slots.
+    pub fn cq_holders(&self, mask: u16) -> impl Iterator<Item = (Pd, usize)> + '_ {
+        self.pds.holders_in(mask)
+    }
+
+    /// The slots of the processes that may use their RDMA queues now.
+    pub fn rdma_slots(&self) -> impl Iterator<Item = usize> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.as_ref().is_some_and(|p| p.rdma == Rdma::Active))
+            .map(|(i, _)| i)
     }
 
     /// Ends the process in `slot`: it no longer sends, its mailbox registrations go, and the
-    /// slot is freed now (auto-reaped) or when its spawner collects it.
-    pub fn exit(&mut self, slot: usize, exit: Exit) {
-        let Some(p) = self.slots[slot].as_mut() else { return };
+    /// slot is freed now (auto-reaped) or when its spawner collects it. A process with RDMA
+    /// resources keeps its slot and memory until they are down: the caller takes them down
+    /// (returned) once it has released the table.
+    #[must_use]
+    pub fn exit(&mut self, slot: usize, exit: Exit) -> Option<Teardown> {
+        let p = self.slots[slot].as_mut()?;
+        if matches!(p.state, State::Exited(_)) {
+            return None;
+        }
         p.state = State::Exited(exit);
-        let (domain, index, reap) = (p.domain, p.grant.index, p.reap);
+        let down = p.rdma.exit();
+        let (domain, index, reap, pd, rdma) = (p.domain, p.grant.index, p.reap, p.pd, p.rdma);
         if let Some(tif) = self.tif.as_mut() {
             tif.revoke(usize::from(index));
         }
         let _ = self.interfaces().release(ThreadKey { domain, thread: 0 });
         crate::gsas_node::release_domain(domain);
         self.run_queue.retain(|&s| s != slot);
-        if reap == Reap::Auto {
-            self.slots[slot] = None;
+        if down {
+            self.pds.drain(pd);
+            return Some(Teardown { slot, pd });
         }
+        if rdma == Rdma::None {
+            self.settle(slot, pd, reap);
+        }
+        None
     }
 
-    /// The exit of a finished process, freeing its slot.
+    /// The exit of a finished process, freeing its slot (once its RDMA resources are down).
     pub fn reap(&mut self, handle: Handle) -> Option<Exit> {
         let (slot, p) = self.process(handle)?;
         let State::Exited(exit) = p.state else { return None };
+        if p.rdma != Rdma::None {
+            return None;
+        }
         self.slots[slot] = None;
         Some(exit)
     }
@@ -197,27 +352,74 @@ impl Table {
     }
 }
 
-/// Spawns `name` without string arguments (see [`Table::spawn`]) and wakes a process core.
+/// Spawns `name` without string arguments, in any PD (see [`launch`]).
 pub fn spawn(name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, SpawnError> {
-    spawn_with_args(name, argument, &[], reap)
+    launch(&Launch { reap, ..Launch::new(name, argument) })
 }
 
-/// Spawns `name` with `args` (zero-terminated strings) and wakes a process core.
+/// Spawns `name` with `args` (zero-terminated strings), in any PD (see [`launch`]).
 pub fn spawn_with_args(name: &str, argument: Option<u64>, args: &[u8], reap: Reap) -> Result<Handle, SpawnError> {
-    let handle = TABLE.lock().spawn(name, argument, args, reap)?;
+    launch(&Launch { args, reap, ..Launch::new(name, argument) })
+}
+
+/// Starts a process: loads it, sets up its RDMA resources if it holds its PD (a node without
+/// RDMA runs it without), and wakes a process core.
+pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
+    let spawned = TABLE.lock().spawn(launch)?;
+    if let Some(setup) = spawned.rdma {
+        let ok = match rdma_node::attach(&setup) {
+            Ok(()) => true,
+            Err(e) => {
+                defmt::warn!("{=str}: no RDMA for PD {=u16}: {}", launch.name, setup.pd.raw(), defmt::Debug2Format(&e));
+                false
+            }
+        };
+        let down = TABLE.lock().started(spawned.slot, ok);
+        if let Some(t) = down {
+            take_down(t);
+        }
+    }
     super::scheduler::kick();
-    Ok(handle)
+    Ok(spawned.handle)
+}
+
+/// Maps a PD holder's queue set (and, where the board maps device pages, its PD page).
+fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, pd: Pd) -> Result<(), SpaceError> {
+    space.map_uncached(
+        RDMA_QUEUE_SET,
+        rdma_node::queue_set_pa(pd),
+        proto::syscall::layout::RDMA_QUEUE_SET_BYTES / 4096,
+    )?;
+    if Board::FORWARDING.is_none() {
+        space.map_device(PD_PAGE, super::state::pd_page(pd))?;
+    }
+    Ok(())
+}
+
+/// Takes down the RDMA resources of an ended process (the table not held), then lets its slot
+/// and PD go.
+pub fn take_down(t: Teardown) {
+    rdma_node::detach(&t);
+    TABLE.lock().torn_down(t.slot);
 }
 
 /// Ends the process: at once if it is not running, otherwise at its next exception (a tick at
 /// the latest). Its exit is [`Exit::Killed`], collected with [`wait`] as any other.
 pub fn kill(handle: Handle) {
-    let mut table = TABLE.lock();
-    let Some((slot, p)) = table.process(handle) else { return };
-    match p.state {
-        State::Exited(_) => {}
-        State::Running(_) => super::scheduler::kill_running(slot),
-        State::Runnable | State::Blocked { .. } => table.exit(slot, Exit::Killed),
+    let down = {
+        let mut table = TABLE.lock();
+        let Some((slot, p)) = table.process(handle) else { return };
+        match p.state {
+            State::Exited(_) => None,
+            State::Running(_) => {
+                super::scheduler::kill_running(slot);
+                None
+            }
+            State::Runnable | State::Blocked { .. } => table.exit(slot, Exit::Killed),
+        }
+    };
+    if let Some(t) = down {
+        take_down(t);
     }
 }
 

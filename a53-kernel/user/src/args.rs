@@ -86,3 +86,67 @@ mod tests {
         assert_eq!(notify_sender::unpack(5), None);
     }
 }
+
+/// `rdma-pair`: the role in bits [3:0], a node in [19:4], a count in [35:20], a seed in [63:36].
+pub mod rdma_pair {
+    /// What the process does (`rdma-pair`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Every size from 16 B to 1 MiB, written to and read back from `node`'s peer (this
+        /// node's own buffer when `node` is this node), then the isolation checks.
+        Sweep { node: u16 },
+        /// Spawned by a Sweep on `node`: tells it where its buffer is, then waits to be released.
+        Peer { node: u16 },
+        /// Holds a pattern in its buffer and checks, when told, that nothing changed it.
+        Victim,
+        /// Writes at the victim's address here and at `node` under its own PD.
+        Attack { node: u16 },
+        /// Spawns a Worker on every other node and runs one itself: `count` transfers each.
+        Stress { count: u16, seed: u32 },
+        /// `count` random transfers to the Workers of every node; reports to `node`.
+        Worker { node: u16, count: u16, seed: u32 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        let (r, node, count, seed) = match role {
+            Role::Sweep { node } => (0, node, 0, 0),
+            Role::Peer { node } => (1, node, 0, 0),
+            Role::Victim => (2, 0, 0, 0),
+            Role::Attack { node } => (3, node, 0, 0),
+            Role::Stress { count, seed } => (4, 0, count, seed),
+            Role::Worker { node, count, seed } => (5, node, count, seed),
+        };
+        r | u64::from(node) << 4 | u64::from(count) << 20 | u64::from(seed & 0x0fff_ffff) << 36
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let node = (arg >> 4) as u16;
+        let count = (arg >> 20) as u16;
+        let seed = (arg >> 36) as u32;
+        Some(match arg & 0xf {
+            0 => Role::Sweep { node },
+            1 => Role::Peer { node },
+            2 => Role::Victim,
+            3 => Role::Attack { node },
+            4 => Role::Stress { count, seed },
+            5 => Role::Worker { node, count, seed },
+            _ => return None,
+        })
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [
+            Role::Sweep { node: 3 },
+            Role::Peer { node: 0xffff },
+            Role::Victim,
+            Role::Attack { node: 1 },
+            Role::Stress { count: 250, seed: 0x0fff_ffff },
+            Role::Worker { node: 2, count: 0xffff, seed: 7 },
+        ] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(9), None);
+    }
+}

@@ -37,6 +37,9 @@ pub enum Error {
     Unsupported,
     /// A genuine reply (or a kernel answer) that breaks the contract.
     Protocol(ProtocolError),
+    /// An RDMA transfer ended with this completion status, or the library refused it with the
+    /// status the R5 would have given (`BadRequest`) (`docs/hw/pldma.md`, "CQE status").
+    Transfer(proto::rdma::queue::CqeStatus),
 }
 
 /// Ways the other side broke the contract. The packet came from the target's service (its PID
@@ -78,6 +81,7 @@ pub mod status {
     pub const UNSUPPORTED: u64 = 0x306;
     pub const NODE_UNREACHABLE: u64 = 0x307;
     pub const PROTOCOL: u64 = 0x310;
+    pub const TRANSFER: u64 = 0x320;
 }
 
 impl Error {
@@ -97,6 +101,7 @@ impl Error {
             Error::Unsupported => status::UNSUPPORTED,
             Error::NodeUnreachable(_) => status::NODE_UNREACHABLE,
             Error::Protocol(p) => status::PROTOCOL + p.index(),
+            Error::Transfer(s) => status::TRANSFER + u64::from(s as u8),
         }
     }
 

@@ -10,6 +10,9 @@
 //! - The seed's API as free functions over the process's client: [`read64`], [`cas64`],
 //!   [`alloc_shared`], [`remote_spawn`], [`notify`], ... (`api.rs`).
 //!
+//! - [`rdma`]: user-level RDMA on ordinary virtual addresses (write/read, transfer handles,
+//!   polling); [`unim`]: the seed's `unim_dma_*` calls over it.
+//!
 //! Errors are one [`Error`] enum; every error has a distinct exit status
 //! ([`Error::exit_status`]) so a kernel test can tell from a program's status what went wrong.
 #![cfg_attr(not(test), no_std)]
@@ -29,10 +32,12 @@ pub mod fuzz;
 mod hw;
 mod link;
 mod ops;
+pub mod rdma;
 /// The tests' generator, `proto::rand`.
 pub use proto::rand;
 pub mod rt;
 pub mod sys;
+pub mod unim;
 
 pub use api::{
     alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify, read4k, read8,

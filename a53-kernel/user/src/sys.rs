@@ -133,6 +133,28 @@ pub fn mailbox_receive(opcode: Option<MailboxOpcode>, blocking: bool) -> Result<
     Ok((n, Pid::from_low_bits(sender)))
 }
 
+/// The process's RDMA resources (RDMA_QUEUES): its queue set, PD page and protection domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RdmaQueues {
+    pub queue_set: u64,
+    pub pd_page: u64,
+    pub pd: u16,
+}
+
+/// `Syscall(NoPd)` when the process holds no RDMA resources on this node.
+pub fn rdma_queues() -> Result<RdmaQueues, Error> {
+    let [queue_set, pd_page, pd] = call(nr::RDMA_QUEUES, 0, 0)?;
+    let pd = u16::try_from(pd).ok().filter(|&p| usize::from(p) < hal::pldma::PDS);
+    let pd = pd.ok_or(Error::Protocol(ProtocolError::BadInterface))?;
+    Ok(RdmaQueues { queue_set, pd_page, pd })
+}
+
+/// Arms the completion queue and sleeps until it holds an entry (RDMA_WAIT), or `Timeout` after
+/// `timeout_us` (0: none).
+pub fn rdma_wait(timeout_us: u64) -> Result<(), Error> {
+    call(nr::RDMA_WAIT, timeout_us, 0).map(drop)
+}
+
 /// Microseconds since boot.
 pub fn time_us() -> Result<u64, Error> {
     call(nr::TIME_US, 0, 0).map(|r| r[0])

@@ -135,7 +135,7 @@ impl RdmaRequest {
     }
 }
 
-/// The scheduler's counters (`RDMA_STATS`), seven per page.
+/// The scheduler's counters (`RDMA_STATS`), seven per page, [`STATS_PAGES`] pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RdmaStats {
     // Page 0: retransmissions and refused messages.
@@ -162,9 +162,17 @@ pub struct RdmaStats {
     pub notifies_lost: u64,
     pub cq_interrupts: u64,
     pub descriptors_refused: u64,
+    // Page 3: what the work costs the R5 (filled by the firmware around the scheduler).
+    /// R5 cycle-counter ticks spent in scheduler rounds that had something to do (events, WQEs,
+    /// descriptors, CQEs); under QEMU's `-icount shift=0` a tick is one instruction.
+    pub busy_cycles: u64,
+    /// Scheduler rounds that had something to do.
+    pub busy_rounds: u64,
+    /// MMIO accesses the R5 made through forwarding (QEMU; 0 on the board).
+    pub forwarded_accesses: u64,
 }
 
-pub const STATS_PAGES: u64 = 3;
+pub const STATS_PAGES: u64 = 4;
 
 impl Default for RdmaStats {
     fn default() -> Self {
@@ -195,6 +203,9 @@ impl RdmaStats {
         notifies_lost: 0,
         cq_interrupts: 0,
         descriptors_refused: 0,
+        busy_cycles: 0,
+        busy_rounds: 0,
+        forwarded_accesses: 0,
     };
 
     /// Page `page`, or `None` past the last one.
@@ -227,13 +238,14 @@ impl RdmaStats {
                 self.cq_interrupts,
                 self.descriptors_refused,
             ],
+            3 => [self.busy_cycles, self.busy_rounds, self.forwarded_accesses, 0, 0, 0, 0],
             _ => return None,
         })
     }
 
     /// The kernel's side: the counters from the three pages' replies.
     pub fn from_pages(pages: [[u64; 7]; STATS_PAGES as usize]) -> Self {
-        let [p0, p1, p2] = pages;
+        let [p0, p1, p2, p3] = pages;
         Self {
             timeout_retransmits: p0[0],
             rapf_retransmits: p0[1],
@@ -256,6 +268,9 @@ impl RdmaStats {
             notifies_lost: p2[4],
             cq_interrupts: p2[5],
             descriptors_refused: p2[6],
+            busy_cycles: p3[0],
+            busy_rounds: p3[1],
+            forwarded_accesses: p3[2],
         }
     }
 }
@@ -311,9 +326,10 @@ mod tests {
             timeout_retransmits: 1,
             read_requests_refused: 2,
             descriptors_refused: 3,
+            forwarded_accesses: 4,
             ..Default::default()
         };
-        let pages = [s.page(0).unwrap(), s.page(1).unwrap(), s.page(2).unwrap()];
+        let pages = [s.page(0).unwrap(), s.page(1).unwrap(), s.page(2).unwrap(), s.page(3).unwrap()];
         assert_eq!(RdmaStats::from_pages(pages), s);
         assert_eq!(s.page(STATS_PAGES), None);
     }

@@ -3,6 +3,7 @@
 //! of the A53/R5 ring. The engine's register block, its entry formats (descriptors, events,
 //! packets, fault entries) and its drivers are hardware, in `hal::pldma`.
 
+pub mod domain;
 pub mod ipc;
 pub mod queue;
 pub mod rings;

@@ -2,7 +2,7 @@
 //! the completion queue the R5 writes, and the wake-up handshake.
 
 use crate::ipc::Ring;
-use core::sync::atomic::AtomicU32;
+use core::sync::atomic::{AtomicU32, Ordering};
 use hal::pldma::USER_VA_LIMIT;
 
 pub const WQ_ENTRIES: usize = 64;
@@ -63,6 +63,24 @@ pub struct QueueSet {
 }
 
 const _: () = assert!(core::mem::size_of::<QueueSet>() as u64 <= QUEUE_SET_BYTES);
+
+impl QueueSet {
+    /// Asks the R5 for one completion interrupt ("Using the queues", step 4), unless one is
+    /// asked for already (`arm != notified`). The caller looks at the CQ once more afterwards: a
+    /// CQE posted before the R5 saw the new `arm` raises no interrupt.
+    pub fn arm_once(&self) {
+        let notified = self.notified.load(Ordering::Acquire);
+        if self.arm.load(Ordering::Relaxed) == notified {
+            self.arm.store(notified.wrapping_add(1), Ordering::Release);
+        }
+        crate::ipc::system_barrier();
+    }
+
+    /// Whether an interrupt is asked for and not answered yet.
+    pub fn is_armed(&self) -> bool {
+        self.arm.load(Ordering::Acquire) != self.notified.load(Ordering::Acquire)
+    }
+}
 
 pub mod op {
     pub const WRITE: u8 = 0x1;
@@ -257,6 +275,22 @@ mod tests {
     use core::mem::offset_of;
     use std::string::String;
     use std::vec::Vec;
+
+    #[test]
+    fn arming_asks_for_one_interrupt_until_the_r5_answers() {
+        // SAFETY: zero bytes are a fresh queue set (atomics and plain integers).
+        let set: std::boxed::Box<QueueSet> = std::boxed::Box::new(unsafe { core::mem::zeroed() });
+        assert!(!set.is_armed());
+        set.arm_once();
+        assert!(set.is_armed());
+        assert_eq!(set.arm.load(Ordering::Relaxed), 1);
+        set.arm_once();
+        assert_eq!(set.arm.load(Ordering::Relaxed), 1, "armed already: unchanged");
+        set.notified.store(1, Ordering::Relaxed);
+        assert!(!set.is_armed(), "answered");
+        set.arm_once();
+        assert_eq!(set.arm.load(Ordering::Relaxed), 2);
+    }
 
     fn named(rows: &[(&str, usize)]) -> Vec<(String, usize)> {
         rows.iter().map(|(n, o)| ((*n).into(), *o)).collect()

@@ -100,6 +100,31 @@ impl<'q> Scheduler<'q> {
         &self.stats
     }
 
+    /// A signature of the work done so far: it changes whenever a round took a WQE, sent or
+    /// retransmitted a block, or ended a transfer (what "a round with work" means for the
+    /// R5's cost counters).
+    pub fn work_signature(&self) -> u64 {
+        let s = &self.stats;
+        s.transfers_started
+            + s.blocks_sent
+            + s.blocks_acked
+            + s.transfers_completed
+            + s.transfers_failed
+            + s.timeout_retransmits
+            + s.read_requests_served
+    }
+
+    /// Adds one round with work that took `cycles` of the R5's cycle counter.
+    pub fn note_busy_round(&mut self, cycles: u64) {
+        self.stats.busy_cycles += cycles;
+        self.stats.busy_rounds += 1;
+    }
+
+    /// The R5's forwarded accesses so far, for `RDMA_STATS` page 3.
+    pub fn note_forwarded(&mut self, accesses: u64) {
+        self.stats.forwarded_accesses = accesses;
+    }
+
     /// A new kernel boot: every registration and transfer is forgotten (tids keep their seqs).
     pub fn reset(&mut self) {
         for pd in 0..PDS as u16 {

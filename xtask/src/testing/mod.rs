@@ -311,9 +311,10 @@ fn target_run(
         }
         None => trace_check.map(|_| dir.0.join("trace.json")),
     };
+    let link = if run.lossy { runs::LOSSY_LINKS } else { qemu_virt::LinkConfig::default() };
     let (tx, rx) = mpsc::channel();
     let cluster =
-        Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
+        Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), link, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
     let mut parsers: Vec<Parser> = (0..run.nodes).map(|_| Parser::new()).collect();
     let ends = watch(run, &cluster, &rx, &mut parsers, totals);
     drop(cluster);

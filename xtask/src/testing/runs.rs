@@ -33,6 +33,8 @@ pub struct TargetRun {
     pub r5: bool,
     /// Enter the kernel at EL2 (`virtualization=on`).
     pub virtualization: bool,
+    /// Links that lose, duplicate and reorder 1% of the datagrams each ([`LOSSY_LINKS`]).
+    pub lossy: bool,
     pub boot_args: &'static str,
     pub timeout: Duration,
     pub expect: Expect,
@@ -61,6 +63,10 @@ impl TargetRun {
     }
 }
 
+/// The links of a `lossy` run: 1% loss, 1% duplication, 1% reordering per link.
+pub const LOSSY_LINKS: qemu_virt::LinkConfig =
+    qemu_virt::LinkConfig { latency_us: 1.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 11 };
+
 pub const RUNS: &[TargetRun] = &[
     TargetRun {
         name: "ktest",
@@ -69,6 +75,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: true,
         virtualization: false,
+        lossy: false,
         boot_args: "",
         timeout: Duration::from_secs(240),
         expect: Expect::Summary,
@@ -82,6 +89,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: true,
+        lossy: false,
         boot_args: "filter=boot:: expect-el=2",
         timeout: Duration::from_secs(120),
         expect: Expect::Summary,
@@ -95,6 +103,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: Some("runner::trace_file_holds_accesses_interrupts_and_packets_of_every_node"),
         r5: true,
         virtualization: false,
+        lossy: false,
         boot_args: "cluster filter=platform::",
         timeout: Duration::from_secs(240),
         expect: Expect::Summary,
@@ -107,6 +116,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: false,
+        lossy: false,
         boot_args: "cluster cluster-only",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
@@ -124,6 +134,7 @@ pub const RUNS: &[TargetRun] = &[
         }),
         r5: false,
         virtualization: false,
+        lossy: false,
         boot_args: "cluster cluster-filter=every_node filter=heap::",
         timeout: Duration::from_secs(300),
         expect: Expect::Summary,
@@ -142,8 +153,23 @@ pub const RUNS: &[TargetRun] = &[
         }),
         r5: false,
         virtualization: false,
+        lossy: false,
         boot_args: "cluster cluster-only cluster-filter=fad_mesh victim=2",
         timeout: Duration::from_secs(300),
+        expect: Expect::Summary,
+    },
+    // User-level RDMA on a QFDB's worth of nodes over bad links: random transfers from a process
+    // on every node, and a PD that reaches no other's memory.
+    TargetRun {
+        name: "cluster-4-rdma",
+        nodes: 4,
+        kill: None,
+        trace_check: None,
+        r5: true,
+        virtualization: false,
+        lossy: true,
+        boot_args: "cluster cluster-only cluster-filter=rdma_random cluster-filter=rdma_another",
+        timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },
     TargetRun {
@@ -153,6 +179,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: false,
+        lossy: false,
         boot_args: "crash=panic",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {
@@ -171,6 +198,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: false,
+        lossy: false,
         boot_args: "crash=fault",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {
@@ -192,6 +220,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: true,
         virtualization: false,
+        lossy: false,
         boot_args: "crash=r5-fault",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {

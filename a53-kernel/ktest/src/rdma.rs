@@ -1,0 +1,181 @@
+//! User-level RDMA through the kernel's front end (`docs/hw/pldma.md`): processes get a PD, an
+//! SMMU context bank on their own tables and a queue set; `rdma-pair` moves and checks the bytes.
+//! The node suite runs on one node; the cluster tests between nodes (node 0 drives, the others
+//! serve its remote spawns).
+
+use crate::cluster_support::{barrier, whoami};
+use crate::ensure;
+use crate::gsas::{finish, run};
+use crate::testkit::{Test, TestResult};
+use a53_kernel::arch::phys_to_virt;
+use a53_kernel::process::table::{self, Exit, Reap};
+use a53_kernel::{rdma_node, rpu};
+use board::pl::PLDMA_BASE;
+use hal::pldma::regs::FAULT_OFFSET;
+use proto::ipc::op;
+use proto::rdma::ipc::RdmaStats;
+use unimem_user::args::rdma_pair::{Role, pack};
+
+pub const TESTS: &[Test] = &[
+    Test::new("rdma", "write_and_read_every_size_16b_to_1mib_on_one_node", same_node),
+    Test::new("rdma", "another_pds_memory_is_out_of_reach_and_unchanged", other_pd_here),
+    Test::new("rdma", "el0_access_to_the_smmu_and_pldma_registers_faults", el0_registers),
+];
+
+pub const CLUSTER_TESTS: &[Test] = &[
+    Test::new("cluster", "rdma_write_and_read_every_size_between_two_nodes", two_nodes),
+    Test::new("cluster", "rdma_another_pd_on_a_remote_node_gets_no_byte", other_pd_remote),
+    Test::new("cluster", "rdma_random_transfers_from_every_node_all_arrive", stress),
+];
+
+/// Seconds an RDMA program may take.
+const SECONDS: u64 = 300;
+
+fn expect_zero(name: &str, exit: Exit) -> TestResult {
+    match exit {
+        Exit::Status(0) => Ok(()),
+        other => {
+            defmt::println!("{=str} ended with {}", name, defmt::Debug2Format(&other));
+            Err("the program failed")
+        }
+    }
+}
+
+fn stats() -> Result<RdmaStats, &'static str> {
+    let mut pages = [[0; 7]; proto::rdma::ipc::STATS_PAGES as usize];
+    for (page, out) in pages.iter_mut().enumerate() {
+        let reply = rpu::call(op::RDMA_STATS, [page as u64, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_STATS reply")?;
+        out.copy_from_slice(&reply.args);
+    }
+    Ok(RdmaStats::from_pages(pages))
+}
+
+fn report(what: &str, before: &RdmaStats) -> TestResult {
+    let s = stats()?;
+    let c = rdma_node::counters();
+    defmt::println!(
+        "{=str}: transfers {=u64} ok, {=u64} failed; blocks {=u64}; retransmits: timeout {=u64}, nack {=u64}; stale {=u64}, foreign {=u64}; kernel fault entries {=u64}, SMMU faults {=u64}, CQ wake-ups {=u64}",
+        what,
+        s.transfers_completed - before.transfers_completed,
+        s.transfers_failed - before.transfers_failed,
+        s.blocks_sent - before.blocks_sent,
+        s.timeout_retransmits - before.timeout_retransmits,
+        s.nack_retransmits - before.nack_retransmits,
+        s.stale_messages - before.stale_messages,
+        s.foreign_messages - before.foreign_messages,
+        c.fault_entries,
+        c.context_faults,
+        c.cq_wakeups
+    );
+    Ok(())
+}
+
+fn needs_rdma() -> TestResult {
+    ensure(rdma_node::available(), "this node has no RDMA (no R5 firmware, or the SMMU did not reset)")
+}
+
+fn same_node() -> TestResult {
+    needs_rdma()?;
+    let (me, _) = whoami()?;
+    let before = stats()?;
+    expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: me }))?)?;
+    report("same node", &before)
+}
+
+/// A victim of its own PD and an attacker of another on this node (and, with `remote`, at a
+/// node where the attacker's PD has no process).
+fn victim_and_attacker(remote: u16) -> TestResult {
+    let victim = table::spawn("rdma-pair", Some(pack(Role::Victim)), Reap::Wait).map_err(|_| "no victim")?;
+    let attack = run("rdma-pair", pack(Role::Attack { node: remote }));
+    let victim = finish(victim, SECONDS);
+    expect_zero("rdma-pair attack", attack?)?;
+    expect_zero("rdma-pair victim", victim?)
+}
+
+fn other_pd_here() -> TestResult {
+    needs_rdma()?;
+    let (me, _) = whoami()?;
+    victim_and_attacker(me)
+}
+
+fn el0_registers() -> TestResult {
+    let smmu = board::SMMU_BASE;
+    let control = PLDMA_BASE;
+    let fault = PLDMA_BASE + FAULT_OFFSET;
+    let addresses = [
+        phys_to_virt(smmu) as u64,
+        phys_to_virt(smmu + 0x1_0000) as u64,
+        phys_to_virt(control) as u64,
+        phys_to_virt(fault) as u64,
+        smmu,
+        control,
+        fault,
+    ];
+    for address in addresses {
+        match run("touch", address)? {
+            Exit::Fault { .. } => {}
+            _ => {
+                defmt::println!("EL0 read {=u64:#x} and lived", address);
+                return Err("a process reached a kernel-only register");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether this cluster run has RDMA; a run without the R5 firmware has none to test.
+fn cluster_has_rdma() -> bool {
+    let has = rpu::is_started();
+    if !has {
+        defmt::println!("no R5 firmware in this run: no RDMA between the nodes");
+    }
+    has
+}
+
+fn two_nodes() -> TestResult {
+    let (me, _) = whoami()?;
+    barrier(1100)?;
+    let result = if me == 0 && cluster_has_rdma() {
+        let before = stats()?;
+        expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: 1 }))?)
+            .and_then(|()| report("two nodes", &before))
+    } else {
+        Ok(())
+    };
+    barrier(1101)?;
+    result
+}
+
+fn other_pd_remote() -> TestResult {
+    let (me, n) = whoami()?;
+    barrier(1200)?;
+    let result = if me == 0 && cluster_has_rdma() { victim_and_attacker(n - 1) } else { Ok(()) };
+    barrier(1201)?;
+    result
+}
+
+/// Transfers per node in the suite: 4 nodes x 256 = 1024.
+const STRESS_TRANSFERS: u16 = 256;
+
+fn stress() -> TestResult {
+    let (me, n) = whoami()?;
+    barrier(1300)?;
+    let result = if me == 0 && cluster_has_rdma() {
+        let before = stats()?;
+        let count = arg_u64("rdma-transfers").map_or(STRESS_TRANSFERS, |c| c.div_ceil(u64::from(n)) as u16);
+        let seed = arg_u64("rdma-seed").unwrap_or(0x5eed) as u32;
+        let handle = table::spawn("rdma-pair", Some(pack(Role::Stress { count, seed })), Reap::Wait)
+            .map_err(|_| "cannot spawn")?;
+        let exit = finish(handle, 1800)?;
+        expect_zero("rdma-pair stress", exit).and_then(|()| report("stress", &before))
+    } else {
+        Ok(())
+    };
+    barrier(1301)?;
+    result
+}
+
+/// A number from the boot arguments (`rdma-transfers=N`, `rdma-seed=N`: the soak's).
+fn arg_u64(name: &str) -> Option<u64> {
+    a53_kernel::kernel::boot_args().value(name)?.parse().ok()
+}

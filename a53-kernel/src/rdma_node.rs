@@ -1,0 +1,339 @@
+//! The kernel's RDMA front end on the hardware (`docs/hw/pldma.md`, "What the kernel and the user
+//! library do"; `docs/hw/smmu.md`): it owns the PLDMA's kernel pages, programs one SMMU context
+//! bank per protection domain held on this node, registers each holder's queue set with the R5,
+//! answers the engine's fault entries and wakes the processes waiting on their completion queue.
+//!
+//! The decisions are host-tested elsewhere (`process::pds`, `process::state::Rdma`,
+//! `rdma::answer`); this module applies them to the devices. Lock order: the process table, then
+//! this module's engine lock or the SMMU's (never both at once), then the IPC ring's; nothing
+//! here is called with the engine lock held except the PD page writes of the fault answers.
+
+use crate::arch::phys_to_virt;
+use crate::devices::Pldma;
+use crate::irq::{self, IntId};
+use crate::mm::smmu::with_smmu;
+use crate::mm::user_space::{AddressSpace, FrameSource};
+use crate::process::scheduler;
+use crate::process::table::{TABLE, Wait};
+use crate::rdma::answer::{Answer, RESIDENT_ACTION, answer};
+use crate::rpu::{self, RpuError};
+use crate::sync::IrqMutex;
+use crate::{arch, timer};
+use board::layout::PLDMA_QUEUES;
+use board::pl::irq_line;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use hal::pldma::Pd;
+use hal::pldma::regs::IRQ;
+use hal::smmu500::{ContextBank, FaultPolicy, Regime, SmmuError, StreamId};
+use proto::ipc::op;
+use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
+use proto::rdma::queue::QUEUE_SET_BYTES;
+use tock_registers::LocalRegisterCopy;
+
+/// What a process that holds its PD gets before it first runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setup {
+    pub pd: Pd,
+    /// The process's TTBR0_EL1 (root table and ASID): the bank walks the same tables.
+    pub ttbr0: u64,
+    /// The PA of its queue set.
+    pub queue_pa: u64,
+}
+
+/// What an ended holder leaves to take down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Teardown {
+    pub slot: usize,
+    pub pd: Pd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RdmaError {
+    /// The node has no RDMA: no R5 firmware, or the SMMU did not come up.
+    Unavailable,
+    Smmu(SmmuError),
+    Rpu(RpuError),
+    /// The R5 refused the registration.
+    Refused(Option<RdmaStatus>),
+}
+
+static ENGINE: IrqMutex<Option<Pldma>> = IrqMutex::new(None);
+static READY: AtomicBool = AtomicBool::new(false);
+
+/// Counters for tests and benches ([`counters`]).
+static FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
+static BAD_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
+static CONTEXT_FAULTS: AtomicU64 = AtomicU64::new(0);
+static GLOBAL_FAULTS: AtomicU64 = AtomicU64::new(0);
+static CQ_WAKEUPS: AtomicU64 = AtomicU64::new(0);
+static STICKY: AtomicU64 = AtomicU64::new(0);
+static RAPF_REFUSED: AtomicU64 = AtomicU64::new(0);
+
+/// What the front end has seen so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Receiver fault FIFO entries answered.
+    pub fault_entries: u64,
+    /// FIFO entries that did not decode.
+    pub bad_fault_entries: u64,
+    /// SMMU context faults decoded and cleared.
+    pub context_faults: u64,
+    /// SMMU global faults decoded and cleared.
+    pub global_faults: u64,
+    /// Completion-queue wake-ups (one per PD per interrupt).
+    pub cq_wakeups: u64,
+    /// Sticky causes seen (FAULT_LOST, EVENTS_LOST, DESC_REFUSED).
+    pub sticky: u64,
+    /// RAPF writes the engine refused.
+    pub rapf_refused: u64,
+}
+
+pub fn counters() -> Counters {
+    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    Counters {
+        fault_entries: get(&FAULT_ENTRIES),
+        bad_fault_entries: get(&BAD_FAULT_ENTRIES),
+        context_faults: get(&CONTEXT_FAULTS),
+        global_faults: get(&GLOBAL_FAULTS),
+        cq_wakeups: get(&CQ_WAKEUPS),
+        sticky: get(&STICKY),
+        rapf_refused: get(&RAPF_REFUSED),
+    }
+}
+
+/// Keeps the engine's kernel pages (boot core, once). Nothing is programmed until [`start`].
+pub fn init(pldma: Pldma) {
+    *ENGINE.lock() = Some(pldma);
+}
+
+/// Brings RDMA up once the R5 runs: resets the SMMU (every stream faults until a bank is
+/// attached), enables the engine's interrupts, and takes PL lines 3 (PLDMA) and 4 (SMMU context
+/// fault, SPI 155 on the board). Without the R5 the node has no RDMA and processes run without
+/// queues.
+pub fn start() -> Result<(), RdmaError> {
+    if !rpu::is_started() {
+        return Err(RdmaError::Unavailable);
+    }
+    with_smmu(|s| s.reset()).ok_or(RdmaError::Unavailable)?.map_err(RdmaError::Smmu)?;
+    {
+        let mut engine = ENGINE.lock();
+        let engine = engine.as_mut().ok_or(RdmaError::Unavailable)?;
+        for pd in (0..hal::pldma::PDS as u16).filter_map(Pd::new) {
+            engine.admin.set_pd_enabled(pd, false);
+        }
+        let mut causes = LocalRegisterCopy::<u32, IRQ::Register>::new(0);
+        causes.modify(IRQ::FAULT::SET + IRQ::FAULT_LOST::SET + IRQ::CQ::SET + IRQ::EVENTS_LOST::SET);
+        causes.modify(IRQ::DESC_REFUSED::SET);
+        engine.admin.clear_sticky(causes);
+        engine.admin.set_irq_enable(causes);
+    }
+    let core = 1 << arch::cpu::core_id();
+    irq::register_pl(irq_line::PLDMA, on_engine_irq, core).map_err(|_| RdmaError::Unavailable)?;
+    irq::register_pl(irq_line::SMMU_CONTEXT, on_smmu_irq, core).map_err(|_| RdmaError::Unavailable)?;
+    READY.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Whether processes get RDMA resources on this node.
+pub fn available() -> bool {
+    READY.load(Ordering::Acquire)
+}
+
+/// The queue-set slot of PD `pd`: one fixed 8 KiB slot per PD in `PLDMA_QUEUES`, since at most
+/// one process per node holds a PD.
+pub fn queue_set_pa(pd: Pd) -> u64 {
+    PLDMA_QUEUES + u64::from(pd.raw()) * QUEUE_SET_BYTES
+}
+
+/// Cleans every page of `space`'s tables to the point of coherency: the SMMU's walker does not
+/// snoop the A53s' caches (`docs/hw/smmu.md`, "TLB maintenance").
+pub fn publish_tables<F: FrameSource>(space: &AddressSpace<F>) {
+    for page in space.table_pages() {
+        arch::mmu::clean_to_poc(page, 4096);
+    }
+}
+
+fn bank_of(pd: Pd) -> Result<(ContextBank, StreamId), RdmaError> {
+    let bank = ContextBank::of_domain(pd.raw() as u8).map_err(RdmaError::Smmu)?;
+    let stream = StreamId::pldma(pd.raw() as u8).map_err(RdmaError::Smmu)?;
+    Ok((bank, stream))
+}
+
+/// The registration of "Registering a PD's queues": context bank `pd` on the process's tables,
+/// a zeroed queue set, the PD enabled on the engine, the queue set registered with the R5. On
+/// any failure what was done is undone.
+pub fn attach(setup: &Setup) -> Result<(), RdmaError> {
+    if !available() {
+        return Err(RdmaError::Unavailable);
+    }
+    let (bank, stream) = bank_of(setup.pd)?;
+    // SAFETY: the PD's slot of the PLDMA area, mapped uncached in the kernel's linear map; no
+    // process maps it yet (the holder has not run) and the R5 has no registration for it.
+    unsafe { core::ptr::write_bytes(phys_to_virt(setup.queue_pa) as *mut u8, 0, QUEUE_SET_BYTES as usize) };
+    let regime = Regime { ttbr0: setup.ttbr0, tcr: boot::a53::BOOT_TCR_EL1, mair: boot::a53::MAIR_EL1 };
+    with_smmu(|s| s.attach(bank, stream, &regime, FaultPolicy::TERMINATE))
+        .ok_or(RdmaError::Unavailable)?
+        .map_err(RdmaError::Smmu)?;
+    with_engine(|e| e.admin.set_pd_enabled(setup.pd, true));
+    let request = RdmaRequest::Register { pd: setup.pd, queue_set: setup.queue_pa }.encode(0);
+    let status = match rpu::call(request.op, request.args) {
+        Ok(reply) if reply.op == op::REPLY | op::RDMA_REGISTER => RdmaStatus::from_raw(reply.args[0]),
+        Ok(_) => None,
+        Err(e) => {
+            release_engine_and_bank(setup.pd, bank);
+            return Err(RdmaError::Rpu(e));
+        }
+    };
+    if status != Some(RdmaStatus::Ok) {
+        release_engine_and_bank(setup.pd, bank);
+        return Err(RdmaError::Refused(status));
+    }
+    Ok(())
+}
+
+/// The tear-down of "Registering a PD's queues": the R5 forgets the PD, the engine refuses it
+/// and finishes what it held, and only then the bank goes (its TLB emptied), so the process's
+/// memory can be freed.
+pub fn detach(t: &Teardown) {
+    let Ok((bank, _)) = bank_of(t.pd) else { return };
+    let request = RdmaRequest::Unregister { pd: t.pd }.encode(0);
+    match rpu::call(request.op, request.args) {
+        Ok(reply) if RdmaStatus::from_raw(reply.args[0]) == Some(RdmaStatus::Ok) => {}
+        Ok(reply) => defmt::warn!("rdma: unregister PD {=u16}: status {=u64}", t.pd.raw(), reply.args[0]),
+        Err(e) => defmt::warn!("rdma: unregister PD {=u16}: {}", t.pd.raw(), defmt::Debug2Format(&e)),
+    }
+    release_engine_and_bank(t.pd, bank);
+}
+
+/// Clears the PD's `pd_enable` bit, waits (bounded) for `pd_busy` to clear, detaches the bank.
+fn release_engine_and_bank(pd: Pd, bank: ContextBank) {
+    with_engine(|e| e.admin.set_pd_enabled(pd, false));
+    let give_up = timer::now() + timer::hz();
+    while with_engine(|e| e.admin.pd_busy(pd)).unwrap_or(false) {
+        if timer::now() > give_up {
+            defmt::warn!("rdma: PD {=u16} still busy after a second; detaching its bank anyway", pd.raw());
+            break;
+        }
+        core::hint::spin_loop();
+    }
+    if let Some(Err(e)) = with_smmu(|s| s.detach(bank)) {
+        defmt::warn!("rdma: detach bank {=u16}: {}", pd.raw(), defmt::Debug2Format(&e));
+    }
+}
+
+/// Invalidates bank `pd`'s translations of `pages` pages from `va` after the kernel changed or
+/// removed their descriptors (and did its own TLBI). A PD without a bank has nothing cached.
+pub fn invalidate(pd: Pd, va: u64, pages: usize) {
+    let Ok((bank, _)) = bank_of(pd) else { return };
+    let result = with_smmu(|s| {
+        if s.asid(bank).is_none() {
+            return Ok(());
+        }
+        if pages > 16 { s.invalidate_asid(bank) } else { s.invalidate_pages(bank, va, pages) }
+    });
+    if let Some(Err(e)) = result {
+        defmt::error!("rdma: SMMU invalidation of bank {=u16}: {}", pd.raw(), defmt::Debug2Format(&e));
+    }
+}
+
+fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
+    ENGINE.lock().as_mut().map(f)
+}
+
+/// At most this many fault entries per interrupt: the FIFO holds 512, and a flood must not keep
+/// the core in the handler (the line stays up and it comes back).
+const FAULTS_PER_IRQ: usize = 64;
+
+/// PL line 3: answer the fault entries, wake the processes whose CQ the R5 marked, clear and
+/// count the sticky causes.
+fn on_engine_irq(_: IntId) {
+    let me = crate::cluster::identity().map_or(0, |id| id.node);
+    let mut local = heapless::Vec::<RdmaRequest, FAULTS_PER_IRQ>::new();
+    let pending = {
+        let mut engine = ENGINE.lock();
+        let Some(engine) = engine.as_mut() else { return };
+        for _ in 0..FAULTS_PER_IRQ {
+            let entry = match engine.fault.pop() {
+                Ok(Some(entry)) => entry,
+                Ok(None) => break,
+                Err(_) => {
+                    BAD_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            };
+            FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+            match answer(&entry, me, RESIDENT_ACTION) {
+                Answer::Local(request) => {
+                    let _ = local.push(request);
+                }
+                Answer::Remote { pd, rapf } => {
+                    if engine.pd_pages[pd.index()].rapf(&rapf).is_err() {
+                        RAPF_REFUSED.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        let status = engine.admin.irq_status();
+        let sticky = status.get() & (IRQ::FAULT_LOST::SET + IRQ::EVENTS_LOST::SET + IRQ::DESC_REFUSED::SET).value;
+        if sticky != 0 {
+            STICKY.fetch_add(1, Ordering::Relaxed);
+            engine.admin.clear_sticky(LocalRegisterCopy::new(sticky));
+        }
+        if status.is_set(IRQ::CQ) { engine.admin.take_cq_pending() } else { 0 }
+    };
+    for request in &local {
+        let m = request.encode(0);
+        let _ = rpu::post(m.op, m.args);
+    }
+    if !local.is_empty() {
+        rpu::drain();
+    }
+    wake_cq_waiters(pending);
+}
+
+/// Wakes the holders of the PDs in `pending` that wait on their completion queue.
+fn wake_cq_waiters(pending: u16) {
+    if pending == 0 {
+        return;
+    }
+    let slots: heapless::Vec<usize, { hal::pldma::PDS }> =
+        TABLE.lock().cq_holders(pending).map(|(_, slot)| slot).collect();
+    for slot in slots {
+        CQ_WAKEUPS.fetch_add(1, Ordering::Relaxed);
+        scheduler::wake_waiter(slot, |w| w == Wait::Cq);
+    }
+}
+
+/// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault, decoded
+/// and cleared. With the terminate policy the engine has already NACKed the access and pushed a
+/// fault entry, which the engine's interrupt answers; demand paging (a later issue) will resolve
+/// the fault here instead.
+fn on_smmu_irq(_: IntId) {
+    with_smmu(|s| {
+        for _ in 0..16 {
+            let Some(fault) = s.next_fault() else { break };
+            s.clear_fault(&fault);
+            CONTEXT_FAULTS.fetch_add(1, Ordering::Relaxed);
+            defmt::debug!("smmu: {}", defmt::Debug2Format(&fault));
+        }
+        if let Some(fault) = s.global_fault() {
+            s.clear_global_fault(&fault);
+            GLOBAL_FAULTS.fetch_add(1, Ordering::Relaxed);
+            defmt::warn!("smmu: global fault {}", defmt::Debug2Format(&fault));
+        }
+    });
+}
+
+/// The CQ of `pd`'s holder: arms it for one interrupt and says whether it holds an entry
+/// already (`docs/hw/pldma.md`, "Using the queues", step 4, done by the kernel for `RDMA_WAIT`).
+pub fn arm_and_peek(pd: Pd) -> bool {
+    // SAFETY: the PD's queue-set slot, mapped uncached for good; the kernel reads the CQ's
+    // indices and writes `arm` only, which the contract lets the process (whose call this is)
+    // write; the R5 reads them with the same ring discipline.
+    let set = unsafe { &*(phys_to_virt(queue_set_pa(pd)) as *const proto::rdma::queue::QueueSet) };
+    if !set.cq.is_empty() {
+        return true;
+    }
+    set.arm_once();
+    !set.cq.is_empty()
+}
