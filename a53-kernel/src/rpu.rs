@@ -51,6 +51,10 @@ static POSTS_REFUSED: AtomicU64 = AtomicU64::new(0);
 /// Posts that found the request ring full (their requests were not sent).
 static POSTS_LOST: AtomicU64 = AtomicU64::new(0);
 
+/// How long a call waits for its reply: the R5's vCPU runs at the lowest host priority on QEMU,
+/// and a loaded host can starve it for seconds.
+const CALL_SECONDS: u64 = 5;
+
 /// Set in the sequence number of a post: its reply is read by nobody in particular.
 pub const POSTED: u32 = 1 << 31;
 
@@ -188,5 +192,6 @@ pub fn call(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     let _call = CALL.lock();
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
-    wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, crate::timer::hz() * 2).ok_or(RpuError::Timeout)
+    wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, crate::timer::hz() * CALL_SECONDS)
+        .ok_or(RpuError::Timeout)
 }

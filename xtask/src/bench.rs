@@ -41,6 +41,22 @@ impl Bench<'_> {
 }
 
 fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Duration)> {
+    let (lines, boot) = run_collect(qemu, spec, RUN_TIMEOUT, |line| line.strip_prefix("bench "))?;
+    if let Some(failed) = lines.iter().find(|l| l.starts_with("node") && l.contains(": failed")) {
+        bail!("{failed}");
+    }
+    Ok((lines.into_iter().filter(|l| !l.ends_with(": done")).collect(), boot))
+}
+
+/// Runs the nodes to their end (each must exit 0 within `timeout`); returns what `keep` makes
+/// of every console line (prefixed `nodeN: `) and the time until every node printed
+/// `node ready`.
+fn run_collect(
+    qemu: &Path,
+    spec: ClusterSpec,
+    timeout: Duration,
+    keep: impl Fn(&str) -> Option<&str>,
+) -> anyhow::Result<(Vec<String>, Duration)> {
     let nodes = spec.nodes.len();
     let dir = RuntimeDir::new("bench")?;
     let (tx, rx) = mpsc::channel();
@@ -48,16 +64,17 @@ fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Dur
     let _cluster = Cluster::start(&spec, qemu, &dir.0, tx)?;
     let (mut lines, mut ready, mut ended) = (Vec::new(), vec![None; nodes], 0);
     while ended < nodes {
-        match rx.recv_timeout(RUN_TIMEOUT).context("a benchmark node hung")? {
+        match rx.recv_timeout(timeout).context("a node hung")? {
             Event::Line { node, line, .. } => {
                 if line.text == "node ready" {
                     ready[node].get_or_insert(started.elapsed());
                 }
-                if let Some(rest) = line.text.strip_prefix("bench ") {
-                    if rest.starts_with("failed") {
-                        bail!("node{node}: {rest}");
-                    }
-                    if rest != "done" {
+                if let Some(rest) = keep(&line.text) {
+                    if rest == "done" {
+                        lines.push(format!("node{node}: done"));
+                    } else if rest.starts_with("failed") {
+                        lines.push(format!("node{node}: {rest}"));
+                    } else {
                         lines.push(rest.to_string());
                     }
                 }
@@ -65,13 +82,50 @@ fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Dur
             Event::Exited { node, status } => {
                 ended += 1;
                 if status != Some(0) {
-                    bail!("benchmark node{node} ended with {status:?}");
+                    bail!("node{node} ended with {status:?}");
                 }
             }
         }
     }
-    let boot = ready.iter().map(|r| r.unwrap_or(RUN_TIMEOUT)).max().unwrap_or_default();
+    let boot = ready.iter().map(|r| r.unwrap_or(timeout)).max().unwrap_or_default();
     Ok((lines, boot))
+}
+
+/// The lines of the RDMA soak worth printing: the counters, the programs' verdicts, the summary.
+fn soak_line(text: &str) -> Option<&str> {
+    let keep = ["stress:", "passed,", "every byte", "FAILED", "failed"].iter().any(|k| text.contains(k));
+    keep.then_some(text)
+}
+
+/// `cargo xtask soak rdma --transfers N`: the suite's random-transfer test, long: a process on
+/// each of 4 nodes, N transfers in all (each a write and its read back, checked byte for byte),
+/// over links that lose, duplicate and reorder 1% of the packets (or the links given); prints
+/// the R5's and the kernel's counters and the run's time.
+pub fn soak_rdma(transfers: u64, link: Option<qemu_virt::LinkConfig>, release: bool) -> anyhow::Result<()> {
+    const NODES: usize = 4;
+    let qemu = setup::ensure_qemu()?;
+    let images = images::build_all(images::Options { release, qfdb: false })?;
+    let args = format!("cluster cluster-only cluster-filter=rdma_random rdma-transfers={transfers}");
+    let link = link.unwrap_or(crate::testing::runs::LOSSY_LINKS);
+    let spec = ClusterSpec {
+        nodes: node_specs(NODES, &images.ktest, Some(&images.r5), &args),
+        link,
+        ..ClusterSpec::default()
+    };
+    println!(
+        "soak rdma: {transfers} transfers on {NODES} nodes, links: loss {}, duplicate {}, reorder {}",
+        link.loss, link.duplicate, link.reorder
+    );
+    let started = Instant::now();
+    let timeout = Duration::from_secs(600 + transfers / 2);
+    let (lines, _) = run_collect(&qemu, spec, timeout, soak_line)?;
+    for line in &lines {
+        println!("{line}");
+    }
+    println!("soak rdma: {:.1} s", started.elapsed().as_secs_f64());
+    anyhow::ensure!(lines.iter().any(|l| l.starts_with("stress:")), "the stress test printed no counters");
+    anyhow::ensure!(!lines.iter().any(|l| l.contains("FAILED")), "the soak failed");
+    Ok(())
 }
 
 /// A plain host memcpy of `bytes`, bytes per second (best of a few runs).

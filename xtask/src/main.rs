@@ -135,13 +135,17 @@ enum Command {
         args: Vec<String>,
     },
     /// Run a workload many times and count the failures: `demo` (`cargo xtask qemu` without a
-    /// terminal).
+    /// terminal); or a long one: `rdma` (`--transfers N` random transfers on 4 nodes over lossy
+    /// links, with its counters).
     Soak {
         name: String,
         #[command(flatten)]
         cluster: ClusterArgs,
         #[arg(long, default_value_t = 20)]
         runs: usize,
+        /// `rdma`: transfers in all (each a write and its read back).
+        #[arg(long, default_value_t = 10_000)]
+        transfers: u64,
     },
     /// Run every test: host unit tests, then the on-target test images in QEMU.
     Test {
@@ -200,9 +204,13 @@ fn main() {
         Command::Run { program, cluster, on, args } => {
             cluster.options().and_then(|cluster| qemu_run::run(qemu_run::RunOptions { cluster, program, on, args }))
         }
-        Command::Soak { name, cluster, runs } => match name.as_str() {
+        Command::Soak { name, cluster, runs, transfers } => match name.as_str() {
             "demo" => cluster.options().and_then(|cluster| qemu_run::soak_demo(cluster, runs)),
-            other => Err(anyhow::anyhow!("no soak `{other}`; the soaks are: demo")),
+            "rdma" => cluster.options().and_then(|c| {
+                let link = (c.link != qemu_virt::LinkConfig::default()).then_some(c.link);
+                bench::soak_rdma(transfers, link, c.release)
+            }),
+            other => Err(anyhow::anyhow!("no soak `{other}`; the soaks are: demo, rdma")),
         },
         Command::Test { filter, list, release, target_only, host_only, serial, baud, trace_dir } => {
             testing::run(testing::Options {

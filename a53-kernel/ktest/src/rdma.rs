@@ -50,8 +50,13 @@ fn stats() -> Result<RdmaStats, &'static str> {
     Ok(RdmaStats::from_pages(pages))
 }
 
+/// Prints the counters since `before` (the R5's and the kernel's); a slow R5 that does not answer
+/// costs the report, not the test.
 fn report(what: &str, before: &RdmaStats) -> TestResult {
-    let s = stats()?;
+    let Ok(s) = stats() else {
+        defmt::println!("{=str}: the R5 did not answer RDMA_STATS", what);
+        return Ok(());
+    };
     let c = rdma_node::counters();
     defmt::println!(
         "{=str}: transfers {=u64} ok, {=u64} failed; blocks {=u64}; retransmits: timeout {=u64}, nack {=u64}; stale {=u64}, foreign {=u64}; kernel fault entries {=u64}, SMMU faults {=u64}, CQ wake-ups {=u64}",
@@ -77,7 +82,7 @@ fn needs_rdma() -> TestResult {
 fn same_node() -> TestResult {
     needs_rdma()?;
     let (me, _) = whoami()?;
-    let before = stats()?;
+    let before = stats().unwrap_or_default();
     expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: me }))?)?;
     report("same node", &before)
 }
@@ -136,7 +141,7 @@ fn two_nodes() -> TestResult {
     let (me, _) = whoami()?;
     barrier(1100)?;
     let result = if me == 0 && cluster_has_rdma() {
-        let before = stats()?;
+        let before = stats().unwrap_or_default();
         expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: 1 }))?)
             .and_then(|()| report("two nodes", &before))
     } else {
@@ -161,7 +166,7 @@ fn stress() -> TestResult {
     let (me, n) = whoami()?;
     barrier(1300)?;
     let result = if me == 0 && cluster_has_rdma() {
-        let before = stats()?;
+        let before = stats().unwrap_or_default();
         let count = arg_u64("rdma-transfers").map_or(STRESS_TRANSFERS, |c| c.div_ceil(u64::from(n)) as u16);
         let seed = arg_u64("rdma-seed").unwrap_or(0x5eed) as u32;
         let handle = table::spawn("rdma-pair", Some(pack(Role::Stress { count, seed })), Reap::Wait)

@@ -25,7 +25,8 @@ fn requests() -> TestResult {
     ensure(status(&config) == Some(RdmaStatus::Ok), "RDMA_CONFIG refused")?;
     ensure(config.args[1] == a53_kernel::Board::RDMA_TIMEOUT_US, "not the board's timeout")?;
     ensure(config.args[2] == 2, "not the default window of 2")?;
-    let stats = rpu::call(op::RDMA_STATS, [3, 0, 0, 0, 0, 0, 0]).map_err(|_| "no reply to RDMA_STATS")?;
+    let stats = rpu::call(op::RDMA_STATS, [proto::rdma::ipc::STATS_PAGES, 0, 0, 0, 0, 0, 0])
+        .map_err(|_| "no reply to RDMA_STATS")?;
     ensure(stats.op == op::UNKNOWN, "a page that does not exist is unknown")?;
     let bad = rpu::call(op::RDMA_REGISTER, [u64::from(PD), PLDMA_QUEUES + 8, 0, 0, 0, 0, 0]).map_err(|_| "no reply")?;
     ensure(status(&bad) == Some(RdmaStatus::BadQueueAddress), "a misaligned queue set was taken")?;
