@@ -5,12 +5,12 @@
 
 use crate::cluster_support::whoami;
 use crate::ensure;
+use crate::testkit::{Test, TestResult};
 use a53_kernel::arch::phys_to_virt;
 use a53_kernel::{rpu, timer};
 use board::Board as _;
 use board::layout::{PLDMA_QUEUES, TEST_BUFFER, TEST_BUFFER_SIZE};
 use board::pl::PLDMA_BASE;
-use crate::testkit::{Test, TestResult};
 use hal::pldma::driver::{EngineAdmin, PdPage};
 use hal::pldma::{Pd, regs};
 use proto::ipc::op;
