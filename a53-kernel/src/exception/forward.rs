@@ -19,7 +19,7 @@ use crate::irq::{self, IntId};
 use board::layout::KERNEL_VA_OFFSET;
 use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use hal::cadence_uart::{Rx, Tx};
 use hal::mmio_trap::{BusError, Size, a64};
 use proto::forward::{Slots, Timing, forward, forward_timed};
@@ -53,7 +53,8 @@ pub enum TimingClock {
 
 static TIMING_CLOCK: AtomicU8 = AtomicU8::new(TimingClock::Off as u8);
 /// The timing of each core's last forwarded access (while a clock is on).
-static LAST_TIMING: spin::Mutex<[Timing; 4]> = spin::Mutex::new([Timing { kicked: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
+static LAST_TIMING: spin::Mutex<[Timing; 4]> =
+    spin::Mutex::new([Timing { kicked: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
 
 /// Times every forwarded access with `clock` from now on ([`last_timing`] reads it).
 pub fn time_accesses(clock: TimingClock) {
@@ -174,7 +175,9 @@ impl SlotBus<'_> {
         let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
             0 => forward(channel.slots, self.slot, write, size.bytes() as u32, pa, value, kick, timed_out),
             clock => {
-                let now = || if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) };
+                let now = || {
+                    if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) }
+                };
                 let (result, timing) = forward_timed(channel.slots, self.slot, access, kick, timed_out, now);
                 LAST_TIMING.lock()[self.slot] = timing;
                 result

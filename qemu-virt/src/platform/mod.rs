@@ -48,7 +48,10 @@ impl SpinToken {
     fn take() -> Option<SpinToken> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let most = (cores / 2).max(1);
-        SPINNING.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < most).then_some(n + 1)).ok().map(|_| SpinToken)
+        SPINNING
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < most).then_some(n + 1))
+            .ok()
+            .map(|_| SpinToken)
     }
 }
 
