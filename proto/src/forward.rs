@@ -1,10 +1,16 @@
 //! MMIO trap and forward: the per-CPU request slots through which a trapped load or store
 //! reaches `qemu-virt` (`docs/hw/forwarding.md`; `docs/architecture.md`, "MMIO trap and forward").
 //!
-//! The guest's abort handler fills its CPU's slot, sets `state` to [`REQUEST`], and kicks the
-//! host by writing the slot's index as one byte to UART1. The host serves the access against
-//! its device models, writes the result and status, and sets `state` to [`DONE`]; the guest,
-//! spinning on `state`, takes the result and sets the slot back to [`IDLE`].
+//! The guest's abort handler fills its CPU's slot, sets `state` to [`REQUEST`], and, unless
+//! the host says it is awake ([`HostFlags::awake`]), kicks it by writing the slot's index as
+//! one byte to UART1. The host serves the access against its device models, writes the result
+//! and status, and sets `state` to [`DONE`]; the guest, spinning on `state`, takes the result
+//! and sets the slot back to [`IDLE`].
+//!
+//! The host keeps looking at the slots for a short while after each access before it sleeps
+//! on the UART, so a burst of accesses costs one kick and one wake-up. The two sides never
+//! both miss a request: the guest stores `state`, then (after a full barrier) loads `awake`;
+//! the host stores `awake = 0`, then (after a full barrier) looks at every slot once more.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -60,7 +66,10 @@ pub struct Slot {
     pub data: [AtomicU64; 2],
     pub status: AtomicU32,
     pub done_seq: AtomicU32,
-    _reserved: [u32; 4],
+    /// Host: nanoseconds its device model spent on this request (for the breakdown of
+    /// `cargo xtask bench platform`; the guest may ignore it).
+    pub model_ns: AtomicU32,
+    _reserved: [u32; 3],
 }
 
 /// One access, as the host sees it.
@@ -117,8 +126,8 @@ impl Slot {
         })
     }
 
-    /// Host: completes request `seq`.
-    pub fn complete(&self, seq: u32, result: Result<u128, Status>) {
+    /// Host: completes request `seq`, which its model served in `model_ns`.
+    pub fn complete(&self, seq: u32, result: Result<u128, Status>, model_ns: u32) {
         let (data, status) = match result {
             Ok(d) => (d, Status::Ok),
             Err(s) => (0, s),
@@ -127,8 +136,49 @@ impl Slot {
         self.data[1].store((data >> 64) as u64, Ordering::Relaxed);
         self.status.store(status as u32, Ordering::Relaxed);
         self.done_seq.store(seq, Ordering::Relaxed);
+        self.model_ns.store(model_ns, Ordering::Relaxed);
         system_barrier();
         self.state.store(DONE, Ordering::Release);
+    }
+}
+
+/// Host: serves the guests' requests until `sleep_until_kick` returns `false` (the guest is
+/// gone). After each access it keeps looking at the slots while `keep_looking(idle_polls)` says
+/// so (it is told how many looks in a row found nothing), then tells the guests it sleeps,
+/// looks once more, and calls `sleep_until_kick`. `serve(slot index, slot, request)` must
+/// complete the request.
+pub fn serve_slots(
+    slots: &Slots,
+    mut serve: impl FnMut(usize, &Slot, Request),
+    mut keep_looking: impl FnMut(u32) -> bool,
+    mut sleep_until_kick: impl FnMut() -> bool,
+) {
+    let mut serve_posted = || {
+        let mut served = false;
+        for (index, slot) in slots.slot.iter().enumerate() {
+            if let Some(request) = slot.take_request() {
+                serve(index, slot, request);
+                served = true;
+            }
+        }
+        served
+    };
+    loop {
+        slots.host.wake();
+        let mut idle_polls = 0;
+        loop {
+            if serve_posted() {
+                idle_polls = 0;
+            } else if keep_looking(idle_polls) {
+                idle_polls += 1;
+            } else {
+                break;
+            }
+        }
+        slots.host.sleep();
+        if !serve_posted() && !sleep_until_kick() {
+            return;
+        }
     }
 }
 
@@ -141,33 +191,76 @@ pub enum ForwardError {
     TimedOut,
 }
 
-/// Guest: one forwarded access, start to end. `kick` tells the host (one UART byte), and
-/// `timed_out` is polled while waiting.
+/// Guest: one forwarded access through slot `index`, start to end. `kick` tells the host (one
+/// UART byte) when it is not awake, and `timed_out` is polled while waiting.
+#[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn forward(
-    slot: &Slot,
+    slots: &Slots,
+    index: usize,
     write: bool,
     size: u32,
     pa: u64,
     data: u128,
     kick: impl FnOnce(),
-    mut timed_out: impl FnMut() -> bool,
+    timed_out: impl FnMut() -> bool,
 ) -> Result<u128, ForwardError> {
+    forward_timed(slots, index, (write, size, pa, data), kick, timed_out, || 0).0
+}
+
+/// Where one forwarded access spent its time, in the units of the `now` given to
+/// [`forward_timed`] (timer ticks, or instructions under `-icount`), besides the host's own
+/// figure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// The host was asleep: the guest kicked it.
+    pub kicked: bool,
+    /// Writing the kick.
+    pub kick: u64,
+    /// From the end of the kick (or the post, if none) to the result.
+    pub wait: u64,
+    /// Nanoseconds the host's device model took (host clock).
+    pub model_ns: u32,
+}
+
+/// [`forward`], timed with `now` around the kick and the wait (`cargo xtask bench platform
+/// --breakdown`). The access is `(write, size, pa, data)`.
+#[inline]
+pub fn forward_timed(
+    slots: &Slots,
+    index: usize,
+    (write, size, pa, data): (bool, u32, u64, u128),
+    kick: impl FnOnce(),
+    mut timed_out: impl FnMut() -> bool,
+    now: impl Fn() -> u64,
+) -> (Result<u128, ForwardError>, Timing) {
     /// Looks at the slot between two looks at the clock: reading the clock is an exit to the
     /// emulator, the slot is plain memory.
     const SPINS_PER_CLOCK: u32 = 64;
+    let slot = &slots.slot[index];
     let seq = slot.post(write, size, pa, data);
-    kick();
+    let mut timing = Timing::default();
+    let mut t = now();
+    if slots.host.needs_kick() {
+        kick();
+        let after = now();
+        timing = Timing { kicked: true, kick: after.wrapping_sub(t), ..timing };
+        t = after;
+    }
     let mut spins = 0u32;
-    loop {
+    let result = loop {
         if let Some(result) = slot.finished(seq) {
-            return result.map_err(ForwardError::Host);
+            break result.map_err(ForwardError::Host);
         }
         spins = spins.wrapping_add(1);
         if spins.is_multiple_of(SPINS_PER_CLOCK) && timed_out() {
-            return Err(ForwardError::TimedOut);
+            break Err(ForwardError::TimedOut);
         }
         core::hint::spin_loop();
-    }
+    };
+    timing.wait = now().wrapping_sub(t);
+    timing.model_ns = slot.model_ns.load(Ordering::Relaxed);
+    (result, timing)
 }
 
 impl ForwardError {
@@ -182,9 +275,41 @@ impl ForwardError {
     }
 }
 
-/// The slot array at the board's forwarding address.
+/// What the host tells the guests, in the line after the slots.
+#[repr(C, align(64))]
+pub struct HostFlags {
+    /// 1 while the host looks at the slots by itself: a posted request needs no kick.
+    pub awake: AtomicU32,
+    _reserved: [u32; 15],
+}
+
+impl HostFlags {
+    /// Guest, after posting: whether the host must be kicked. The barrier orders the post
+    /// before the look at `awake` (see the module's text).
+    pub fn needs_kick(&self) -> bool {
+        system_barrier();
+        self.awake.load(Ordering::Acquire) == 0
+    }
+
+    /// Host: from now on it looks at the slots by itself.
+    pub fn wake(&self) {
+        self.awake.store(1, Ordering::SeqCst);
+    }
+
+    /// Host: about to sleep. After this returns it must look at every slot once more before it
+    /// waits for a kick: a guest that saw `awake == 1` did not kick.
+    pub fn sleep(&self) {
+        self.awake.store(0, Ordering::SeqCst);
+        system_barrier();
+    }
+}
+
+/// The request area at the board's forwarding address: the slots, then the host's flags.
 #[repr(C)]
-pub struct Slots(pub [Slot; SLOTS]);
+pub struct Slots {
+    pub slot: [Slot; SLOTS],
+    pub host: HostFlags,
+}
 
 #[cfg(test)]
 mod tests {
@@ -198,6 +323,9 @@ mod tests {
         assert_eq!(offset_of!(Slot, data), 0x18);
         assert_eq!(offset_of!(Slot, status), 0x28);
         assert_eq!(offset_of!(Slot, done_seq), 0x2c);
+        assert_eq!(offset_of!(Slot, model_ns), 0x30);
+        assert_eq!(offset_of!(Slots, host), 0x200);
+        assert_eq!(size_of::<Slots>(), 0x240);
     }
 
     #[test]
@@ -208,12 +336,74 @@ mod tests {
         assert_eq!(slot.finished(seq), None, "not served yet");
         let req = slot.take_request().unwrap();
         assert_eq!(req, Request { seq, write: true, size: 16, addr: 0x8000_0010, data: u128::MAX - 5 });
-        slot.complete(req.seq, Ok(0));
+        slot.complete(req.seq, Ok(0), 0);
         assert_eq!(slot.finished(seq), Some(Ok(0)));
         assert_eq!(slot.take_request(), None, "the slot is idle again");
         let seq = slot.post(false, 4, 0x8050_0000, 0);
-        slot.complete(seq, Err(Status::Unmapped));
+        slot.complete(seq, Err(Status::Unmapped), 0);
         assert_eq!(slot.finished(seq), Some(Err(Status::Unmapped)));
+    }
+
+    #[test]
+    fn an_awake_host_is_not_kicked_a_sleeping_one_is() {
+        // SAFETY: all-zero is idle slots and a sleeping host.
+        let slots: Slots = unsafe { core::mem::zeroed() };
+        assert!(slots.host.needs_kick());
+        slots.host.wake();
+        assert!(!slots.host.needs_kick());
+        slots.host.sleep();
+        assert!(slots.host.needs_kick());
+    }
+
+    /// Two guest threads race the host through its wake, look and sleep for many accesses:
+    /// every one is served exactly once and none waits for a kick that never comes (the test
+    /// would hang, then time out in the guest's `timed_out`).
+    #[test]
+    fn no_request_is_missed_while_the_host_falls_asleep() {
+        use std::sync::mpsc;
+        use std::time::{Duration, Instant};
+        const ACCESSES: u64 = 20_000;
+        let slots: &'static Slots = Box::leak(Box::new(
+            // SAFETY: as above.
+            unsafe { core::mem::zeroed() },
+        ));
+        let (kick_tx, kick_rx) = mpsc::channel::<u8>();
+        let host = std::thread::spawn(move || {
+            let mut served = 0u64;
+            serve_slots(
+                slots,
+                |_, slot, req| {
+                    served += 1;
+                    slot.complete(req.seq, Ok(req.data + 1), 0);
+                },
+                // Short looks, so that the host falls asleep often.
+                |idle| idle < 3,
+                || kick_rx.recv().is_ok(),
+            );
+            served
+        });
+        let guests: Vec<_> = (0..2)
+            .map(|index| {
+                let kick_tx = kick_tx.clone();
+                std::thread::spawn(move || {
+                    let mut kicks = 0u64;
+                    for i in 0..ACCESSES {
+                        let give_up = Instant::now() + Duration::from_secs(10);
+                        let kick = || {
+                            kicks += 1;
+                            kick_tx.send(index as u8).unwrap();
+                        };
+                        let r = forward(slots, index, false, 8, 0, u128::from(i), kick, || Instant::now() > give_up);
+                        assert_eq!(r, Ok(u128::from(i) + 1), "access {i} of guest {index}");
+                    }
+                    kicks
+                })
+            })
+            .collect();
+        let kicks: u64 = guests.into_iter().map(|g| g.join().unwrap()).sum();
+        drop(kick_tx);
+        assert_eq!(host.join().unwrap(), 2 * ACCESSES);
+        assert!(kicks < 2 * ACCESSES, "an awake host was kicked for every access");
     }
 
     #[test]
@@ -221,7 +411,7 @@ mod tests {
         // SAFETY: all-zero is an idle slot.
         let slot: Slot = unsafe { core::mem::zeroed() };
         let old = slot.post(false, 4, 0, 0);
-        slot.complete(old, Ok(1));
+        slot.complete(old, Ok(1), 0);
         let new = old.wrapping_add(1);
         assert_eq!(slot.finished(new), None);
     }

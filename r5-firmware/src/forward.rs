@@ -79,7 +79,7 @@ fn access(write: bool, addr: u64, size: Size, value: u128) -> Result<u128, BusEr
     let kick = || unsafe { ((fwd.uart.base + 0x30) as usize as *mut u32).write_volatile(R5_SLOT as u32) };
     FORWARDED.fetch_add(1, Ordering::Relaxed);
     let mut polls = 0u32;
-    forward(&slots.0[R5_SLOT], write, size.bytes() as u32, addr, value, kick, || {
+    forward(slots, R5_SLOT, write, size.bytes() as u32, addr, value, kick, || {
         polls += 1;
         polls > TIMEOUT_POLLS
     })

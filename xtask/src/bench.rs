@@ -146,10 +146,13 @@ fn value_of(lines: &[String], name: &str) -> Option<f64> {
     lines.iter().find_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.split(' ').next()?.parse().ok())
 }
 
-fn platform(bench: &Bench) -> anyhow::Result<()> {
+fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
     let (single, _) = bench.run_image(1, "bench=platform")?;
     for line in &single {
         println!("{line}");
+    }
+    if breakdown {
+        platform_breakdown(bench)?;
     }
     let (window, _) = bench.run_image(2, "bench=platform-window")?;
     let (bytes, ns) = (value_of(&window, "window_copy_bytes"), value_of(&window, "window_copy_ns"));
@@ -162,6 +165,19 @@ fn platform(bench: &Bench) -> anyhow::Result<()> {
     for nodes in [1, 2, 4] {
         let (_, boot) = bench.run_image(nodes, "bench=boot")?;
         println!("boot_to_ready_{nodes}_nodes: {:.0} ms", boot.as_secs_f64() * 1000.0);
+    }
+    Ok(())
+}
+
+/// Where a forwarded access spends its time: one node timing its parts, then one node under
+/// `-icount` (without the R5, as for the service) counting the guest's instructions.
+fn platform_breakdown(bench: &Bench) -> anyhow::Result<()> {
+    let (times, _) = bench.run_nodes(node_specs(1, &bench.images.ktest, None, "bench=platform-breakdown"))?;
+    let mut spec = node_specs(1, &bench.images.ktest, None, "bench=platform-breakdown-icount").remove(0);
+    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
+    let (instructions, _) = bench.run_nodes(vec![spec])?;
+    for line in times.iter().chain(&instructions) {
+        println!("{line}");
     }
     Ok(())
 }
@@ -195,15 +211,25 @@ fn gsas(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs benchmark `name`; with `trace_dir`, every emulated run writes its trace there.
-pub fn run(name: &str, release: bool, trace_dir: Option<&Path>) -> anyhow::Result<()> {
+/// How `cargo xtask bench` was asked to run.
+pub struct Options<'a> {
+    /// The release build (fw-release), or the development build.
+    pub release: bool,
+    /// `platform`: also the breakdown of a forwarded access.
+    pub breakdown: bool,
+    /// Every emulated run writes its trace here.
+    pub trace_dir: Option<&'a Path>,
+}
+
+/// Runs benchmark `name`.
+pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
     let qemu = setup::ensure_qemu()?;
-    let options = images::Options { release, qfdb: false };
-    let images = images::build_all(options)?;
-    println!("build: {} (profile {})", if release { "release" } else { "dev" }, options.profile());
-    let bench = Bench { qemu: &qemu, images: &images, trace_dir };
+    let build = images::Options { release: options.release, qfdb: false };
+    let images = images::build_all(build)?;
+    println!("build: {} (profile {})", if options.release { "release" } else { "dev" }, build.profile());
+    let bench = Bench { qemu: &qemu, images: &images, trace_dir: options.trace_dir };
     match name {
-        "platform" => platform(&bench),
+        "platform" => platform(&bench, options.breakdown),
         "gsas" => gsas(&bench),
         other => bail!("unknown benchmark {other}: try `platform` or `gsas`"),
     }

@@ -171,12 +171,15 @@ enum Command {
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
-    /// Run a benchmark and print its figures (`name: value unit`): platform.
+    /// Run a benchmark and print its figures (`name: value unit`): platform, gsas.
     Bench {
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]
         dev: bool,
+        /// `platform`: also print where a forwarded access spends its time.
+        #[arg(long)]
+        breakdown: bool,
         /// Write a Chrome trace of every emulated run into this directory.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
@@ -224,7 +227,9 @@ fn main() {
                 trace_dir,
             })
         }
-        Command::Bench { name, dev, trace_dir } => bench::run(&name, !dev, trace_dir.as_deref()),
+        Command::Bench { name, dev, breakdown, trace_dir } => {
+            bench::run(&name, bench::Options { release: !dev, breakdown, trace_dir: trace_dir.as_deref() })
+        }
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),
         Command::Lint => images::lint(),

@@ -3,6 +3,7 @@
 
 use crate::cluster_support::{barrier, publish, published, remote, wait_for, whoami};
 use crate::gsas::{result_of, run_together};
+use a53_kernel::exception::forward;
 use a53_kernel::rpu;
 use board::layout::TEST_BUFFER;
 use hal::mmio::write_u128;
@@ -46,6 +47,63 @@ fn platform_single() {
             Err(_) => defmt::println!("bench r5_forwarded_round_trip: no answer from the R5"),
         }
     }
+}
+
+/// Where a forwarded read of the system block's scratch register spends its time: the medians
+/// of each part over many reads, in nanoseconds (`clock` = ticks) or instructions (under
+/// `-icount`). The parts: the guest's trap, decode and return (the access's total minus the
+/// kick and the wait), the kick, and the wait, split into the host's model and the rest
+/// (wake-up, pick-up and reply), separately for the reads that kicked a sleeping host and
+/// those that found it awake.
+fn platform_breakdown(clock: forward::TimingClock) -> Result<(), &'static str> {
+    const READS: usize = 4000;
+    let instructions = clock == forward::TimingClock::Instructions;
+    if instructions && !a53_kernel::arch::pmu::count_instructions() {
+        return Err("the PMU counts no instructions (run under -icount)");
+    }
+    let now = || if instructions { u64::from(a53_kernel::arch::pmu::instructions()) } else { a53_kernel::timer::now() };
+    let to_unit = |v: u64| if instructions { v } else { a53_kernel::timer::timer().rate().ns_from_ticks(v) };
+    let (mut guest, mut kick, mut model) = (alloc::vec![], alloc::vec![], alloc::vec![]);
+    let (mut rest_kicked, mut rest_awake) = (alloc::vec![], alloc::vec![]);
+    forward::time_accesses(clock);
+    for _ in 0..READS {
+        let t0 = now();
+        core::hint::black_box(a53_kernel::cluster::with_sysblock(|block| block.scratch()));
+        let total = now().wrapping_sub(t0);
+        let t = forward::last_timing();
+        guest.push(to_unit(total.saturating_sub(t.kick + t.wait)));
+        model.push(u64::from(t.model_ns));
+        let wait_ns = to_unit(t.wait);
+        let rest = wait_ns.saturating_sub(u64::from(t.model_ns));
+        if t.kicked {
+            kick.push(to_unit(t.kick));
+            rest_kicked.push(rest);
+        } else {
+            rest_awake.push(rest);
+        }
+    }
+    forward::time_accesses(forward::TimingClock::Off);
+    let median = |v: &mut alloc::vec::Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied()
+    };
+    if instructions {
+        let g = median(&mut guest).ok_or("no samples")?;
+        defmt::println!("bench a53_forward_guest_trap_decode_return: {=u64} instructions", g);
+        return Ok(());
+    }
+    defmt::println!("bench a53_forward_reads_timed: {=usize} reads", READS);
+    defmt::println!("bench a53_forward_reads_that_kicked: {=usize} reads", kick.len());
+    let print = |name: &str, v: Option<u64>| match v {
+        Some(ns) => defmt::println!("bench {=str}: {=u64}.{=u64:03} us", name, ns / 1000, ns % 1000),
+        None => defmt::println!("bench {=str}: none measured", name),
+    };
+    print("a53_forward_guest_trap_decode_return_median", median(&mut guest));
+    print("a53_forward_kick_median", median(&mut kick));
+    print("a53_forward_host_model_median", median(&mut model));
+    print("a53_forward_wake_pickup_reply_after_a_kick_median", median(&mut rest_kicked));
+    print("a53_forward_pickup_reply_host_awake_median", median(&mut rest_awake));
+    Ok(())
 }
 
 /// Global-window copy throughput from node 0 to node 1 (1 MiB of 128-bit stores).
@@ -155,6 +213,8 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
             Ok(())
         }
         "platform-window" => platform_window(),
+        "platform-breakdown" => platform_breakdown(forward::TimingClock::Ticks),
+        "platform-breakdown-icount" => platform_breakdown(forward::TimingClock::Instructions),
         "gsas-fad" => gsas_fad(),
         "gsas-service" => gsas_service(),
         // Nothing after the boot itself: the host times boot-to-ready.

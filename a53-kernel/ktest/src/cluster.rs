@@ -67,7 +67,7 @@ mod gsas {
     /// Two processes per node update two counters under one CAS spin lock.
     pub fn cas_lock() -> TestResult {
         const PER_NODE: u64 = 2;
-        const ITERATIONS: u64 = 200;
+        const ITERATIONS: u64 = unimem_user::args::cas_lock::ITERATIONS as u64;
         let (me, n) = whoami()?;
         barrier(300)?;
         if me == 0 {

@@ -11,7 +11,7 @@
 //! interrupt handler alone.
 
 use crate::Board;
-use crate::arch::cpu;
+use crate::arch::{cpu, pmu};
 use crate::devices::PlatformLink;
 use crate::exception::esr::FaultStatus;
 use crate::exception::{self, Fault, FaultNote, Resolution};
@@ -19,10 +19,10 @@ use crate::irq::{self, IntId};
 use board::layout::KERNEL_VA_OFFSET;
 use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use hal::cadence_uart::{Rx, Tx};
 use hal::mmio_trap::{BusError, Size, a64};
-use proto::forward::{Slots, forward};
+use proto::forward::{Slots, Timing, forward, forward_timed};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
 const TIMEOUT_SECS: u64 = 2;
@@ -39,6 +39,32 @@ static LINES: spin::Mutex<Option<Rx>> = spin::Mutex::new(None);
 
 /// Forwarded accesses served so far (all cores).
 static FORWARDED: AtomicU64 = AtomicU64::new(0);
+
+/// What clock times each forwarded access, for `cargo xtask bench platform --breakdown`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TimingClock {
+    Off = 0,
+    /// The generic timer (`timer::now`).
+    Ticks = 1,
+    /// This core's PMU instruction counter (QEMU counts under `-icount` only).
+    Instructions = 2,
+}
+
+static TIMING_CLOCK: AtomicU8 = AtomicU8::new(TimingClock::Off as u8);
+/// The timing of each core's last forwarded access (while a clock is on).
+static LAST_TIMING: spin::Mutex<[Timing; 4]> =
+    spin::Mutex::new([Timing { kicked: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
+
+/// Times every forwarded access with `clock` from now on ([`last_timing`] reads it).
+pub fn time_accesses(clock: TimingClock) {
+    TIMING_CLOCK.store(clock as u8, Ordering::Release);
+}
+
+/// The timing of this core's last forwarded access.
+pub fn last_timing() -> Timing {
+    LAST_TIMING.lock()[cpu::core_id()]
+}
 
 pub fn forwarded_count() -> u64 {
     FORWARDED.load(Ordering::Relaxed)
@@ -144,9 +170,19 @@ impl SlotBus<'_> {
         let channel = CHANNEL.get().ok_or(BusError::Unmapped)?;
         let give_up = crate::timer::now() + TIMEOUT_SECS * crate::timer::hz();
         let kick = || channel.kick.write_byte(self.slot as u8);
-        let result = forward(&channel.slots.0[self.slot], write, size.bytes() as u32, pa, value, kick, || {
-            crate::timer::now() > give_up
-        });
+        let timed_out = || crate::timer::now() > give_up;
+        let access = (write, size.bytes() as u32, pa, value);
+        let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
+            0 => forward(channel.slots, self.slot, write, size.bytes() as u32, pa, value, kick, timed_out),
+            clock => {
+                let now = || {
+                    if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) }
+                };
+                let (result, timing) = forward_timed(channel.slots, self.slot, access, kick, timed_out, now);
+                LAST_TIMING.lock()[self.slot] = timing;
+                result
+            }
+        };
         FORWARDED.fetch_add(1, Ordering::Relaxed);
         result.map_err(|e| e.bus_error())
     }

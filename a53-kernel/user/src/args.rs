@@ -44,6 +44,14 @@ pub mod fad_bench {
     }
 }
 
+/// `cas-lock`: the argument is the page's address; the count is shared with the test that
+/// checks the counters.
+pub mod cas_lock {
+    /// The critical sections one process runs. Eight contending processes on four emulated
+    /// nodes take about 100 ms per section (every failed CAS is a request to the lock's node).
+    pub const ITERATIONS: u32 = 50;
+}
+
 /// `notify-sender`: node in bits [15:0], opcode in [19:16], payload in [63:20] (44 bits).
 pub mod notify_sender {
     use super::*;

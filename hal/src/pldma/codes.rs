@@ -2,17 +2,22 @@
 //! actions, fault codes and descriptor refusals. Each decodes from its byte or refuses it.
 
 macro_rules! code_enum {
-    ($(#[$doc:meta])* $name:ident { $($variant:ident = $value:literal, $text:literal;)* }) => {
+    (
+        $(#[$doc:meta])*
+        $name:ident { $($(#[$variant_doc:meta])* $variant:ident = $value:literal, $text:literal;)* }
+    ) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         #[repr(u8)]
         pub enum $name {
-            $($variant = $value,)*
+            $($(#[$variant_doc])* $variant = $value,)*
         }
 
         impl $name {
+            /// Every code, in value order.
             pub const ALL: &'static [$name] = &[$($name::$variant,)*];
 
+            /// The code whose value is `raw`, or `None` for a value the table does not list.
             pub const fn from_raw(raw: u8) -> Option<Self> {
                 match raw {
                     $($value => Some($name::$variant),)*
@@ -20,6 +25,7 @@ macro_rules! code_enum {
                 }
             }
 
+            /// Its value, as the code byte holds it.
             pub const fn raw(self) -> u8 {
                 self as u8
             }
@@ -37,8 +43,11 @@ macro_rules! code_enum {
 code_enum! {
     /// Why a packet failed at its target, or a read request was refused.
     NackCode {
+        /// A write at the target left memory (retransmitted at once, a bounded number of times).
         WriteError = 0x1, "WriteError";
+        /// The source read left memory (retransmitted the same way).
         ReadError = 0x2, "ReadError";
+        /// The target has no process of this PD (`pd_enable` bit clear or no queue registered); final.
         NoPd = 0x3, "NoPd";
     }
 }
@@ -46,7 +55,9 @@ code_enum! {
 code_enum! {
     /// Which end of a block faulted.
     PfNackCode {
+        /// A destination page faulted.
         Destination = 0x1, "Destination";
+        /// A source page faulted.
         Source = 0x2, "Source";
     }
 }
@@ -54,7 +65,9 @@ code_enum! {
 code_enum! {
     /// What a RAPF asks of the owner's R5.
     RapfAction {
+        /// The pages are mapped: retransmit.
         Retry = 0x0, "Retry";
+        /// The fault cannot be resolved (no region, write to a read-only one): fail the transfer.
         Abort = 0x1, "Abort";
     }
 }
@@ -62,9 +75,13 @@ code_enum! {
 code_enum! {
     /// A fault FIFO entry's cause.
     FaultCode {
+        /// The SMMU terminated a write at the target (translation or permission fault).
         DestinationFault = 0x1, "DestinationFault";
+        /// The SMMU terminated a read of the block's source.
         SourceFault = 0x2, "SourceFault";
+        /// A write's translation left memory.
         DestinationBusError = 0x3, "DestinationBusError";
+        /// A source read's translation left memory.
         SourceBusError = 0x4, "SourceBusError";
     }
 }
@@ -72,8 +89,11 @@ code_enum! {
 code_enum! {
     /// Why the engine refused a descriptor.
     RefusalCode {
+        /// A rule of the descriptor table is broken.
         Malformed = 0x1, "Malformed";
+        /// `pd_enable` bit `pd` is clear.
         PdDisabled = 0x2, "PdDisabled";
+        /// `node` is not a node of the cluster.
         NoRoute = 0x3, "NoRoute";
     }
 }

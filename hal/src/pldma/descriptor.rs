@@ -8,39 +8,62 @@ use super::{Pd, SEQ_MASK, TID_LIMIT, VCS_PER_PD};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RawDescriptor {
+    /// The descriptor op (`op`).
     pub op: u8,
+    /// `flags::READ_RESPONSE` or `flags::NOTIFY` (WriteBlock only), or 0.
     pub flags: u8,
+    /// Nack: the NACK code; otherwise 0.
     pub code: u8,
+    /// The transfer's virtual channel, 0..63; reported in refusals.
     pub vc: u8,
+    /// The PD, 0..15: its stream ID goes with every source access, and the packets carry it.
     pub pd: u16,
+    /// The destination node: the target of a write, of a read request, of a NACK.
     pub node: u16,
+    /// The transaction id (14 bits); for READ_RESPONSE, the requester's.
     pub tid: u16,
+    /// The attempt's sequence number (14 bits).
     pub seq: u16,
+    /// The seq of the block's first attempt (14 bits); Nack: 0.
     pub first_seq: u16,
+    /// Reserved: 0.
     pub reserved0: u16,
+    /// WriteBlock, ReadRequest: the block's length in bytes, 1..=16384; Nack: 0.
     pub len: u32,
+    /// WriteBlock with NOTIFY: the immediate for the target's CQE; otherwise 0.
     pub imm: u32,
+    /// WriteBlock: the source VA on this node; ReadRequest: the source VA at `node`; Nack: 0.
     pub src: u64,
+    /// WriteBlock: the destination VA at `node`; ReadRequest: the destination VA here; Nack: 0.
     pub dst: u64,
+    /// Reserved: 24 bytes of 0.
     pub reserved1: [u64; 3],
 }
 
 const _: () = assert!(core::mem::size_of::<RawDescriptor>() == 64);
 
+/// Descriptor ops (`RawDescriptor::op`; "Descriptor ops").
 pub mod op {
+    /// Read `[src, src + len)` under `pd`, cut it on the 256 B windows of `dst`, send to `node`.
     pub const WRITE_BLOCK: u8 = 0x1;
+    /// Send one READ_REQUEST packet to `node`.
     pub const READ_REQUEST: u8 = 0x2;
+    /// Send one NACK packet with `code` to `node` (the R5 refusing a read request).
     pub const NACK: u8 = 0x3;
 }
 
+/// Descriptor flags (`RawDescriptor::flags`), also the data packets' `flags`.
 pub mod flags {
+    /// Bit 0: the block serves node `node`'s read (WriteBlock only).
     pub const READ_RESPONSE: u8 = 1 << 0;
+    /// Bit 1: the last block of a write that asked for a remote notification (WriteBlock only).
     pub const NOTIFY: u8 = 1 << 1;
 }
 
 /// One attempt of one block: the fields that name it everywhere (descriptor, packets, events).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Attempt {
+    /// The PD of the transfer.
     pub pd: Pd,
     /// 14 bits.
     pub tid: u16,
@@ -51,6 +74,7 @@ pub struct Attempt {
 }
 
 impl Attempt {
+    /// The tid and both seqs fit in 14 bits.
     pub const fn is_valid(&self) -> bool {
         self.tid < TID_LIMIT && self.seq <= SEQ_MASK && self.first_seq <= SEQ_MASK
     }
@@ -62,42 +86,103 @@ pub enum WriteKind {
     /// A block of this node's write: the target ACKs to this node.
     Write,
     /// The last block of a write whose target posts a RemoteWrite CQE with `imm`.
-    Notify { imm: u32 },
+    Notify {
+        /// The immediate for the target's CQE.
+        imm: u32,
+    },
     /// A block serving `node`'s read: `node` owns the transaction.
     ReadResponse,
 }
 
+/// A decoded descriptor: one of the three ops with the fields it uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Descriptor {
-    WriteBlock { vc: u8, attempt: Attempt, node: u16, src: u64, dst: u64, len: u32, kind: WriteKind },
-    ReadRequest { vc: u8, attempt: Attempt, node: u16, src: u64, dst: u64, len: u32 },
-    Nack { vc: u8, pd: Pd, tid: u16, seq: u16, node: u16, code: NackCode },
+    /// Send `[src, src + len)` of this node to `[dst, dst + len)` at `node`.
+    WriteBlock {
+        /// The transfer's virtual channel, 0..63.
+        vc: u8,
+        /// The block's PD, tid and seqs.
+        attempt: Attempt,
+        /// The target node.
+        node: u16,
+        /// The source VA on this node.
+        src: u64,
+        /// The destination VA at `node`.
+        dst: u64,
+        /// Bytes, 1..=16384, inside one 16 KiB window of `dst`.
+        len: u32,
+        /// Plain write, notifying last block, or read response.
+        kind: WriteKind,
+    },
+    /// Ask `node` to write its `[src, src + len)` to `[dst, dst + len)` here.
+    ReadRequest {
+        /// The transfer's virtual channel, 0..63.
+        vc: u8,
+        /// The block's PD, tid and seqs.
+        attempt: Attempt,
+        /// The node to read from.
+        node: u16,
+        /// The source VA at `node`.
+        src: u64,
+        /// The destination VA here.
+        dst: u64,
+        /// Bytes, 1..=16384, inside one 16 KiB window of `dst`.
+        len: u32,
+    },
+    /// Send one NACK with `code` to `node` (the R5 refusing a read request).
+    Nack {
+        /// The virtual channel, 0..63.
+        vc: u8,
+        /// The PD of the refused request.
+        pd: Pd,
+        /// The transaction id the NACK names (14 bits): the requester's.
+        tid: u16,
+        /// The attempt's sequence number (14 bits): the requester's.
+        seq: u16,
+        /// The destination node: the requester.
+        node: u16,
+        /// Why it was refused.
+        code: NackCode,
+    },
 }
 
+/// Why `Descriptor::decode` refused a raw descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DescriptorError {
+    /// `op` is not a descriptor op.
     UnknownOp(u8),
+    /// `flags` is not allowed for the op.
     BadFlags(u8),
+    /// `code` is not allowed for the op (or not a NACK code).
     BadCode(u8),
+    /// `vc` is not below 64.
     BadVc(u8),
+    /// `pd` is not below 16.
     BadPd(u16),
+    /// `tid` does not fit in 14 bits.
     BadTid(u16),
+    /// `seq` or `first_seq` does not fit in 14 bits.
     BadSeq(u16),
     /// Not 1..=16 KiB inside one 16 KiB window of the destination.
     NotABlock {
+        /// The descriptor's `dst`.
         dst: u64,
+        /// The descriptor's `len`.
         len: u32,
     },
+    /// A reserved field, or a field the op does not use, is not 0.
     ReservedNotZero,
 }
 
 impl Descriptor {
+    /// The virtual channel.
     pub fn vc(&self) -> u8 {
         match *self {
             Descriptor::WriteBlock { vc, .. } | Descriptor::ReadRequest { vc, .. } | Descriptor::Nack { vc, .. } => vc,
         }
     }
 
+    /// The destination node.
     pub fn node(&self) -> u16 {
         match *self {
             Descriptor::WriteBlock { node, .. }
@@ -106,6 +191,7 @@ impl Descriptor {
         }
     }
 
+    /// The PD.
     pub fn pd(&self) -> Pd {
         match *self {
             Descriptor::WriteBlock { attempt, .. } | Descriptor::ReadRequest { attempt, .. } => attempt.pd,
@@ -113,6 +199,7 @@ impl Descriptor {
         }
     }
 
+    /// The descriptor as the ring holds it; unused fields are 0.
     pub fn encode(&self) -> RawDescriptor {
         let mut r = RawDescriptor::default();
         let attempt = |r: &mut RawDescriptor, a: &Attempt| {

@@ -11,6 +11,7 @@ use crate::mmio::Mmio;
 use tock_registers::LocalRegisterCopy;
 use tock_registers::interfaces::{Readable, Writeable};
 
+/// Why the engine could not be identified or started.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EngineError {
     /// `id` does not read `ID_VALUE`: no engine at the address (or a different bitstream).
@@ -25,6 +26,8 @@ pub struct EngineControl {
 }
 
 impl EngineControl {
+    /// The R5's handle on the control page at `base`.
+    ///
     /// # Safety
     ///
     /// `base` must map the PLDMA control page, and only the R5's firmware may use these
@@ -71,6 +74,7 @@ impl EngineControl {
         self.regs.cq_notify.set(u32::from(pd.raw()));
     }
 
+    /// The current value of counter `c` (it wraps).
     pub fn counter(&self, c: Counter) -> u64 {
         self.regs.counters[c.index()].get()
     }
@@ -82,6 +86,8 @@ pub struct EngineAdmin {
 }
 
 impl EngineAdmin {
+    /// The kernel's handle on the control page at `base`.
+    ///
     /// # Safety
     ///
     /// `base` must map the PLDMA control page; only the kernel may use these registers
@@ -91,11 +97,13 @@ impl EngineAdmin {
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
+    /// Sets or clears `pd_enable` bit `pd` (the engine accepts, or drops, the PD's work).
     pub fn set_pd_enabled(&mut self, pd: Pd, enabled: bool) {
         let now = self.regs.pd_enable.get();
         self.regs.pd_enable.set(if enabled { now | pd.bit() } else { now & !pd.bit() });
     }
 
+    /// `pd_enable` bit `pd` is set.
     pub fn pd_enabled(&self, pd: Pd) -> bool {
         self.regs.pd_enable.get() & pd.bit() != 0
     }
@@ -105,10 +113,12 @@ impl EngineAdmin {
         self.regs.pd_busy.get() & pd.bit() != 0
     }
 
+    /// Writes `irq_enable`: the causes that drive PL line 3.
     pub fn set_irq_enable(&mut self, causes: LocalRegisterCopy<u32, IRQ::Register>) {
         self.regs.irq_enable.set(causes.get());
     }
 
+    /// Reads `irq_status`: the pending causes.
     pub fn irq_status(&self) -> LocalRegisterCopy<u32, IRQ::Register> {
         self.regs.irq_status.extract()
     }
@@ -134,6 +144,7 @@ impl EngineAdmin {
         self.regs.cq_pending.set(u32::from(pds));
     }
 
+    /// The current value of counter `c` (it wraps).
     pub fn counter(&self, c: Counter) -> u64 {
         self.regs.counters[c.index()].get()
     }
@@ -145,6 +156,8 @@ pub struct FaultFifo {
 }
 
 impl FaultFifo {
+    /// The kernel's handle on the fault page at `base`.
+    ///
     /// # Safety
     ///
     /// `base` must map the PLDMA fault page, read by the kernel's fault path through this one
@@ -164,17 +177,21 @@ impl FaultFifo {
         FaultEntry::decode(lo, hi)
     }
 
+    /// Entries queued (`fifo_count`, 0..=512).
     pub fn len(&self) -> usize {
         self.regs.fifo_count.get() as usize
     }
 
+    /// `fifo_count` reads 0.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
+/// Why a PD page write did not take effect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PdPageError {
+    /// The request does not encode; nothing was written.
     Rapf(RapfError),
     /// The engine refused the write: the PD is disabled, or a field is out of range.
     Refused,
@@ -186,6 +203,8 @@ pub struct PdPage {
 }
 
 impl PdPage {
+    /// A handle on the PD page at `base`.
+    ///
     /// # Safety
     ///
     /// `base` must map a PLDMA PD page, used through this one handle.
@@ -199,6 +218,7 @@ impl PdPage {
         self.regs.pd.get()
     }
 
+    /// `status.ENABLED`: `pd_enable` bit of the page's PD.
     pub fn enabled(&self) -> bool {
         self.regs.status.is_set(PD_STATUS::ENABLED)
     }
@@ -214,6 +234,7 @@ impl PdPage {
         self.regs.status.is_set(PD_STATUS::REFUSED)
     }
 
+    /// Writes `request` to the `rapf` register, then reads `status` to see whether it was refused.
     pub fn rapf(&mut self, request: &RapfRequest) -> Result<(), PdPageError> {
         self.regs.rapf.set(request.encode().map_err(PdPageError::Rapf)?);
         self.settled()

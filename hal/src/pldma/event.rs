@@ -9,99 +9,167 @@ use super::{Pd, SEQ_MASK, TID_LIMIT};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RawEvent {
+    /// The event kind (`kind`).
     pub kind: u8,
+    /// Nack, PfNack: the code; Rapf: the action; DescRefused: the refusal code.
     pub code: u8,
+    /// The node the message came from; this node for local events.
     pub node: u16,
+    /// The packet's PD; Rapf: the wired PD; Doorbell: the PD page's.
     pub pd: u16,
+    /// The transaction id (14 bits).
     pub tid: u16,
+    /// The sequence number (14 bits).
     pub seq: u16,
+    /// Rapf: the claimed PD; ReadRequest: first_seq; Nack, PfNack: the packet index;
+    /// DescRefused: the descriptor's ring position (low 16 bits).
     pub aux: u16,
+    /// ReadRequest: the block length; RemoteNotify: the immediate; Doorbell: the value written.
     pub len: u32,
+    /// ReadRequest: the source VA on this node; PfNack: the faulting VA.
     pub va: u64,
+    /// ReadRequest: the destination VA at the requester.
     pub va2: u64,
 }
 
 const _: () = assert!(core::mem::size_of::<RawEvent>() == 32);
 
+/// Event kinds (`RawEvent::kind`; "Event kinds").
 pub mod kind {
+    /// A block of a transaction this R5 owns was written completely.
     pub const ACK: u8 = 0x1;
+    /// A packet of such a block failed (bus error, PD disabled), or a read request was refused.
     pub const NACK: u8 = 0x2;
+    /// A packet of such a block faulted at the destination, or the block's source faulted.
     pub const PF_NACK: u8 = 0x3;
+    /// A RAPF for a transaction this R5 owns.
     pub const RAPF: u8 = 0x4;
+    /// Node `node` asks this R5 to write `len` bytes from `va` here to `va2` there.
     pub const READ_REQUEST: u8 = 0x5;
+    /// PD `pd`'s process rang its doorbell.
     pub const DOORBELL: u8 = 0x6;
+    /// The NOTIFY block of a write from node `node` under `pd` was written completely here.
     pub const REMOTE_NOTIFY: u8 = 0x7;
+    /// The engine refused the descriptor at ring position `aux`.
     pub const DESC_REFUSED: u8 = 0x8;
 }
 
 /// A transaction named by a control message: PD, tid and the attempt's seq.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxnRef {
+    /// The transaction's PD.
     pub pd: Pd,
+    /// The transaction id (14 bits).
     pub tid: u16,
+    /// The attempt's sequence number (14 bits).
     pub seq: u16,
 }
 
+/// A decoded event: one of the kinds with the fields it uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
+    /// A block of a transaction this R5 owns was written completely.
     Ack {
+        /// The node that wrote the block (this node for a read response).
         node: u16,
+        /// The acknowledged attempt (the highest seq the target saw).
         txn: TxnRef,
     },
+    /// A packet of a block failed, or a read request was refused.
     Nack {
+        /// The node the NACK came from (this node for a local one).
         node: u16,
+        /// The failed attempt.
         txn: TxnRef,
+        /// The failed packet's index in the block.
         index: u16,
+        /// Why it failed.
         code: NackCode,
     },
+    /// A packet's destination or the block's source faulted.
     PfNack {
+        /// The node the PF-NACK came from (this node for a local one).
         node: u16,
+        /// The faulted attempt.
         txn: TxnRef,
+        /// The faulting packet's index in the block.
         index: u16,
+        /// Which end faulted.
         code: PfNackCode,
+        /// The faulting VA.
         va: u64,
     },
     /// `txn.pd` is the wired PD; `claimed` what the writer claimed.
     Rapf {
+        /// The node whose PD page was written (this node for a local one).
         node: u16,
+        /// The faulted attempt, under the wired PD.
         txn: TxnRef,
+        /// The PD the writer claimed.
         claimed: u16,
+        /// Retry or Abort.
         action: RapfAction,
     },
+    /// Node `node` asks this R5 to write `len` bytes from `src` here to `dst` there.
     ReadRequest {
+        /// The requester.
         node: u16,
+        /// The requester's PD, tid and seqs.
         attempt: Attempt,
+        /// The source VA on this node.
         src: u64,
+        /// The destination VA at the requester.
         dst: u64,
+        /// The block length, 1..=16384, inside one 16 KiB window of `dst`.
         len: u32,
     },
+    /// PD `pd`'s process rang its doorbell.
     Doorbell {
+        /// The PD page's PD.
         pd: Pd,
+        /// The value written (the work queue's new head, a hint).
         value: u32,
     },
+    /// The NOTIFY block of a write from `node` under `pd` was written completely here.
     RemoteNotify {
+        /// The writer's node.
         node: u16,
+        /// The write's PD.
         pd: Pd,
+        /// The writer's immediate.
         imm: u32,
     },
     /// The refused descriptor's fields as they were (they may be out of range).
     DescRefused {
+        /// Why the engine refused it.
         code: RefusalCode,
+        /// The descriptor's ring position (low 16 bits).
         position: u16,
+        /// The descriptor's `pd`.
         pd: u16,
+        /// The descriptor's `tid`.
         tid: u16,
+        /// The descriptor's `seq`.
         seq: u16,
     },
 }
 
+/// Why `Event::decode` refused a raw event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventError {
+    /// `kind` is not an event kind.
     UnknownKind(u8),
+    /// `code` is not a code of the kind.
     BadCode(u8),
+    /// `pd` is not below 16.
     BadPd(u16),
+    /// `tid` does not fit in 14 bits.
     BadTid(u16),
+    /// `seq` (or a ReadRequest's first_seq) does not fit in 14 bits.
     BadSeq(u16),
+    /// A ReadRequest's range is not 1..=16 KiB inside one 16 KiB window of the destination.
     NotABlock,
+    /// A field the kind does not use is not 0.
     ReservedNotZero,
 }
 
@@ -117,6 +185,7 @@ fn txn(r: &RawEvent) -> Result<TxnRef, EventError> {
 }
 
 impl Event {
+    /// The event as the ring holds it; unused fields are 0.
     pub fn encode(&self) -> RawEvent {
         let mut r = RawEvent::default();
         let set = |r: &mut RawEvent, node: u16, t: &TxnRef| {
@@ -155,6 +224,7 @@ impl Event {
         r
     }
 
+    /// Checks the kind, its codes and ranges, and that unused fields are 0.
     pub fn decode(r: &RawEvent) -> Result<Self, EventError> {
         let unused = |ok: bool| if ok { Ok(()) } else { Err(EventError::ReservedNotZero) };
         match r.kind {

@@ -6,23 +6,31 @@ use super::regs::{FAULT_HI, FAULT_LO};
 use super::{PAGE_BYTES, Pd, SEQ_MASK, TID_LIMIT};
 use tock_registers::LocalRegisterCopy;
 
+/// A decoded fault FIFO entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FaultEntry {
+    /// What kind of access was refused, and how.
     pub code: FaultCode,
+    /// The PD of the refused access (its SMMU stream: `stream_id`).
     pub pd: Pd,
     /// The node whose R5 owns the transaction: where the RAPF goes.
     pub node: u16,
+    /// The transaction id (14 bits).
     pub tid: u16,
+    /// The sequence number of the refused attempt (14 bits).
     pub seq: u16,
     /// The faulting VA >> 12.
     pub page: u64,
 }
 
+/// Why a pair of FIFO words is not an entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultEntryError {
     /// One word says VALID and the other does not (a torn read).
     HalfValid,
+    /// `CODE` is not a fault code.
     BadCode(u8),
+    /// `PD` is not below 16.
     BadPd(u16),
     /// A bit outside every field is set.
     ReservedNotZero,

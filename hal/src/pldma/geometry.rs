@@ -7,7 +7,9 @@ use super::{BLOCK_BYTES, PACKET_BYTES};
 /// A piece of a range: `len` bytes at `offset` from the range's start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Piece {
+    /// Bytes from the range's start to the piece's first byte.
     pub offset: u64,
+    /// Bytes in the piece, at least 1.
     pub len: u64,
 }
 
@@ -38,6 +40,7 @@ impl Windows {
         Self::new(dst, len, PACKET_BYTES)
     }
 
+    /// Pieces in the range: windows it touches, at least 1.
     pub const fn count(&self) -> u64 {
         let first = self.start / self.window;
         let last = (self.start + self.len - 1) / self.window;

@@ -33,10 +33,13 @@ pub const PACKET_BYTES: u64 = 256;
 pub const MAX_PACKETS: usize = (BLOCK_BYTES / PACKET_BYTES) as usize;
 /// Entries of the receiver fault FIFO (seed 002 Tab 3.2).
 pub const FIFO_DEPTH: usize = 512;
-/// Transaction ids and sequence numbers are 14 bits (seed 002 §3.2.3.3, Tab 3.2).
+/// Transaction ids are 14 bits (seed 002 §3.2.3.3).
 pub const TID_BITS: u32 = 14;
+/// Sequence numbers are 14 bits, the FIFO's width (seed 002 Tab 3.2), compared modulo 2^14.
 pub const SEQ_BITS: u32 = 14;
+/// Transaction ids lie below this: 2^14.
 pub const TID_LIMIT: u16 = 1 << TID_BITS;
+/// The largest sequence number, and the mask of sequence-number space: 2^14 - 1.
 pub const SEQ_MASK: u16 = (1 << SEQ_BITS) - 1;
 /// Blocks the receiver's table remembers.
 pub const RECEIVER_BLOCKS: usize = 1024;
@@ -50,20 +53,25 @@ pub const PAGE_BYTES: u64 = 4096;
 pub struct Pd(u8);
 
 impl Pd {
+    /// PD 0.
     pub const ZERO: Pd = Pd(0);
 
+    /// PD `value`, or `None` if it is not below `PDS`.
     pub const fn new(value: u16) -> Option<Self> {
         if (value as usize) < PDS { Some(Self(value as u8)) } else { None }
     }
 
+    /// Its number, as an index (0..16).
     pub const fn index(self) -> usize {
         self.0 as usize
     }
 
+    /// Its number, as the 16-bit `pd` fields of descriptors, events and packets hold it.
     pub const fn raw(self) -> u16 {
         self.0 as u16
     }
 
+    /// Its bit in `pd_enable`, `pd_busy` and `cq_pending`: `1 << p`.
     pub const fn bit(self) -> u32 {
         1 << self.0
     }

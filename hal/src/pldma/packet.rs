@@ -7,7 +7,9 @@ use super::event::TxnRef;
 use super::geometry::{is_block, is_packet};
 use super::{MAX_PACKETS, PACKET_BYTES, Pd, SEQ_MASK, TID_LIMIT};
 
+/// Size of the header every packet starts with.
 pub const HEADER_BYTES: usize = 40;
+/// The header's `magic` byte.
 pub const MAGIC: u8 = 0x50;
 /// The largest packet: a header and a full payload.
 pub const MAX_BYTES: usize = HEADER_BYTES + PACKET_BYTES as usize;
@@ -17,21 +19,38 @@ pub const MAX_BYTES: usize = HEADER_BYTES + PACKET_BYTES as usize;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RawHeader {
+    /// `MAGIC`.
     pub magic: u8,
+    /// The packet kind (`kind`).
     pub kind: u8,
+    /// Data: the descriptor's READ_RESPONSE and NOTIFY (`descriptor::flags`).
     pub flags: u8,
+    /// Nack, PfNack: the code; Rapf: the action.
     pub code: u8,
+    /// The sending node (stamped by the engine, checked against the link by the receiver).
     pub src: u16,
+    /// The node whose R5 owns `tid`.
     pub owner: u16,
+    /// The PD; Rapf: the wired PD.
     pub pd: u16,
+    /// The transaction id (14 bits).
     pub tid: u16,
+    /// The attempt's sequence number (14 bits).
     pub seq: u16,
+    /// Data, ReadRequest: first_seq; Rapf: the claimed PD; Nack, PfNack: the packet index.
     pub aux: u16,
+    /// Data: this packet's index in the block.
     pub index: u8,
+    /// Data: the block's packets, 1..=64.
     pub count: u8,
+    /// Data: the payload bytes, 1..=256; ReadRequest: the block length, 1..=16384.
     pub len: u16,
+    /// Data with NOTIFY: the immediate.
     pub imm: u32,
+    /// Data: the payload's destination VA; ReadRequest: the source VA at the target;
+    /// PfNack: the faulting VA.
     pub va: u64,
+    /// ReadRequest: the destination VA at the requester.
     pub va2: u64,
 }
 
@@ -40,6 +59,7 @@ const _: () = assert!(core::mem::size_of::<RawHeader>() == HEADER_BYTES);
 macro_rules! wire {
     ($($field:ident: $ty:ty),* $(,)?) => {
         impl RawHeader {
+            /// The header as the wire carries it: each field little-endian at its offset.
             pub fn to_bytes(&self) -> [u8; HEADER_BYTES] {
                 let mut out = [0u8; HEADER_BYTES];
                 $(
@@ -70,89 +90,142 @@ wire!(
     index: u8, count: u8, len: u16, imm: u32, va: u64, va2: u64,
 );
 
+/// Packet kinds (`RawHeader::kind`; "Packet kinds").
 pub mod kind {
+    /// Sender engine to the destination's engine: up to 256 B of a block.
     pub const DATA: u8 = 0x1;
+    /// Target engine to the owner's: one per block, when every packet of it is written.
     pub const ACK: u8 = 0x2;
+    /// Target engine (or R5, via a Nack descriptor) to the owner: one per failed packet.
     pub const NACK: u8 = 0x3;
+    /// Target engine to the owner: one per faulting packet (destination) or per block (source).
     pub const PF_NACK: u8 = 0x4;
+    /// A PD page's engine to the owner: tid, seq, wired and claimed PD, action.
     pub const RAPF: u8 = 0x5;
+    /// The requester's engine to the target's: one block to read.
     pub const READ_REQUEST: u8 = 0x6;
 }
 
 /// The control packets' routing: who sent it, whose transaction it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Route {
+    /// The sending node.
     pub src: u16,
+    /// The node whose R5 owns the transaction.
     pub owner: u16,
 }
 
+/// A decoded packet: one of the kinds with the fields it uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Packet<'a> {
     /// `va` is the destination of `payload[0]`; `kind` says whether the block serves a read
     /// (then `route.owner` is the destination) or carries a notification.
     Data {
+        /// Sender and owner.
         route: Route,
+        /// The block's PD, tid and seqs.
         attempt: Attempt,
+        /// This packet's index in the block.
         index: u8,
+        /// The block's packets, 1..=64.
         count: u8,
+        /// The destination VA of `payload[0]`.
         va: u64,
+        /// Plain write, notifying last block, or read response.
         kind: WriteKind,
+        /// 1..=256 bytes inside one 256 B window of `va`.
         payload: &'a [u8],
     },
+    /// Every packet of a block was written.
     Ack {
+        /// The target and the owner.
         route: Route,
+        /// The acknowledged attempt.
         txn: TxnRef,
     },
+    /// A packet failed, or a read request was refused.
     Nack {
+        /// The target and the owner.
         route: Route,
+        /// The failed attempt.
         txn: TxnRef,
+        /// The failed packet's index in the block.
         index: u16,
+        /// Why it failed.
         code: NackCode,
     },
+    /// A packet's destination, or the block's source, faulted.
     PfNack {
+        /// The target and the owner.
         route: Route,
+        /// The faulted attempt.
         txn: TxnRef,
+        /// The faulting packet's index in the block.
         index: u16,
+        /// Which end faulted.
         code: PfNackCode,
+        /// The faulting VA.
         va: u64,
     },
     /// `txn.pd` is the wired PD.
     Rapf {
+        /// The PD page's node and the owner.
         route: Route,
+        /// The faulted attempt, under the wired PD.
         txn: TxnRef,
+        /// The PD the writer claimed.
         claimed: u16,
+        /// Retry or Abort.
         action: RapfAction,
     },
+    /// Asks the target to write one block of its memory back to the requester.
     ReadRequest {
+        /// The requester, which is also the owner.
         route: Route,
+        /// The requester's PD, tid and seqs.
         attempt: Attempt,
+        /// The source VA at the target.
         src_va: u64,
+        /// The destination VA at the requester.
         dst_va: u64,
+        /// The block length, 1..=16384, inside one 16 KiB window of `dst_va`.
         len: u32,
     },
 }
 
+/// Why `decode` refused a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PacketError {
+    /// Fewer bytes than a header: the length received.
     Short(usize),
+    /// `magic` is not `MAGIC`.
     BadMagic(u8),
+    /// `kind` is not a packet kind.
     UnknownKind(u8),
+    /// `flags` is not allowed for a data packet.
     BadFlags(u8),
+    /// `code` is not a code of the kind.
     BadCode(u8),
+    /// `pd` is not below 16.
     BadPd(u16),
+    /// `tid` does not fit in 14 bits.
     BadTid(u16),
+    /// `seq` (or a first_seq in `aux`) does not fit in 14 bits.
     BadSeq(u16),
     /// Packet index or count out of range.
     BadIndex,
     /// The payload's length disagrees with the header, or breaks the 256 B window rule.
     BadLength,
+    /// A read request's range is not 1..=16 KiB inside one 16 KiB window of the destination.
     NotABlock,
     /// A write's data packet or a read request whose owner is not its source.
     BadOwner,
+    /// A field the kind does not use is not 0.
     ReservedNotZero,
 }
 
 impl Packet<'_> {
+    /// Who sent it and whose transaction it is.
     pub fn route(&self) -> Route {
         match *self {
             Packet::Data { route, .. }
@@ -164,6 +237,7 @@ impl Packet<'_> {
         }
     }
 
+    /// Its header, with `MAGIC` and every field the kind does not use 0.
     pub fn header(&self) -> RawHeader {
         let mut h = RawHeader { magic: MAGIC, ..RawHeader::default() };
         let base = |h: &mut RawHeader, r: Route, pd: Pd, tid: u16, seq: u16| {

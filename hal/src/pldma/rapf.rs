@@ -12,18 +12,26 @@ use tock_registers::LocalRegisterCopy;
 pub struct RapfRequest {
     /// The transaction's owner (the fault entry's node).
     pub node: u16,
+    /// The transaction id (14 bits).
     pub tid: u16,
+    /// The sequence number of the faulted attempt (14 bits).
     pub seq: u16,
+    /// Retry, or Abort the transfer.
     pub action: RapfAction,
     /// Must equal the PD of the page it is written to, or the R5 ignores it.
     pub claimed_pd: u16,
 }
 
+/// Why a RAPF value does not encode or decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RapfError {
+    /// `tid` does not fit in 14 bits.
     BadTid(u16),
+    /// `seq` does not fit in 14 bits.
     BadSeq(u16),
+    /// `ACTION` is 2 or 3.
     BadAction(u8),
+    /// Bits [47:46] are not 0.
     ReservedNotZero,
 }
 
@@ -31,6 +39,7 @@ pub enum RapfError {
 const RESERVED: u64 = 0b11 << 46;
 
 impl RapfRequest {
+    /// The `rapf` register value; refuses a tid or seq wider than 14 bits.
     pub fn encode(&self) -> Result<u64, RapfError> {
         if self.tid >= TID_LIMIT {
             return Err(RapfError::BadTid(self.tid));
@@ -46,6 +55,7 @@ impl RapfRequest {
         .value)
     }
 
+    /// Reads a `rapf` register value; refuses nonzero bits [47:46] and actions 2 and 3.
     pub fn decode(raw: u64) -> Result<Self, RapfError> {
         if raw & RESERVED != 0 {
             return Err(RapfError::ReservedNotZero);
@@ -67,10 +77,13 @@ impl RapfRequest {
 /// the user's PDID, [31:28] unused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeedRapfWord {
+    /// The PD wired by the page written (word0 [17:2]).
     pub wired_pd: u16,
+    /// The transaction id (word0 [31:18], 14 bits).
     pub tid: u16,
     /// 12 bits in the seed's format.
     pub seq: u16,
+    /// The PD the user claims (word1 [27:12]).
     pub user_pd: u16,
 }
 
@@ -78,6 +91,7 @@ pub struct SeedRapfWord {
 pub const SEED_RAPF_OPCODE: u64 = 2;
 
 impl SeedRapfWord {
+    /// The 64-bit mailbox value; `None` for a tid wider than 14 bits or a seq wider than 12.
     pub fn encode(&self) -> Option<u64> {
         if self.tid >= TID_LIMIT || self.seq >= 1 << 12 {
             return None;

@@ -1,4 +1,4 @@
-//! `cas-lock`: 200 critical sections under a lock taken with CAS and released with SWAP.
+//! `cas-lock`: `args::cas_lock::ITERATIONS` critical sections under a lock taken with CAS and released with SWAP.
 //!
 //! Argument: the GSAS address of a Shared page: word 0 = the lock (0 = free), word 1 and
 //! word 2 = two counters. Each iteration: `cas64(lock, 0, tag)` until it succeeds (pausing
@@ -9,13 +9,13 @@
 #![no_std]
 #![no_main]
 
+use unimem_user::args::cas_lock::ITERATIONS;
 use unimem_user::{
     Error, GlobalAddress, cas64, ensure, log, my_pid, offset, read64, swap64, sys, thread_argument, write64,
 };
 
 unimem_user::entry!(main);
 
-const ITERATIONS: u32 = 200;
 const GIVE_UP_US: u64 = 60_000_000;
 
 fn main() -> Result<u64, Error> {
