@@ -128,25 +128,23 @@ fn el0_registers() -> TestResult {
     Ok(())
 }
 
-/// Whether this cluster run has RDMA; a run without the R5 firmware has none to test.
-fn cluster_has_rdma() -> bool {
-    let has = rpu::is_started();
-    if !has {
-        defmt::println!("no R5 firmware in this run: no RDMA between the nodes");
-    }
-    has
+/// The cluster tests run only where the R5 firmware runs (`suites::CLUSTER_TESTS`); this is the
+/// check that it does.
+fn cluster_has_rdma() -> TestResult {
+    ensure(rpu::is_started(), "no R5 firmware in this run: no RDMA between the nodes")
 }
 
 fn two_nodes() -> TestResult {
     let (me, _) = whoami()?;
     barrier(1100)?;
-    let result = if me == 0 && cluster_has_rdma() {
+    // A failure on node 0 must still reach the barrier, or the others wait for it in vain.
+    let sweep = || {
+        cluster_has_rdma()?;
         let before = stats().unwrap_or_default();
-        expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: 1 }))?)
-            .and_then(|()| report("two nodes", &before))
-    } else {
-        Ok(())
+        expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: 1 }))?)?;
+        report("two nodes", &before)
     };
+    let result = if me == 0 { sweep() } else { Ok(()) };
     barrier(1101)?;
     result
 }
@@ -154,7 +152,7 @@ fn two_nodes() -> TestResult {
 fn other_pd_remote() -> TestResult {
     let (me, n) = whoami()?;
     barrier(1200)?;
-    let result = if me == 0 && cluster_has_rdma() { victim_and_attacker(n - 1) } else { Ok(()) };
+    let result = if me == 0 { cluster_has_rdma().and_then(|()| victim_and_attacker(n - 1)) } else { Ok(()) };
     barrier(1201)?;
     result
 }
@@ -165,17 +163,18 @@ const STRESS_TRANSFERS: u16 = 256;
 fn stress() -> TestResult {
     let (me, n) = whoami()?;
     barrier(1300)?;
-    let result = if me == 0 && cluster_has_rdma() {
+    // As in `two_nodes`: node 0's failure must still reach the barrier.
+    let drive = || {
+        cluster_has_rdma()?;
         let before = stats().unwrap_or_default();
         let count = arg_u64("rdma-transfers").map_or(STRESS_TRANSFERS, |c| c.div_ceil(u64::from(n)) as u16);
         let seed = arg_u64("rdma-seed").unwrap_or(0x5eed) as u32;
         let handle = table::spawn("rdma-pair", Some(pack(Role::Stress { count, seed })), Reap::Wait)
             .map_err(|_| "cannot spawn")?;
-        let exit = finish(handle, 1800)?;
-        expect_zero("rdma-pair stress", exit).and_then(|()| report("stress", &before))
-    } else {
-        Ok(())
+        expect_zero("rdma-pair stress", finish(handle, 1800)?)?;
+        report("stress", &before)
     };
+    let result = if me == 0 { drive() } else { Ok(()) };
     barrier(1301)?;
     result
 }
