@@ -143,10 +143,10 @@ pub fn drain() {
     let mut rx = RX.lock();
     let Some(rx) = rx.as_mut() else { return };
     while let Some(m) = rx.pop() {
-        if !is_posted_reply(&m) {
-            if let Some(old) = PARKED.lock().replace(m) {
-                defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", old.op, old.seq);
-            }
+        if !is_posted_reply(&m)
+            && let Some(old) = PARKED.lock().replace(m)
+        {
+            defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", old.op, old.seq);
         }
     }
 }

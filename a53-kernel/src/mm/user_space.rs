@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(bad(layout::RDMA_QUEUE_SET + 8, 0x8000, 1), Err(SpaceError::BadAddress(layout::RDMA_QUEUE_SET + 8)));
         assert_eq!(bad(layout::RDMA_QUEUE_SET, 0x8008, 1), Err(SpaceError::BadAddress(layout::RDMA_QUEUE_SET)));
         assert_eq!(bad(layout::USER_END - PAGE_SIZE, 0, 2), Err(SpaceError::BadAddress(layout::USER_END - PAGE_SIZE)));
-        assert_eq!(bad(u64::MAX & !0xfff, 0, 2), Err(SpaceError::BadAddress(u64::MAX & !0xfff)));
+        assert_eq!(bad(!0xfff_u64, 0, 2), Err(SpaceError::BadAddress(!0xfff_u64)));
         let rw = Permissions { read: true, write: true, execute: false };
         space.map_page(layout::IMAGE_BASE, rw).unwrap();
         assert_eq!(

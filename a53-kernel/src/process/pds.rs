@@ -130,7 +130,7 @@ impl PdTable {
     pub fn holders_in(&self, mask: u16) -> impl Iterator<Item = (Pd, usize)> + '_ {
         (0..PDS as u16)
             .filter(move |p| mask & (1 << p) != 0)
-            .filter_map(|p| Pd::new(p))
+            .filter_map(Pd::new)
             .filter_map(|pd| Some((pd, self.holder(pd)?)))
     }
 }
@@ -153,7 +153,11 @@ mod tests {
         t.hold(pd(1), 5);
         t.drain(pd(0));
         t.release(pd(0));
-        assert_eq!(t.choose(PdRequest::Any, Origin::ALONE, nobody).unwrap().pd, pd(2), "PD 0 was just given up: not at once");
+        assert_eq!(
+            t.choose(PdRequest::Any, Origin::ALONE, nobody).unwrap().pd,
+            pd(2),
+            "PD 0 was just given up: not at once"
+        );
         assert_eq!(
             t.choose(PdRequest::Any, Origin::ALONE, |p| p == pd(2) || p == pd(3)).unwrap().pd,
             pd(4),
@@ -188,14 +192,24 @@ mod tests {
         t.hold(pd(7), 0);
         assert_eq!(t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false), Err(PdError::Taken(pd(7))));
         assert_eq!(t.choose(PdRequest::Exact(pd(8)), Origin::ALONE, |_| true), Ok(PdChoice { pd: pd(8), holds: true }));
-        assert_eq!(t.choose(PdRequest::Inherit(pd(7)), Origin::ALONE, |_| true), Ok(PdChoice { pd: pd(7), holds: false }));
-        assert_eq!(t.choose(PdRequest::Inherit(pd(9)), Origin::ALONE, |_| false), Ok(PdChoice { pd: pd(9), holds: true }));
+        assert_eq!(
+            t.choose(PdRequest::Inherit(pd(7)), Origin::ALONE, |_| true),
+            Ok(PdChoice { pd: pd(7), holds: false })
+        );
+        assert_eq!(
+            t.choose(PdRequest::Inherit(pd(9)), Origin::ALONE, |_| false),
+            Ok(PdChoice { pd: pd(9), holds: true })
+        );
         t.drain(pd(7));
-        assert_eq!(t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false), Err(PdError::Taken(pd(7))), "still draining");
-        assert_eq!(t.choose(PdRequest::Inherit(pd(7)), Origin::ALONE, |_| false).unwrap().holds, false);
+        assert_eq!(
+            t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false),
+            Err(PdError::Taken(pd(7))),
+            "still draining"
+        );
+        assert!(!t.choose(PdRequest::Inherit(pd(7)), Origin::ALONE, |_| false).unwrap().holds);
         assert_eq!(t.holder(pd(7)), None);
         t.release(pd(7));
-        assert_eq!(t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false).unwrap().holds, true);
+        assert!(t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false).unwrap().holds);
     }
 
     #[test]

@@ -169,10 +169,11 @@ impl Table {
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
         let (node, nodes) = crate::gsas_node::identity();
         let origin = Origin { node, nodes };
-        let PdChoice { pd, holds } = self.pds.choose(launch.pd, origin, |pd| self.has_member(pd)).map_err(|e| match e {
-            PdError::Taken(pd) => SpawnError::PdTaken(pd),
-            PdError::NoneFree => SpawnError::NoPd,
-        })?;
+        let PdChoice { pd, holds } =
+            self.pds.choose(launch.pd, origin, |pd| self.has_member(pd)).map_err(|e| match e {
+                PdError::Taken(pd) => SpawnError::PdTaken(pd),
+                PdError::NoneFree => SpawnError::NoPd,
+            })?;
         let domain = self.domains.next(pd).ok_or(SpawnError::DomainsExhausted)?;
         if self.tif.is_none() {
             return Err(SpawnError::NoInterface);

@@ -381,7 +381,6 @@ mod tests {
         drop(t);
         assert_eq!(back, src);
         assert_eq!(rdma.with_queues(|q| q.in_progress()), 0, "handles gone: slots free");
-        drop(rdma);
         assert_eq!(r5.rings, 2, "one doorbell per WQE");
     }
 
