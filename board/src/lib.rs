@@ -152,6 +152,8 @@ pub trait Board {
     /// The R5's default RDMA retransmission timeout (seed 002 §3.6: 1 ms on the board). The
     /// kernel may change it at run time (`proto::ipc::op::RDMA_CONFIG`).
     const RDMA_TIMEOUT_US: u64;
+    /// Timeouts of one block the R5 retransmits before it fails the transfer.
+    const RDMA_MAX_TIMEOUTS: u8;
     const EXIT: Exit;
     /// The forwarding channel, on boards whose PL is emulated.
     const FORWARDING: Option<Forwarding>;

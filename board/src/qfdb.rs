@@ -33,6 +33,7 @@ impl Board for Qfdb {
     const R5_CLOCK_HZ: u64 = 500_000_000;
     /// Seed 002 §3.6: 1 ms was the best of 25, 2.5 and 1 ms.
     const RDMA_TIMEOUT_US: u64 = 1_000;
+    const RDMA_MAX_TIMEOUTS: u8 = 32;
     const EXIT: Exit = Exit::Park;
     const FORWARDING: Option<Forwarding> = None;
 }

@@ -38,6 +38,9 @@ impl Board for Zcu102Qemu {
     /// Emulated time runs slower than the board's: a forwarded access costs 15 us, and the
     /// kernel's fault path makes dozens. 20 ms keeps timeouts for packets that were really lost.
     const RDMA_TIMEOUT_US: u64 = 20_000;
+    /// The R5's vCPU runs at the host's lowest priority: on a busy host it may not run for
+    /// seconds, and its timeouts still fire. 250 x 20 ms = 5 s before a block is given up.
+    const RDMA_MAX_TIMEOUTS: u8 = 250;
     const EXIT: Exit = Exit::Semihosting;
     const FORWARDING: Option<Forwarding> = Some(Forwarding { slots: FORWARD_SLOTS, uart: PLATFORM_UART });
 }

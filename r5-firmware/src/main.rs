@@ -87,7 +87,11 @@ impl Rdma {
             }
         };
         let scheduler = SCHEDULER.take()?;
-        scheduler.start(node, nodes, RdmaConfig::with_timeout_us(Board::RDMA_TIMEOUT_US), Board::R5_CLOCK_HZ);
+        let config = RdmaConfig {
+            max_timeouts: Board::RDMA_MAX_TIMEOUTS,
+            ..RdmaConfig::with_timeout_us(Board::RDMA_TIMEOUT_US)
+        };
+        scheduler.start(node, nodes, config, Board::R5_CLOCK_HZ);
         pmu::enable_cycle_counter();
         defmt::info!("RDMA scheduler up: node {=u16} of {=u16}", node, nodes);
         Some(Self { pldma, scheduler, clock: Extended::new() })

@@ -6,35 +6,15 @@
 //! the PD's SMMU context bank, queue set and PD page, so it is the one a transfer of that PD to
 //! this node reaches. How a spawn picks its PD:
 //!
-//! - [`PdRequest::Any`] (a local spawn, which starts a new job): a PD this node *originates*
-//!   and no process of this node is a member of, the one used least recently (a round robin
-//!   from the last one handed out), so that a PD just given up is not handed to an unrelated job
-//!   at once. A node originates the PDs `p` with `p % nodes == node % nodes` ([`Origin`]): two
-//!   jobs started on different nodes never get the same PD, so neither can reach the other's
-//!   memory on any node (with 4 nodes, each starts up to 4 jobs at once; with 1, up to 16);
+//! - [`PdRequest::Any`] (a local spawn): a PD no process of this node is a member of, the one
+//!   used least recently (a round robin from the last one handed out), so that a PD just given
+//!   up is not handed to an unrelated job at once;
 //! - [`PdRequest::Exact`] (a test, `cargo xtask run`'s `pd=N`): that PD, which must be free;
 //! - [`PdRequest::Inherit`] (a remote spawn): the parent's PD, held if it is free here; if
 //!   another process of the PD holds it here, the child is a member without RDMA resources (as
 //!   a second process of a job on one node: the spawn tree of the GSAS tests does that).
 
 use hal::pldma::{PDS, Pd};
-
-/// Which PDs this node may start a job in: those `p` with `p % nodes == node % nodes`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Origin {
-    pub node: u16,
-    pub nodes: u16,
-}
-
-impl Origin {
-    /// A node alone originates every PD.
-    pub const ALONE: Origin = Origin { node: 0, nodes: 1 };
-
-    pub fn originates(self, pd: Pd) -> bool {
-        let nodes = self.nodes.max(1);
-        pd.raw() % nodes == self.node % nodes
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PdRequest {
@@ -88,12 +68,12 @@ impl PdTable {
 
     /// The PD a spawn gets for `request`; `member(pd)` says whether a process of this node is
     /// a member of `pd` now. Nothing changes until [`hold`](Self::hold).
-    pub fn choose(&self, request: PdRequest, origin: Origin, member: impl Fn(Pd) -> bool) -> Result<PdChoice, PdError> {
+    pub fn choose(&self, request: PdRequest, member: impl Fn(Pd) -> bool) -> Result<PdChoice, PdError> {
         let free = |pd: Pd| self.holders[pd.index()] == Holder::Free;
         match request {
             PdRequest::Any => (0..PDS)
                 .filter_map(|i| Pd::new(((self.cursor + i) % PDS) as u16))
-                .find(|&pd| origin.originates(pd) && free(pd) && !member(pd))
+                .find(|&pd| free(pd) && !member(pd))
                 .map(|pd| PdChoice { pd, holds: true })
                 .ok_or(PdError::NoneFree),
             PdRequest::Exact(pd) if free(pd) => Ok(PdChoice { pd, holds: true }),
@@ -147,69 +127,36 @@ mod tests {
     fn any_takes_the_least_recently_handed_out_pd_that_has_no_member() {
         let mut t = PdTable::new();
         let nobody = |_: Pd| false;
-        assert_eq!(t.choose(PdRequest::Any, Origin::ALONE, nobody), Ok(PdChoice { pd: pd(0), holds: true }));
+        assert_eq!(t.choose(PdRequest::Any, nobody), Ok(PdChoice { pd: pd(0), holds: true }));
         t.hold(pd(0), 4);
-        assert_eq!(t.choose(PdRequest::Any, Origin::ALONE, nobody).unwrap().pd, pd(1));
+        assert_eq!(t.choose(PdRequest::Any, nobody).unwrap().pd, pd(1));
         t.hold(pd(1), 5);
         t.drain(pd(0));
         t.release(pd(0));
+        assert_eq!(t.choose(PdRequest::Any, nobody).unwrap().pd, pd(2), "PD 0 was just given up: not at once");
         assert_eq!(
-            t.choose(PdRequest::Any, Origin::ALONE, nobody).unwrap().pd,
-            pd(2),
-            "PD 0 was just given up: not at once"
-        );
-        assert_eq!(
-            t.choose(PdRequest::Any, Origin::ALONE, |p| p == pd(2) || p == pd(3)).unwrap().pd,
+            t.choose(PdRequest::Any, |p| p == pd(2) || p == pd(3)).unwrap().pd,
             pd(4),
             "a PD with a member here belongs to that job"
         );
         let everyone = |_: Pd| true;
-        assert_eq!(t.choose(PdRequest::Any, Origin::ALONE, everyone), Err(PdError::NoneFree));
-    }
-
-    #[test]
-    fn nodes_start_jobs_in_disjoint_pds() {
-        let four = |node| Origin { node, nodes: 4 };
-        let mut started = std::collections::HashSet::new();
-        for node in 0..4 {
-            let mut t = PdTable::new();
-            for slot in 0..4 {
-                let choice = t.choose(PdRequest::Any, four(node), |_| false).unwrap();
-                assert_eq!(choice.pd.raw() % 4, node);
-                assert!(started.insert(choice.pd), "{:?} handed out by two nodes", choice.pd);
-                t.hold(choice.pd, slot);
-            }
-            assert_eq!(t.choose(PdRequest::Any, four(node), |_| false), Err(PdError::NoneFree), "4 per node");
-            let other = Pd::new((node + 1) % 4).unwrap();
-            assert_eq!(t.choose(PdRequest::Inherit(other), four(node), |_| false).unwrap().pd, other, "joins any job");
-        }
-        assert_eq!(started.len(), PDS);
+        assert_eq!(t.choose(PdRequest::Any, everyone), Err(PdError::NoneFree));
     }
 
     #[test]
     fn exact_needs_a_free_pd_and_inherit_falls_back_to_membership() {
         let mut t = PdTable::new();
         t.hold(pd(7), 0);
-        assert_eq!(t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false), Err(PdError::Taken(pd(7))));
-        assert_eq!(t.choose(PdRequest::Exact(pd(8)), Origin::ALONE, |_| true), Ok(PdChoice { pd: pd(8), holds: true }));
-        assert_eq!(
-            t.choose(PdRequest::Inherit(pd(7)), Origin::ALONE, |_| true),
-            Ok(PdChoice { pd: pd(7), holds: false })
-        );
-        assert_eq!(
-            t.choose(PdRequest::Inherit(pd(9)), Origin::ALONE, |_| false),
-            Ok(PdChoice { pd: pd(9), holds: true })
-        );
+        assert_eq!(t.choose(PdRequest::Exact(pd(7)), |_| false), Err(PdError::Taken(pd(7))));
+        assert_eq!(t.choose(PdRequest::Exact(pd(8)), |_| true), Ok(PdChoice { pd: pd(8), holds: true }));
+        assert_eq!(t.choose(PdRequest::Inherit(pd(7)), |_| true), Ok(PdChoice { pd: pd(7), holds: false }));
+        assert_eq!(t.choose(PdRequest::Inherit(pd(9)), |_| false), Ok(PdChoice { pd: pd(9), holds: true }));
         t.drain(pd(7));
-        assert_eq!(
-            t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false),
-            Err(PdError::Taken(pd(7))),
-            "still draining"
-        );
-        assert!(!t.choose(PdRequest::Inherit(pd(7)), Origin::ALONE, |_| false).unwrap().holds);
+        assert_eq!(t.choose(PdRequest::Exact(pd(7)), |_| false), Err(PdError::Taken(pd(7))), "still draining");
+        assert!(!t.choose(PdRequest::Inherit(pd(7)), |_| false).unwrap().holds);
         assert_eq!(t.holder(pd(7)), None);
         t.release(pd(7));
-        assert!(t.choose(PdRequest::Exact(pd(7)), Origin::ALONE, |_| false).unwrap().holds);
+        assert!(t.choose(PdRequest::Exact(pd(7)), |_| false).unwrap().holds);
     }
 
     #[test]

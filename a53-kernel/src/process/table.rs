@@ -12,7 +12,7 @@
 
 use super::MAX_DOMAINS;
 use super::elf::{self, ElfError};
-use super::pds::{Origin, PdChoice, PdError, PdTable};
+use super::pds::{PdChoice, PdError, PdTable};
 use crate::Board;
 use crate::arch::mmu::tlbi_asid;
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
@@ -167,13 +167,10 @@ impl Table {
             super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let (node, nodes) = crate::gsas_node::identity();
-        let origin = Origin { node, nodes };
-        let PdChoice { pd, holds } =
-            self.pds.choose(launch.pd, origin, |pd| self.has_member(pd)).map_err(|e| match e {
-                PdError::Taken(pd) => SpawnError::PdTaken(pd),
-                PdError::NoneFree => SpawnError::NoPd,
-            })?;
+        let PdChoice { pd, holds } = self.pds.choose(launch.pd, |pd| self.has_member(pd)).map_err(|e| match e {
+            PdError::Taken(pd) => SpawnError::PdTaken(pd),
+            PdError::NoneFree => SpawnError::NoPd,
+        })?;
         let domain = self.domains.next(pd).ok_or(SpawnError::DomainsExhausted)?;
         if self.tif.is_none() {
             return Err(SpawnError::NoInterface);

@@ -685,6 +685,6 @@ fn config_and_stats_requests() {
     assert_eq!(stats.args[0], 1, "page 0 starts with the timeout retransmissions");
     let page1 = r.request(RdmaRequest::Stats { page: 1 });
     assert_eq!(page1.args[0], 1, "transfers started");
-    let m = RdmaRequest::Stats { page: 3 }.encode(9);
+    let m = RdmaRequest::Stats { page: proto::rdma::ipc::STATS_PAGES }.encode(9);
     assert_eq!(r.s.handle_request(&m, &r.mem, &mut r.e, 0).unwrap().op, op::UNKNOWN);
 }

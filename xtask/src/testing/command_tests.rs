@@ -58,7 +58,7 @@ fn demo_one_node() -> Verdict {
             "R5 firmware",
             "RPU firmware 0x100 is up",
             "R5 answered ping",
-            "[hello 1] hello from node 0 of 1",
+            "] hello from node 0 of 1",
             "process hello exited with status 0",
             "process alloc-free exited with status 0",
             "demo finished",
