@@ -101,6 +101,12 @@ pub fn counters() -> Counters {
     }
 }
 
+/// Engine counter `c` (`docs/hw/pldma.md`, "Counters"; one forwarded read on QEMU), or `None`
+/// without an engine.
+pub fn engine_counter(c: hal::pldma::regs::Counter) -> Option<u64> {
+    ENGINE.lock().as_ref().map(|e| e.admin.counter(c))
+}
+
 /// Keeps the engine's kernel pages (boot core, once). Nothing is programmed until [`start`].
 pub fn init(pldma: Pldma) {
     *ENGINE.lock() = Some(pldma);

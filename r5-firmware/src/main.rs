@@ -104,7 +104,8 @@ impl Rdma {
     /// The reply to an RDMA request, or `None` for other requests.
     fn request(&mut self, request: &Message) -> Option<Message> {
         let now = self.now();
-        self.scheduler.note_forwarded(u64::from(r5_firmware::forward::forwarded_count()));
+        let forward = (r5_firmware::forward::forwarded_count(), r5_firmware::forward::forwarded_cycles());
+        self.scheduler.note_forwarded(u64::from(forward.0), u64::from(forward.1));
         self.scheduler.handle_request(request, &QueueArea, &mut self.pldma, now)
     }
 

@@ -41,7 +41,8 @@ impl Bench<'_> {
 }
 
 fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Duration)> {
-    let (lines, boot) = run_collect(qemu, spec, RUN_TIMEOUT, |line| line.strip_prefix("bench "))?;
+    // The kernel's `bench ...` lines, and a program's logged ones (`[name domain] bench ...`).
+    let (lines, boot) = run_collect(qemu, spec, RUN_TIMEOUT, bench_line)?;
     if let Some(failed) = lines.iter().find(|l| l.starts_with("node") && l.contains(": failed")) {
         bail!("{failed}");
     }
@@ -51,6 +52,11 @@ fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Dur
 /// Runs the nodes to their end (each must exit 0 within `timeout`); returns what `keep` makes
 /// of every console line (prefixed `nodeN: `) and the time until every node printed
 /// `node ready`.
+/// The kernel's `bench ...` lines, and a program's logged ones (`[name domain] bench ...`).
+fn bench_line(line: &str) -> Option<&str> {
+    line.strip_prefix("bench ").or_else(|| Some(line.split_once("] bench ")?.1))
+}
+
 fn run_collect(
     qemu: &Path,
     spec: ClusterSpec,
@@ -211,6 +217,100 @@ fn gsas(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `value_of`, or an error naming what is missing.
+fn required(lines: &[String], name: &str) -> anyhow::Result<f64> {
+    value_of(lines, name).with_context(|| format!("the benchmark printed no {name}: {lines:?}"))
+}
+
+/// How counter `counter` of the `rdma` phases moved per transfer between phases `a` and `b`
+/// (which differ only in their transfer count), and the transfers between them.
+fn per_transfer(lines: &[String], a: &str, b: &str, counter: &str) -> anyhow::Result<f64> {
+    let get = |phase: &str, c: &str| required(lines, &format!("rdma_{phase}_{c}"));
+    let transfers = get(b, "transfers")? - get(a, "transfers")?;
+    anyhow::ensure!(transfers > 0.0, "phases {a} and {b} have the same transfer count");
+    Ok((get(b, counter)? - get(a, counter)?) / transfers)
+}
+
+/// A figure with its goal: `name: value unit (goal <= 300: met)`.
+fn with_goal(name: &str, value: f64, unit: &str, goal: &str, met: bool) {
+    println!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" });
+}
+
+/// RDMA (`docs/hw/pldma.md`): two runs of `rdma-bench` phases (`a53-kernel/ktest/src/bench.rs`).
+/// Each phase prints how this node's counters moved; a figure is the difference of two phases
+/// that differ only in how many transfers they make, divided by that many transfers, so the
+/// program's start, its peer and its end cancel out.
+/// - Timed: node 0 writes to node 1: 16 B writes and 16 MiB writes; forwarded accesses and
+///   packets per transfer and per block, and the fastest 16 MiB write against host memcpy.
+/// - Counted: one node under `-icount shift=0` with its R5 (the R5 spins in the single
+///   emulation thread while idle, which only slows the run), writing to itself: the R5's cycle
+///   counter then counts instructions. The scheduler's busy cycles (rounds that had work, so
+///   idle polling is left out) minus the cycles its abort handler spent forwarding (on the
+///   board a device store, counted apart as forwarded accesses) per block and per 16 B write.
+fn rdma(bench: &Bench) -> anyhow::Result<()> {
+    let (timed, _) = bench.run_image(2, "bench=rdma")?;
+    let mut spec = node_specs(1, &bench.images.ktest, Some(&bench.images.r5), "bench=rdma-icount").remove(0);
+    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
+    let (counted, _) = bench.run_nodes(vec![spec])?;
+    for (run, lines) in [("timed", &timed), ("icount", &counted)] {
+        for line in lines {
+            println!("{run}: {line}");
+        }
+    }
+    for (run, lines) in [("timed", &timed), ("icount", &counted)] {
+        for phase in ["small_a", "small_b", "big_a", "big_b"] {
+            for c in ["retransmits", "failed"] {
+                let v = required(lines, &format!("rdma_{phase}_{c}"))?;
+                anyhow::ensure!(c != "failed" || v == 0.0, "{run} run, phase {phase}: {v} transfers failed");
+            }
+        }
+    }
+    println!("--- figures (each computed from the lines above) ---");
+    // The R5's instructions per 16 KiB block, in the steady state of a large write.
+    let blocks = per_transfer(&counted, "big_a", "big_b", "r5_blocks")?;
+    let busy = per_transfer(&counted, "big_a", "big_b", "r5_busy_cycles")?;
+    let forwarding = per_transfer(&counted, "big_a", "big_b", "r5_forwarded_cycles")?;
+    let per_block = (busy - forwarding) / blocks;
+    with_goal("rdma_r5_instructions_per_16kib_block", per_block, "instructions", "<= 300", per_block <= 300.0);
+    println!("rdma_r5_instructions_per_16kib_block_with_forwarding_emulation: {:.2} instructions", busy / blocks);
+    println!("rdma_r5_blocks_per_icount_transfer: {blocks:.0} blocks");
+    // Forwarded accesses: per block on the R5, per transfer on the A53 (timed run, node 0).
+    let blocks = per_transfer(&timed, "big_a", "big_b", "r5_blocks")?;
+    let r5_per_block = per_transfer(&timed, "big_a", "big_b", "r5_forwarded")? / blocks;
+    with_goal("rdma_r5_forwarded_accesses_per_block", r5_per_block, "accesses", "<= 2", r5_per_block <= 2.0);
+    let a53_small = per_transfer(&timed, "small_a", "small_b", "a53_forwarded")?;
+    with_goal("rdma_a53_forwarded_accesses_per_transfer_16b", a53_small, "accesses", "<= 2", a53_small <= 2.0);
+    let a53_big = per_transfer(&timed, "big_a", "big_b", "a53_forwarded")?;
+    with_goal("rdma_a53_forwarded_accesses_per_transfer_16mib", a53_big, "accesses", "<= 2", a53_big <= 2.0);
+    // The cost of a 16 B write.
+    let instructions = per_transfer(&counted, "small_a", "small_b", "r5_busy_cycles")?
+        - per_transfer(&counted, "small_a", "small_b", "r5_forwarded_cycles")?;
+    println!("rdma_16b_write_r5_instructions: {instructions:.1} instructions");
+    let packets = per_transfer(&timed, "small_a", "small_b", "packets")?;
+    println!("rdma_16b_write_packets: {packets:.2} packets (sent and received by the writer's engine)");
+    let r5_small = per_transfer(&timed, "small_a", "small_b", "r5_forwarded")?;
+    println!(
+        "rdma_16b_write_forwarded_accesses: {:.2} accesses (A53 {a53_small:.2}, R5 {r5_small:.2})",
+        a53_small + r5_small
+    );
+    // Bandwidth of a 16 MiB write against host memcpy.
+    let bytes = required(&timed, "rdma_big_b_bytes_each")?;
+    let best_us = timed
+        .iter()
+        .filter_map(|l| {
+            l.strip_prefix(&format!("rdma_write_{bytes}b_best_us: "))?.split(' ').next()?.parse::<f64>().ok()
+        })
+        .fold(f64::INFINITY, f64::min);
+    anyhow::ensure!(best_us.is_finite() && best_us > 0.0, "no timing of a {bytes} B write: {timed:?}");
+    let rate = bytes / (best_us / 1e6);
+    let host = host_memcpy_rate(bytes as usize);
+    println!("rdma_16mib_write_throughput: {:.1} MiB/s ({best_us:.0} us)", rate / (1024.0 * 1024.0));
+    println!("host_memcpy_throughput: {:.1} MiB/s", host / (1024.0 * 1024.0));
+    let ratio = rate / host;
+    with_goal("rdma_16mib_write_vs_host_memcpy", ratio * 100.0, "%", ">= 10%", ratio >= 0.10);
+    Ok(())
+}
+
 /// How `cargo xtask bench` was asked to run.
 pub struct Options<'a> {
     /// The release build (fw-release), or the development build.
@@ -231,6 +331,7 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
     match name {
         "platform" => platform(&bench, options.breakdown),
         "gsas" => gsas(&bench),
-        other => bail!("unknown benchmark {other}: try `platform` or `gsas`"),
+        "rdma" => rdma(&bench),
+        other => bail!("unknown benchmark {other}: try `platform`, `gsas` or `rdma`"),
     }
 }

@@ -204,6 +204,97 @@ fn gsas_service() -> Result<(), &'static str> {
     Ok(())
 }
 
+/// Counters of this node around one `rdma-bench` run.
+struct RdmaSnapshot {
+    a53_forwarded: u64,
+    r5: proto::rdma::ipc::RdmaStats,
+    packets: u64,
+}
+
+fn rdma_snapshot() -> Result<RdmaSnapshot, &'static str> {
+    use hal::pldma::regs::Counter;
+    let a53_forwarded = forward::forwarded_count();
+    let r5 = crate::rdma::stats()?;
+    let count = |c| a53_kernel::rdma_node::engine_counter(c).ok_or("no PLDMA engine");
+    let packets = count(Counter::PacketsSent)? + count(Counter::PacketsReceived)?;
+    Ok(RdmaSnapshot { a53_forwarded, r5, packets })
+}
+
+/// Runs `rdma-bench` with `count` writes of 2^`log2` bytes to `node` and prints what this
+/// node's counters moved by, as `rdma_<phase>_<counter>` lines. The host takes differences of
+/// two phases that differ only in `count`, so the program's start, its peer and its end cancel.
+fn rdma_phase(phase: &str, node: u16, count: u16, log2: u8) -> Result<(), &'static str> {
+    use unimem_user::args::rdma_bench::{Role, pack};
+    let before = rdma_snapshot()?;
+    let exit = crate::gsas::run("rdma-bench", pack(Role::Writes { node, count, log2 }))?;
+    let after = rdma_snapshot()?;
+    if exit != a53_kernel::process::table::Exit::Status(0) {
+        defmt::println!("rdma-bench {=str} ended with {}", phase, defmt::Debug2Format(&exit));
+        return Err("rdma-bench failed");
+    }
+    let (b, a) = (&before.r5, &after.r5);
+    // The R5's forwarding cycles are a wrapping 32-bit count.
+    let forwarded_cycles = (a.forwarded_cycles as u32).wrapping_sub(b.forwarded_cycles as u32);
+    let lines: [(&str, u64, &str); 10] = [
+        ("transfers", u64::from(count), "transfers"),
+        ("bytes_each", 1 << log2, "B"),
+        ("a53_forwarded", after.a53_forwarded - before.a53_forwarded, "accesses"),
+        ("r5_forwarded", a.forwarded_accesses.wrapping_sub(b.forwarded_accesses) & 0xffff_ffff, "accesses"),
+        ("r5_forwarded_cycles", u64::from(forwarded_cycles), "cycles"),
+        ("r5_busy_cycles", a.busy_cycles - b.busy_cycles, "cycles"),
+        ("r5_blocks", a.blocks_sent - b.blocks_sent, "blocks"),
+        ("packets", after.packets.wrapping_sub(before.packets), "packets"),
+        (
+            "retransmits",
+            (a.timeout_retransmits + a.nack_retransmits) - (b.timeout_retransmits + b.nack_retransmits),
+            "blocks",
+        ),
+        ("failed", a.transfers_failed - b.transfers_failed, "transfers"),
+    ];
+    for (name, value, unit) in lines {
+        defmt::println!("bench rdma_{=str}_{=str}: {=u64} {=str}", phase, name, value, unit);
+    }
+    Ok(())
+}
+
+/// The RDMA benchmark's phases (`cargo xtask bench rdma`), on node 0 towards `target`: small
+/// writes (two counts) and large ones (two counts). `icount`: one node under `-icount`, where
+/// the R5's cycle counter counts instructions; its timeout is raised, since virtual time there
+/// runs with the instructions of every core the single emulation thread runs.
+fn rdma(icount: bool) -> Result<(), &'static str> {
+    let (me, n) = whoami()?;
+    if !icount && n < 2 {
+        return Err("the RDMA benchmark needs two nodes");
+    }
+    barrier(20)?;
+    let drive = || {
+        if !a53_kernel::rdma_node::available() {
+            return Err("this node has no RDMA");
+        }
+        if icount {
+            rpu::call(op::RDMA_CONFIG, [2_000_000, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_CONFIG reply")?;
+        }
+        let target = if icount { me } else { 1 };
+        let (small, big_log2) = if icount { ([4, 20], 22) } else { ([8, 40], 24) };
+        rdma_phase("small_a", target, small[0], 4)?;
+        rdma_phase("small_b", target, small[1], 4)?;
+        rdma_phase("big_a", target, 1, big_log2)?;
+        rdma_phase("big_b", target, 2, big_log2)
+    };
+    let result = if me == 0 { drive() } else { Ok(()) };
+    // A failure on node 0 still reaches the barrier, or the others wait for it in vain; the
+    // others wait out node 0's runs (a barrier gives up after a minute).
+    let mut waited = barrier(21);
+    for _ in 0..10 {
+        if waited.is_ok() {
+            break;
+        }
+        waited = barrier(21);
+    }
+    waited?;
+    result
+}
+
 /// Runs benchmark `name`.
 pub fn run(name: &str) -> a53_kernel::kernel::Stop {
     use a53_kernel::kernel::Stop;
@@ -217,6 +308,8 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
         "platform-breakdown-icount" => platform_breakdown(forward::TimingClock::Instructions),
         "gsas-fad" => gsas_fad(),
         "gsas-service" => gsas_service(),
+        "rdma" => rdma(false),
+        "rdma-icount" => rdma(true),
         // Nothing after the boot itself: the host times boot-to-ready.
         "boot" => Ok(()),
         _ => Err("unknown benchmark"),

@@ -20,6 +20,7 @@ pub const TESTS: &[Test] = &[
     Test::new("rdma", "write_and_read_every_size_16b_to_1mib_on_one_node", same_node),
     Test::new("rdma", "another_pds_memory_is_out_of_reach_and_unchanged", other_pd_here),
     Test::new("rdma", "el0_access_to_the_smmu_and_pldma_registers_faults", el0_registers),
+    Test::new("rdma", "forged_and_stale_rapfs_from_el0_are_ignored_and_counted", forged_rapfs),
 ];
 
 pub const CLUSTER_TESTS: &[Test] = &[
@@ -41,7 +42,7 @@ fn expect_zero(name: &str, exit: Exit) -> TestResult {
     }
 }
 
-fn stats() -> Result<RdmaStats, &'static str> {
+pub fn stats() -> Result<RdmaStats, &'static str> {
     let mut pages = [[0; 7]; proto::rdma::ipc::STATS_PAGES as usize];
     for (page, out) in pages.iter_mut().enumerate() {
         let reply = rpu::call(op::RDMA_STATS, [page as u64, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_STATS reply")?;
@@ -182,4 +183,41 @@ fn stress() -> TestResult {
 /// A number from the boot arguments (`rdma-transfers=N`, `rdma-seed=N`: the soak's).
 fn arg_u64(name: &str) -> Option<u64> {
     a53_kernel::kernel::boot_args().value(name)?.parse().ok()
+}
+
+/// Rounds of forged RAPFs (`rdma-pair` Forge): 4 x 512 messages.
+const FORGE_ROUNDS: u16 = 4;
+
+/// A misbehaving process (`rdma-pair` Forge) sends RAPF Aborts from its PD page, the one control
+/// message a process can make, for every tid of this node's R5, claiming its own PD and another
+/// one, while a process of another PD (`rdma-bench`) has 16 x 1 MiB of writes in flight here.
+/// None may act: the victim's writes all complete and land byte for byte (an Abort taken would
+/// fail one with FaultLocal), the R5 counts every forgery as stale or foreign, no transfer fails,
+/// nothing hangs, and the forger's own real transfer afterwards is byte-exact.
+fn forged_rapfs() -> TestResult {
+    use unimem_user::args::{rdma_bench, rdma_pair::FORGE_PER_ROUND};
+    needs_rdma()?;
+    let (me, _) = whoami()?;
+    let before = stats()?;
+    let writes = rdma_bench::Role::Writes { node: me, count: 16, log2: 20 };
+    let victim = table::spawn("rdma-bench", Some(rdma_bench::pack(writes)), Reap::Wait).map_err(|_| "no victim")?;
+    let forger = run("rdma-pair", pack(Role::Forge { node: me, rounds: FORGE_ROUNDS }));
+    let victim = finish(victim, SECONDS);
+    expect_zero("rdma-pair forge", forger?)?;
+    expect_zero("rdma-bench victim", victim?)?;
+    let after = stats()?;
+    report("forged RAPFs", &before)?;
+    let forged = u64::from(FORGE_ROUNDS) * FORGE_PER_ROUND;
+    let refused = (after.stale_messages + after.foreign_messages) - (before.stale_messages + before.foreign_messages);
+    let foreign = after.foreign_messages - before.foreign_messages;
+    defmt::println!(
+        "{=u64} forged RAPFs: {=u64} refused as stale or foreign, {=u64} as foreign",
+        forged,
+        refused,
+        foreign
+    );
+    ensure(after.transfers_failed == before.transfers_failed, "a transfer failed")?;
+    ensure(refused >= forged, "the R5 did not count every forged RAPF as stale or foreign")?;
+    // Every RAPF claiming a PD other than its page's is foreign, whatever its tid.
+    ensure(foreign >= forged / 2, "a RAPF claiming another PD was not counted as foreign")
 }

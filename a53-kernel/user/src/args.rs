@@ -95,6 +95,59 @@ mod tests {
     }
 }
 
+/// `rdma-bench`: the role in bits [3:0], a node in [19:4], a count in [35:20], log2 of the
+/// transfer size in [41:36].
+pub mod rdma_bench {
+    /// The largest transfer: 16 MiB.
+    pub const MAX_LOG2: u8 = 24;
+
+    /// What the process does (`rdma-bench`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// `count` writes of 2^`log2` bytes to `node`, one at a time.
+        Writes { node: u16, count: u16, log2: u8 },
+        /// Spawned by `Writes` on `node`: holds the PD here until released.
+        Peer { node: u16 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        let (r, node, count, log2) = match role {
+            Role::Writes { node, count, log2 } => (0, node, count, log2),
+            Role::Peer { node } => (1, node, 0, 0),
+        };
+        r | u64::from(node) << 4 | u64::from(count) << 20 | u64::from(log2 & 0x3f) << 36
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let node = (arg >> 4) as u16;
+        Some(match arg & 0xf {
+            0 => {
+                let log2 = (arg >> 36 & 0x3f) as u8;
+                if log2 > MAX_LOG2 || arg >> 42 != 0 {
+                    return None;
+                }
+                Role::Writes { node, count: (arg >> 20) as u16, log2 }
+            }
+            1 => Role::Peer { node },
+            _ => return None,
+        })
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [
+            Role::Writes { node: 3, count: 0xffff, log2: 24 },
+            Role::Writes { node: 0, count: 1, log2: 4 },
+            Role::Peer { node: 0xffff },
+        ] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(pack(Role::Writes { node: 0, count: 1, log2: 25 })), None);
+        assert_eq!(unpack(2), None);
+    }
+}
+
 /// `rdma-pair`: the role in bits [3:0], a node in [19:4], a count in [35:20], a seed in [63:36].
 pub mod rdma_pair {
     /// What the process does (`rdma-pair`'s module documentation).
@@ -113,7 +166,16 @@ pub mod rdma_pair {
         Stress { count: u16, seed: u32 },
         /// `count` random transfers to the Workers of every node; reports to `node`.
         Worker { node: u16, count: u16, seed: u32 },
+        /// `rounds` x [`FORGE_PER_ROUND`] forged or stale RAPF Aborts to `node`'s R5 from this
+        /// process's PD page, then a real write and read there, checked byte for byte.
+        Forge { node: u16, rounds: u16 },
     }
+
+    /// RAPFs a `Forge` sends per round: one per tid of the R5's table ([`FORGE_TIDS`]) claiming
+    /// its own PD, one per tid claiming another.
+    pub const FORGE_PER_ROUND: u64 = 2 * FORGE_TIDS as u64;
+    /// The R5's transaction table holds tids 0..256 (`r5-firmware` `rdma::MAX_TIDS`).
+    pub const FORGE_TIDS: u16 = 256;
 
     pub fn pack(role: Role) -> u64 {
         let (r, node, count, seed) = match role {
@@ -123,6 +185,7 @@ pub mod rdma_pair {
             Role::Attack { node } => (3, node, 0, 0),
             Role::Stress { count, seed } => (4, 0, count, seed),
             Role::Worker { node, count, seed } => (5, node, count, seed),
+            Role::Forge { node, rounds } => (6, node, rounds, 0),
         };
         r | u64::from(node) << 4 | u64::from(count) << 20 | u64::from(seed & 0x0fff_ffff) << 36
     }
@@ -138,6 +201,7 @@ pub mod rdma_pair {
             3 => Role::Attack { node },
             4 => Role::Stress { count, seed },
             5 => Role::Worker { node, count, seed },
+            6 => Role::Forge { node, rounds: count },
             _ => return None,
         })
     }
@@ -152,6 +216,7 @@ pub mod rdma_pair {
             Role::Attack { node: 1 },
             Role::Stress { count: 250, seed: 0x0fff_ffff },
             Role::Worker { node: 2, count: 0xffff, seed: 7 },
+            Role::Forge { node: 1, rounds: 3 },
         ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }

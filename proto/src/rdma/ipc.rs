@@ -170,6 +170,10 @@ pub struct RdmaStats {
     pub busy_rounds: u64,
     /// MMIO accesses the R5 made through forwarding (QEMU; 0 on the board).
     pub forwarded_accesses: u64,
+    /// R5 cycle-counter ticks spent in the data-abort handler forwarding those accesses (trap,
+    /// decode, the host's round trip): the emulator's share of `busy_cycles`, which a board's
+    /// device store does not have. Under `-icount shift=0` a tick is one instruction.
+    pub forwarded_cycles: u64,
 }
 
 pub const STATS_PAGES: u64 = 4;
@@ -206,6 +210,7 @@ impl RdmaStats {
         busy_cycles: 0,
         busy_rounds: 0,
         forwarded_accesses: 0,
+        forwarded_cycles: 0,
     };
 
     /// Page `page`, or `None` past the last one.
@@ -238,7 +243,7 @@ impl RdmaStats {
                 self.cq_interrupts,
                 self.descriptors_refused,
             ],
-            3 => [self.busy_cycles, self.busy_rounds, self.forwarded_accesses, 0, 0, 0, 0],
+            3 => [self.busy_cycles, self.busy_rounds, self.forwarded_accesses, self.forwarded_cycles, 0, 0, 0],
             _ => return None,
         })
     }
@@ -271,6 +276,7 @@ impl RdmaStats {
             busy_cycles: p3[0],
             busy_rounds: p3[1],
             forwarded_accesses: p3[2],
+            forwarded_cycles: p3[3],
         }
     }
 }
@@ -327,6 +333,7 @@ mod tests {
             read_requests_refused: 2,
             descriptors_refused: 3,
             forwarded_accesses: 4,
+            forwarded_cycles: 5,
             ..Default::default()
         };
         let pages = [s.page(0).unwrap(), s.page(1).unwrap(), s.page(2).unwrap(), s.page(3).unwrap()];

@@ -120,9 +120,11 @@ impl<'q> Scheduler<'q> {
         self.stats.busy_rounds += 1;
     }
 
-    /// The R5's forwarded accesses so far, for `RDMA_STATS` page 3.
-    pub fn note_forwarded(&mut self, accesses: u64) {
+    /// The R5's forwarded accesses so far and the cycles their handler took, for `RDMA_STATS`
+    /// page 3.
+    pub fn note_forwarded(&mut self, accesses: u64, cycles: u64) {
         self.stats.forwarded_accesses = accesses;
+        self.stats.forwarded_cycles = cycles;
     }
 
     /// A new kernel boot: every registration and transfer is forgotten (tids keep their seqs).

@@ -16,12 +16,17 @@
 //!   into the target's slice for this node followed by a read back checked byte for byte; reports
 //!   (opcode 13) and waits for the release (opcode 14).
 //!
+//! - `Forge { node, rounds }`: a misbehaving process: RAPF Aborts from its PD page to `node`'s R5
+//!   for every tid, claiming its own PD (no transaction of its PD is in flight: stale, or
+//!   foreign to another PD's live one) and claiming another PD (foreign), `rounds` times; then a
+//!   real 256 KiB write and read there, checked byte for byte.
+//!
 //! Exit status: 0; 1..=0x3f a failed check (logged); otherwise an error status (`README.md`).
 #![no_std]
 #![no_main]
 
 use core::cell::UnsafeCell;
-use unimem_user::args::rdma_pair::{Role, pack, unpack};
+use unimem_user::args::rdma_pair::{FORGE_PER_ROUND, FORGE_TIDS, Role, pack, unpack};
 use unimem_user::rand::XorShift64;
 use unimem_user::rdma::{CqeStatus, Direction, HwDoorbell, Rdma, Status, Transfer};
 use unimem_user::{
@@ -109,6 +114,7 @@ fn main() -> Result<u64, Error> {
         Role::Attack { node } => attack(node),
         Role::Stress { count, seed } => stress(count, seed),
         Role::Worker { node, count, seed } => worker(node, count, seed),
+        Role::Forge { node, rounds } => forge(node, rounds),
     }
 }
 
@@ -394,4 +400,45 @@ fn run_worker(me: u16, n: u16, count: u16, seed: u32) -> Result<u64, Error> {
         }
     }
     Ok(failed)
+}
+
+/// Forged and stale RAPF Abort messages from this process's PD page to `node`'s R5, `rounds`
+/// times over every tid, with a sequence number that changes each round: none names a
+/// transaction of this PD in flight (this process has none), so each is stale or foreign, and
+/// must be ignored and counted, whatever other PD's transfers are in flight there. Then a real
+/// transfer there must complete byte for byte.
+fn forge(node: u16, rounds: u16) -> Result<u64, Error> {
+    use hal::pldma::codes::RapfAction;
+    use hal::pldma::rapf::RapfRequest;
+    let rdma = unimem_user::rdma::open()?;
+    let queues = sys::rdma_queues()?;
+    // SAFETY: the kernel mapped this process's PD page there; the library's handle only rings
+    // the doorbell, and this one only writes `rapf` (both single register accesses).
+    let mut page = unsafe { hal::pldma::driver::PdPage::new(queues.pd_page as usize) };
+    let own = queues.pd;
+    let other = (own + 1) % hal::pldma::PDS as u16;
+    for round in 0..rounds {
+        for tid in 0..FORGE_TIDS {
+            let seq = (tid.wrapping_mul(37).wrapping_add(round.wrapping_mul(4099))) & hal::pldma::SEQ_MASK;
+            for claimed_pd in [own, other] {
+                let forged = RapfRequest { node, tid, seq, action: RapfAction::Abort, claimed_pd };
+                let r = page.rapf(&forged);
+                ensure!(r.is_ok(), 40, "the engine refused a well-formed RAPF: {:?}", r);
+            }
+        }
+    }
+    let source = &mut SOURCE.get()[..256 * 1024];
+    for (i, b) in source.iter_mut().enumerate() {
+        *b = byte(7, i);
+    }
+    let source = &*source;
+    let e = rdma.write(source, node, PEER.addr())?.wait(TRANSFER_US);
+    ensure!(e == Ok(source.len() as u32), 41, "a real write after the forgeries: {:?}", e);
+    let back = &mut BACK.get()[..source.len()];
+    let e = rdma.read(back, node, PEER.addr())?.wait(TRANSFER_US);
+    ensure!(e == Ok(source.len() as u32), 42, "a real read after the forgeries: {:?}", e);
+    ensure!(back[..] == source[..], 43, "the real transfer after the forgeries moved wrong bytes");
+    let sent = u64::from(rounds) * FORGE_PER_ROUND;
+    log!("{} forged RAPFs sent to node {}; a real transfer after them is byte-exact", sent, node);
+    Ok(0)
 }

@@ -1,0 +1,119 @@
+//! `rdma-bench`: the transfers of `cargo xtask bench rdma` (`a53-kernel/ktest/src/bench.rs`).
+//! The thread argument is `args::rdma_bench::pack(role)`:
+//!
+//! - `Writes { node, count, log2 }`: with `node` another node, spawns a `Peer` there (a remote
+//!   spawn keeps this PD; the peer's buffer has the same address, as the program is the same)
+//!   and waits for it; then `count` writes of 2^`log2` bytes from its buffer to `node`, one at a
+//!   time, each waited for (to this node: from the first half of its buffer to the second).
+//!   Checks the last one byte for byte where it can (this node) and logs
+//!   `bench rdma_write_<bytes>b_best_us: <us> us`, the fastest write. Releases the peer.
+//! - `Peer { node }`: tells `node` it is there (opcode 10), waits for the release (opcode 11),
+//!   and checks that the bytes written into it are the writer's pattern.
+//!
+//! Exit status: 0; 1 = wrong bytes; otherwise an error status (`README.md`).
+#![no_std]
+#![no_main]
+
+use core::cell::UnsafeCell;
+use unimem_user::args::rdma_bench::{Role, pack, unpack};
+use unimem_user::{
+    Error, MailboxOpcode, Notification, board_id, ensure, log, notify, receive, register, remote_spawn, sys,
+    thread_argument,
+};
+
+unimem_user::entry!(main);
+
+const HALF: usize = 16 << 20;
+
+/// Source (first half) and, for a write to this node, destination (second half); a peer's
+/// writer fills the first half here. In `.bss`: resident, as every page of a process.
+struct Buffer(UnsafeCell<[u8; 2 * HALF]>);
+// SAFETY: a process has one thread.
+unsafe impl Sync for Buffer {}
+static BUFFER: Buffer = Buffer(UnsafeCell::new([0; 2 * HALF]));
+
+fn buffer() -> &'static mut [u8; 2 * HALF] {
+    // SAFETY: one thread; each role takes the buffer once.
+    unsafe { &mut *BUFFER.0.get() }
+}
+
+const OP_READY: u8 = 10;
+const OP_RELEASE: u8 = 11;
+/// How long notify keeps retrying a receiver that has not registered yet.
+const NOTIFY_US: u64 = 30_000_000;
+/// How long one write may take before the program gives up (the R5 ends it long before).
+const TRANSFER_US: u64 = 120_000_000;
+
+fn op(v: u8) -> MailboxOpcode {
+    MailboxOpcode::new(v).expect("a user opcode")
+}
+
+fn send(node: u16, opcode: u8, payload: u64) -> Result<(), Error> {
+    let n = Notification::new(op(opcode), payload).map_err(|_| Error::NoArgument)?;
+    let start = sys::time_us()?;
+    loop {
+        match notify(node, n) {
+            Err(Error::Service(unimem_user::ErrorCode::NoReceiver | unimem_user::ErrorCode::QueueFull))
+                if sys::time_us()? - start < NOTIFY_US =>
+            {
+                sys::sleep_us(5_000)?
+            }
+            r => return r,
+        }
+    }
+}
+
+fn take(opcode: u8) -> Result<u64, Error> {
+    receive(Some(op(opcode)), true).map(|(n, _)| n.payload())
+}
+
+fn pattern(i: usize) -> u8 {
+    (i.wrapping_mul(131) ^ (i >> 11)) as u8
+}
+
+fn main() -> Result<u64, Error> {
+    match unpack(thread_argument()?).ok_or(Error::NoArgument)? {
+        Role::Writes { node, count, log2 } => writes(node, count, 1 << log2),
+        Role::Peer { node } => peer(node),
+    }
+}
+
+fn writes(node: u16, count: u16, len: usize) -> Result<u64, Error> {
+    let me = board_id()?;
+    let rdma = unimem_user::rdma::open()?;
+    let (source, destination) = buffer().split_at_mut(HALF);
+    for (i, b) in source[..len].iter_mut().enumerate() {
+        *b = pattern(i);
+    }
+    if node != me {
+        register(op(OP_READY))?;
+        remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::Peer { node: me }), node)?;
+        take(OP_READY)?;
+    }
+    // The peer's buffer is at the same address as ours; here, the second half.
+    let remote = if node == me { destination.as_ptr() as u64 } else { source.as_ptr() as u64 };
+    let mut best = u64::MAX;
+    for _ in 0..count {
+        let t0 = sys::time_us()?;
+        rdma.write(&source[..len], node, remote)?.wait(TRANSFER_US)?;
+        best = best.min(sys::time_us()? - t0);
+    }
+    if node == me {
+        ensure!(destination[..len] == source[..len], 1, "the write of {} B landed wrong", len);
+    } else {
+        send(node, OP_RELEASE, len as u64)?;
+    }
+    if count > 0 {
+        log!("bench rdma_write_{}b_best_us: {} us", len, best);
+    }
+    Ok(0)
+}
+
+fn peer(writer: u16) -> Result<u64, Error> {
+    register(op(OP_RELEASE))?;
+    send(writer, OP_READY, 0)?;
+    let len = take(OP_RELEASE)? as usize;
+    let landed = &buffer()[..len.min(HALF)];
+    ensure!(landed.iter().enumerate().all(|(i, &b)| b == pattern(i)), 1, "the writes landed wrong");
+    Ok(0)
+}
