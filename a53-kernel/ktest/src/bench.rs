@@ -189,7 +189,9 @@ fn gsas_fad() -> Result<(), &'static str> {
 fn gsas_service() -> Result<(), &'static str> {
     let counter = result_of("alloc-counter", u64::from(a53_kernel::gsas_node::node_id()))?;
     a53_kernel::gsas_node::profile::start()?;
+    let forwarded_before = forward::forwarded_count();
     let ran = fad_burst(counter, 1);
+    let forwarded = forward::forwarded_count() - forwarded_before;
     let mut samples = a53_kernel::gsas_node::profile::stop();
     ran?;
     if samples.len() < FAD_OPS as usize {
@@ -201,6 +203,10 @@ fn gsas_service() -> Result<(), &'static str> {
     defmt::println!("bench gsas_service_instructions_per_fad_min: {=u32} instructions", samples[0]);
     defmt::println!("bench gsas_service_instructions_per_fad_median: {=u32} instructions", samples[n / 2]);
     defmt::println!("bench gsas_service_instructions_per_fad_p90: {=u32} instructions", samples[n * 9 / 10]);
+    // Every forwarded access of the node while one process did its FADs: its requests and
+    // reply reads, the service's MIF reads and PIF writes, and the spawn and exit around them.
+    defmt::println!("bench gsas_forwarded_accesses: {=u64} accesses", forwarded);
+    defmt::println!("bench gsas_fads_sent: {=u64} requests", FAD_OPS);
     Ok(())
 }
 

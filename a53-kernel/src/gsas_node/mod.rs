@@ -28,7 +28,7 @@ use board::pl;
 use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use hal::packetizer::driver::{Pif, SendStatus};
-use hal::packetizer::{Destination, base_dest, base_window, packet_from_words128};
+use hal::packetizer::{Destination, base_dest, base_window, words_from_words128};
 use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
 use proto::gsas::{Notification, PAGE_SIZE, Pid};
 use spin::Once;
@@ -354,9 +354,8 @@ pub fn service_core_main() -> ! {
             let mut sink = Sink::default();
             let mut env =
                 Env { memory: &mut Memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
-            let bytes = packet_from_words128(words);
             let begun = profile::begin();
-            let outcome = service.handle(&bytes, &mut env);
+            let outcome = service.handle_words(words_from_words128(words), &mut env);
             profile::end(begun);
             SERVED.fetch_add(1, Ordering::Relaxed);
             run_deliveries(&sink.deliveries);

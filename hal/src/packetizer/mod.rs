@@ -52,6 +52,12 @@ pub fn packet_from_words128(words: [u128; 2]) -> [u8; PACKET_BYTES] {
     out
 }
 
+/// The packet as four little-endian 64-bit words, from its two 128-bit halves (as a MIF
+/// delivers them): no byte shuffling.
+pub fn words_from_words128([low, high]: [u128; 2]) -> [u64; 4] {
+    [low as u64, (low >> 64) as u64, high as u64, (high >> 64) as u64]
+}
+
 /// The packet as four little-endian 64-bit words.
 pub fn words_from_bytes(packet: &[u8; PACKET_BYTES]) -> [u64; 4] {
     let mut words = [0; 4];
@@ -153,6 +159,7 @@ mod tests {
         assert_eq!(pif_payload(&packet), [!PREFIX_MASK, 7]);
         assert_eq!(bytes_from_words(words_from_bytes(&packet)), packet);
         assert_eq!(packet_from_words128(words128(&packet)), packet);
+        assert_eq!(words_from_words128(words128(&packet)), words_from_bytes(&packet));
     }
 
     #[test]

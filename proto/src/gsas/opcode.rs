@@ -99,8 +99,27 @@ impl Opcode {
 impl TryFrom<u8> for Opcode {
     type Error = UnknownOpcode;
 
+    /// A `match`, not a search of [`Opcode::ALL`]: the atomic service decodes every request
+    /// with it (the test below checks the two agree).
     fn try_from(value: u8) -> Result<Self, Self::Error> {
-        Opcode::ALL.into_iter().find(|op| op.as_u8() == value).ok_or(UnknownOpcode(value))
+        Ok(match value {
+            0x01 => Opcode::Read8,
+            0x02 => Opcode::Read32,
+            0x03 => Opcode::Read64,
+            0x04 => Opcode::Read4K,
+            0x11 => Opcode::Write8,
+            0x12 => Opcode::Write32,
+            0x13 => Opcode::Write64,
+            0x14 => Opcode::Write128,
+            0x21 => Opcode::Cas,
+            0x22 => Opcode::Fad,
+            0x23 => Opcode::Swap,
+            0x31 => Opcode::AllocSharedPage,
+            0x32 => Opcode::FreeSharedPage,
+            0x33 => Opcode::RemoteSpawn,
+            0x40 => Opcode::Notify,
+            _ => return Err(UnknownOpcode(value)),
+        })
     }
 }
 

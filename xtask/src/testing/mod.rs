@@ -91,6 +91,13 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                         serial_pty_check(&qemu, &images, &mut totals)?;
                     }
                 }
+                if opts.filter.as_deref().is_none_or(|f| COUNTS_CHECK.contains(f)) {
+                    if opts.list {
+                        println!("test {COUNTS_CHECK}");
+                    } else {
+                        counts_check(&qemu, &images, opts.release, &mut totals);
+                    }
+                }
                 command_tests(&opts, &mut totals);
             }
         }
@@ -456,6 +463,42 @@ fn serial_pty_check(qemu: &std::path::Path, images: &images::Images, totals: &mu
         });
     }
     Ok(())
+}
+
+/// The fast path's counts must not regress (issue: count them, do not time them): the atomic
+/// service's instructions per FAD64 and the node's forwarded accesses per FAD64, measured under
+/// `-icount` in the build the suite runs (`bench::service_counts`).
+const COUNTS_CHECK: &str = "runner::atomic_service_instructions_and_forwarded_accesses_per_fad_do_not_rise";
+
+/// The ceilings: today's counts, per build (release, development). The service's goal is
+/// `bench::SERVICE_INSTRUCTIONS_GOAL`; until it is met, the ceiling is what it costs now.
+const SERVICE_INSTRUCTIONS_CEILING: (u64, u64) = (210, 0);
+const FORWARDED_PER_FAD_CEILING: (f64, f64) = (0.0, 0.0);
+
+fn counts_check(qemu: &std::path::Path, images: &images::Images, release: bool, totals: &mut Totals) {
+    fn pick<T>(release: bool, (r, d): (T, T)) -> T {
+        if release { r } else { d }
+    }
+    let instructions = pick(release, SERVICE_INSTRUCTIONS_CEILING);
+    let forwarded = pick(release, FORWARDED_PER_FAD_CEILING);
+    let verdict = crate::bench::service_counts(qemu, &images.ktest).and_then(|c| {
+        let line = format!(
+            "{} instructions per FAD (ceiling {instructions}), {:.2} forwarded accesses per FAD (ceiling {forwarded:.2})",
+            c.instructions_median, c.forwarded_per_fad
+        );
+        anyhow::ensure!(c.instructions_median <= instructions && c.forwarded_per_fad <= forwarded, "{line}");
+        Ok(line)
+    });
+    match verdict {
+        Ok(line) => {
+            println!("counts: {line}");
+            totals.record(COUNTS_CHECK, Outcome::Passed);
+        }
+        Err(e) => {
+            totals.record(COUNTS_CHECK, Outcome::Failed);
+            totals.failures.push(Failure { test: COUNTS_CHECK.into(), reason: format!("{e:#}"), log: vec![] });
+        }
+    }
 }
 
 impl Expect {

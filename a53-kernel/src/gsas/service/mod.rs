@@ -122,7 +122,13 @@ impl<H: PageHasher> AtomicService<H> {
     /// Serves one packet dequeued from mailbox interface 0. The sender is the packetizer's
     /// prefix (bytes 0..6); nothing in the rest of the packet can change who is asking.
     pub fn handle(&mut self, packet: &[u8; PACKET_BYTES], env: &mut Env<'_>) -> Outcome {
-        let raw = RawRequest::from_bytes(packet);
+        self.handle_words(hal::packetizer::words_from_bytes(packet), env)
+    }
+
+    /// [`handle`](Self::handle) for a packet as the vmbox delivers it, four little-endian words
+    /// (no byte-by-byte decoding: the A53 kernel is built for strict alignment).
+    pub fn handle_words(&mut self, packet: [u64; 4], env: &mut Env<'_>) -> Outcome {
+        let raw = RawRequest::from_words(packet);
         if raw.sender.interface() == 0 {
             self.stats.dropped += 1;
             return Outcome::Dropped(DropReason::FromServiceInterface);
