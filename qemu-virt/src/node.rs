@@ -290,8 +290,13 @@ impl Drop for Node {
 }
 
 /// QEMU's RPU has no interrupt controller, so the R5 firmware cannot sleep: it polls, and
-/// WFE only yields. Its vCPU threads get the lowest priority so that the poll only uses CPU
-/// time nothing else wants (the A53s sleep in WFI and cost nothing when idle).
+/// WFE only yields. Its vCPU threads get a low priority so that the poll mostly uses CPU time
+/// nothing else wants (the A53s sleep in WFI and cost nothing when idle). Not the lowest: the
+/// R5 schedules every RDMA block, and at nice 19 (weight 15 against an A53's 1024) a busy host
+/// starved it for seconds, so that its transfers timed out; at nice 10 (weight 110) it gets
+/// about a tenth of a contended core.
+const R5_NICE: libc::c_int = 10;
+
 fn deprioritise_r5_threads(pid: u32) {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return };
     for task in tasks.flatten() {
@@ -299,7 +304,7 @@ fn deprioritise_r5_threads(pid: u32) {
         let is_r5 = (4..4 + board::layout::R5_CORES).any(|cpu| comm.starts_with(&format!("CPU {cpu}/")));
         if let (true, Some(tid)) = (is_r5, task.file_name().to_str().and_then(|t| t.parse::<libc::id_t>().ok())) {
             // SAFETY: setpriority on a thread of our own child; no memory is involved.
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, 19) };
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, R5_NICE) };
         }
     }
 }

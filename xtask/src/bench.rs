@@ -214,7 +214,10 @@ fn gsas(bench: &Bench) -> anyhow::Result<()> {
         counts.instructions_median
     );
     println!("gsas_service_instructions_per_fad_p90: {} instructions", counts.instructions_p90);
-    println!("gsas_forwarded_accesses_per_fad: {:.2} accesses (all of the node's, one process's FADs)", counts.forwarded_per_fad);
+    println!(
+        "gsas_forwarded_accesses_per_fad: {:.2} accesses (all of the node's, one process's FADs)",
+        counts.forwarded_per_fad
+    );
     Ok(())
 }
 
@@ -284,7 +287,9 @@ fn rdma(bench: &Bench) -> anyhow::Result<()> {
     // Per 16 MiB transfer the node's other forwarded accesses (its service, timers, barriers)
     // weigh as much as the transfer's own few: a figure, not a verdict.
     let a53_big = per_transfer(&timed, "big_a", "big_b", "a53_forwarded")?;
-    println!("rdma_a53_forwarded_accesses_per_transfer_16mib: {a53_big:.2} accesses (with the node's background accesses)");
+    println!(
+        "rdma_a53_forwarded_accesses_per_transfer_16mib: {a53_big:.2} accesses (with the node's background accesses)"
+    );
     // The cost of a 16 B write.
     let instructions = per_transfer(&counted, "small_a", "small_b", "r5_busy_cycles")?
         - per_transfer(&counted, "small_a", "small_b", "r5_forwarded_cycles")?;
@@ -328,7 +333,8 @@ pub struct ServiceCounts {
 impl ServiceCounts {
     /// From the `bench=gsas-service` lines (without their `bench ` prefix).
     pub fn from_lines(lines: &[String]) -> anyhow::Result<Self> {
-        let get = |name: &str| value_of(lines, name).with_context(|| format!("the service benchmark printed no {name}"));
+        let get =
+            |name: &str| value_of(lines, name).with_context(|| format!("the service benchmark printed no {name}"));
         let fads = get("gsas_fads_sent")?;
         anyhow::ensure!(fads > 0.0, "the service benchmark sent no FADs");
         Ok(Self {

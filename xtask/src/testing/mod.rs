@@ -470,10 +470,13 @@ fn serial_pty_check(qemu: &std::path::Path, images: &images::Images, totals: &mu
 /// `-icount` in the build the suite runs (`bench::service_counts`).
 const COUNTS_CHECK: &str = "runner::atomic_service_instructions_and_forwarded_accesses_per_fad_do_not_rise";
 
-/// The ceilings: today's counts, per build (release, development). The service's goal is
-/// `bench::SERVICE_INSTRUCTIONS_GOAL`; until it is met, the ceiling is what it costs now.
-const SERVICE_INSTRUCTIONS_CEILING: (u64, u64) = (210, 0);
-const FORWARDED_PER_FAD_CEILING: (f64, f64) = (0.0, 0.0);
+/// The ceilings: today's counts, per build (release, development), measured 2026-11-24. The
+/// service's goal is `bench::SERVICE_INSTRUCTIONS_GOAL` (150); until it is met, the ceiling is
+/// what it costs now. Forwarded accesses per FAD: 19.79 in both builds (the client's request
+/// and reply, the service's MIF reads and PIF writes, the process's spawn and exit spread over
+/// its 1000 FADs), with room for a few background accesses.
+const SERVICE_INSTRUCTIONS_CEILING: (u64, u64) = (210, 384);
+const FORWARDED_PER_FAD_CEILING: (f64, f64) = (20.0, 20.0);
 
 fn counts_check(qemu: &std::path::Path, images: &images::Images, release: bool, totals: &mut Totals) {
     fn pick<T>(release: bool, (r, d): (T, T)) -> T {
