@@ -111,7 +111,7 @@ pub fn soak_rdma(transfers: u64, link: Option<qemu_virt::LinkConfig>, release: b
     const NODES: usize = 4;
     let qemu = setup::ensure_qemu()?;
     let images = images::build_all(images::Options { release, qfdb: false })?;
-    let args = format!("cluster cluster-only cluster-filter=rdma_random rdma-transfers={transfers}");
+    let args = format!("cluster cluster-only rdma-stress cluster-filter=rdma_random rdma-transfers={transfers}");
     let link = link.unwrap_or(crate::testing::runs::LOSSY_LINKS);
     let spec = ClusterSpec {
         nodes: node_specs(NODES, &images.ktest, Some(&images.r5), &args),

@@ -23,6 +23,9 @@ pub const TESTS: &[&[Test]] = &[
 /// single-node ones.
 pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS];
 
+/// The same, with the RDMA stress (boot argument `rdma-stress`).
+const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS, rdma::STRESS_TESTS];
+
 /// The cluster tests of a run without the R5 firmware, which RDMA needs: they are not run
 /// there (not passed without checking anything); the runs with the R5 have them.
 const CLUSTER_TESTS_WITHOUT_R5: &[&[Test]] = &[cluster::TESTS];
@@ -68,6 +71,7 @@ pub fn run() -> Stop {
     let mut summary = testkit::Summary::default();
     let cluster: &[&[Test]] = match (args.flag("cluster"), a53_kernel::rpu::is_started()) {
         (false, _) => &[],
+        (true, true) if args.flag("rdma-stress") => CLUSTER_TESTS_WITH_STRESS,
         (true, true) => CLUSTER_TESTS,
         (true, false) => CLUSTER_TESTS_WITHOUT_R5,
     };

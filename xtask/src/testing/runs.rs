@@ -168,7 +168,7 @@ pub const RUNS: &[TargetRun] = &[
         r5: true,
         virtualization: false,
         lossy: true,
-        boot_args: "cluster cluster-only cluster-filter=rdma_random cluster-filter=rdma_another",
+        boot_args: "cluster cluster-only rdma-stress cluster-filter=rdma_random cluster-filter=rdma_another",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },
