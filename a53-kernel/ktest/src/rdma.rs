@@ -202,6 +202,8 @@ fn forged_rapfs() -> TestResult {
     needs_rdma()?;
     let (me, _) = whoami()?;
     let before = stats()?;
+    let lost = || rdma_node::engine_counter(hal::pldma::regs::Counter::EventsLost).unwrap_or(0);
+    let lost_before = lost();
     let writes = rdma_bench::Role::Writes { node: me, count: 16, log2: 20 };
     let victim = table::spawn("rdma-bench", Some(rdma_bench::pack(writes)), Reap::Wait).map_err(|_| "no victim")?;
     let forger = run("rdma-pair", pack(Role::Forge { node: me, rounds: FORGE_ROUNDS }));
@@ -213,14 +215,18 @@ fn forged_rapfs() -> TestResult {
     let forged = u64::from(FORGE_ROUNDS) * FORGE_PER_ROUND;
     let refused = (after.stale_messages + after.foreign_messages) - (before.stale_messages + before.foreign_messages);
     let foreign = after.foreign_messages - before.foreign_messages;
+    // A spray can fill the engine's event ring faster than the R5 drains it; the engine then
+    // drops events and counts them (`events_lost`): those RAPFs never reach the R5 at all.
+    let lost = lost() - lost_before;
     defmt::println!(
-        "{=u64} forged RAPFs: {=u64} refused as stale or foreign, {=u64} as foreign",
+        "{=u64} forged RAPFs: {=u64} refused as stale or foreign, {=u64} as foreign, {=u64} events lost",
         forged,
         refused,
-        foreign
+        foreign,
+        lost
     );
     ensure(after.transfers_failed == before.transfers_failed, "a transfer failed")?;
-    ensure(refused >= forged, "the R5 did not count every forged RAPF as stale or foreign")?;
+    ensure(refused + lost >= forged, "the R5 did not refuse every forged RAPF that reached it")?;
     // Every RAPF claiming a PD other than its page's is foreign, whatever its tid.
-    ensure(foreign >= forged / 2, "a RAPF claiming another PD was not counted as foreign")
+    ensure(foreign + lost >= forged / 2, "a RAPF claiming another PD was not counted as foreign")
 }
