@@ -3,7 +3,7 @@
 //! INTERFACE) and kept for the life of the process.
 
 use hal::packetizer::base_window;
-use proto::gsas::{GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE, Pid};
+use proto::gsas::{ErrorCode, GlobalAddress, MailboxOpcode, Notification, PAGE_SIZE, Pid};
 use spin::Mutex;
 
 use crate::client::{Gsas, Stats};
@@ -139,6 +139,22 @@ pub fn remote_spawn(program: &str, arg: u64, node: u16) -> Result<u64, Error> {
 /// Sends `n` to `node` (GSAS Notify); `Service(NoReceiver)` if nobody registered its opcode.
 pub fn notify(node: u16, n: Notification) -> Result<(), Error> {
     with_client(|g| g.notify(node, n))
+}
+
+/// [`notify`], retried every 5 ms for up to `within_us` while the receiver has not registered
+/// for the opcode yet or its queue is full (a peer that is still starting up).
+pub fn notify_when_ready(node: u16, n: Notification, within_us: u64) -> Result<(), Error> {
+    let start = sys::time_us()?;
+    loop {
+        match notify(node, n) {
+            Err(Error::Service(ErrorCode::NoReceiver | ErrorCode::QueueFull))
+                if sys::time_us()? - start < within_us =>
+            {
+                sys::sleep_us(5_000)?
+            }
+            r => return r,
+        }
+    }
 }
 
 /// Receives `opcode`'s notifications from now on (user channels 0x8..=0xF).

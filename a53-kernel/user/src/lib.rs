@@ -40,9 +40,9 @@ pub mod sys;
 pub mod unim;
 
 pub use api::{
-    alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify, read4k, read8,
-    read32, read64, receive, register, remote_spawn, set_request_timeout_us, stats, swap64, thread_argument,
-    unregister, with_client, write8, write32, write64, write128,
+    alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify,
+    notify_when_ready, read4k, read8, read32, read64, receive, register, remote_spawn, set_request_timeout_us, stats,
+    swap64, thread_argument, unregister, with_client, write8, write32, write64, write128,
 };
 pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};

@@ -30,8 +30,8 @@ use unimem_user::args::rdma_pair::{FORGE_PER_ROUND, FORGE_TIDS, Role, pack, unpa
 use unimem_user::rand::XorShift64;
 use unimem_user::rdma::{CqeStatus, Direction, HwDoorbell, Rdma, Status, Transfer};
 use unimem_user::{
-    Error, MailboxOpcode, Notification, board_count, board_id, ensure, log, notify, receive, register, remote_spawn,
-    sys, thread_argument,
+    Error, MailboxOpcode, Notification, board_count, board_id, ensure, log, notify_when_ready, receive, register,
+    remote_spawn, sys, thread_argument,
 };
 
 unimem_user::entry!(main);
@@ -83,17 +83,7 @@ fn op(v: u8) -> MailboxOpcode {
 
 fn send(node: u16, opcode: u8, payload: u64) -> Result<(), Error> {
     let n = Notification::new(op(opcode), payload).map_err(|_| Error::NoArgument)?;
-    let start = sys::time_us()?;
-    loop {
-        match notify(node, n) {
-            Err(Error::Service(unimem_user::ErrorCode::NoReceiver | unimem_user::ErrorCode::QueueFull))
-                if sys::time_us()? - start < NOTIFY_US =>
-            {
-                sys::sleep_us(5_000)?
-            }
-            r => return r,
-        }
-    }
+    notify_when_ready(node, n, NOTIFY_US)
 }
 
 fn take(opcode: u8) -> Result<u64, Error> {
