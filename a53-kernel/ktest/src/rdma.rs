@@ -23,8 +23,8 @@ pub const TESTS: &[Test] = &[
     Test::new("rdma", "forged_and_stale_rapfs_from_el0_are_ignored_and_counted", forged_rapfs),
 ];
 
-/// The random-transfer stress, in the runs that ask for it (boot argument `rdma-stress`: the
-/// lossy four-node run and `cargo xtask soak rdma`).
+/// The random-transfer stress, in the runs that ask for it (boot argument `rdma-stress`:
+/// `cargo xtask soak rdma`).
 pub const STRESS_TESTS: &[Test] = &[Test::new("cluster", "rdma_random_transfers_from_every_node_all_arrive", stress)];
 
 pub const CLUSTER_TESTS: &[Test] = &[
@@ -132,18 +132,12 @@ fn el0_registers() -> TestResult {
     Ok(())
 }
 
-/// The cluster tests run only where the R5 firmware runs (`suites::CLUSTER_TESTS`); this is the
-/// check that it does.
-fn cluster_has_rdma() -> TestResult {
-    ensure(rpu::is_started(), "no R5 firmware in this run: no RDMA between the nodes")
-}
-
 fn two_nodes() -> TestResult {
     let (me, _) = whoami()?;
     barrier(1100)?;
     // A failure on node 0 must still reach the barrier, or the others wait for it in vain.
     let sweep = || {
-        cluster_has_rdma()?;
+        needs_rdma()?;
         let before = stats().unwrap_or_default();
         expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: 1 }))?)?;
         report("two nodes", &before)
@@ -156,7 +150,7 @@ fn two_nodes() -> TestResult {
 fn other_pd_remote() -> TestResult {
     let (me, n) = whoami()?;
     barrier(1200)?;
-    let result = if me == 0 { cluster_has_rdma().and_then(|()| victim_and_attacker(n - 1)) } else { Ok(()) };
+    let result = if me == 0 { needs_rdma().and_then(|()| victim_and_attacker(n - 1)) } else { Ok(()) };
     barrier(1201)?;
     result
 }
@@ -169,7 +163,7 @@ fn stress() -> TestResult {
     barrier(1300)?;
     // As in `two_nodes`: node 0's failure must still reach the barrier.
     let drive = || {
-        cluster_has_rdma()?;
+        needs_rdma()?;
         let before = stats().unwrap_or_default();
         let count = arg_u64("rdma-transfers").map_or(STRESS_TRANSFERS, |c| c.div_ceil(u64::from(n)) as u16);
         let seed = arg_u64("rdma-seed").unwrap_or(0x5eed) as u32;
