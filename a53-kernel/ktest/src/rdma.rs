@@ -23,8 +23,8 @@ pub const TESTS: &[Test] = &[
     Test::new("rdma", "forged_and_stale_rapfs_from_el0_are_ignored_and_counted", forged_rapfs),
 ];
 
-/// The random-transfer stress, in the runs that ask for it (boot argument `rdma-stress`:
-/// `cargo xtask soak rdma`).
+/// The random-transfer stress, in the runs that ask for it (boot argument `rdma-stress`: the
+/// lossy four-node run and `cargo xtask soak rdma`).
 pub const STRESS_TESTS: &[Test] = &[Test::new("cluster", "rdma_random_transfers_from_every_node_all_arrive", stress)];
 
 pub const CLUSTER_TESTS: &[Test] = &[

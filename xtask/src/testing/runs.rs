@@ -159,8 +159,8 @@ pub const RUNS: &[TargetRun] = &[
         expect: Expect::Summary,
     },
     // User-level RDMA on a QFDB's worth of nodes over bad links: every size between two nodes,
-    // and a PD that reaches no other's memory. (Test filters are ANDed: one filter names them.)
-    // The random-transfer stress runs in `cargo xtask soak rdma` (see the note).
+    // a PD that reaches no other's memory, and 1,024 random transfers from a process on every
+    // node. (Test filters are ANDed: one filter names them all.)
     TargetRun {
         name: "cluster-4-rdma",
         nodes: 4,
@@ -169,7 +169,7 @@ pub const RUNS: &[TargetRun] = &[
         r5: true,
         virtualization: false,
         lossy: true,
-        boot_args: "cluster cluster-only cluster-filter=cluster::rdma_",
+        boot_args: "cluster cluster-only rdma-stress cluster-filter=cluster::rdma_",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },
