@@ -250,42 +250,51 @@ fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
 /// the core in the handler (the line stays up and it comes back).
 const FAULTS_PER_IRQ: usize = 64;
 
-/// PL line 3: answer the fault entries, wake the processes whose CQ the R5 marked, clear and
-/// count the sticky causes.
+/// PL line 3: one read of `irq_status` says what is pending; then the fault entries are
+/// answered (only if the FIFO holds some), the sticky causes cleared and counted, and the
+/// processes whose CQ the R5 marked woken. A completion alone costs two accesses: the read and
+/// the write that clears its `cq_pending` bits (`docs/hw/pldma.md`, "How a completion wakes a
+/// process").
 fn on_engine_irq(_: IntId) {
     let me = crate::cluster::identity().map_or(0, |id| id.node);
     let mut local = heapless::Vec::<RdmaRequest, FAULTS_PER_IRQ>::new();
     let pending = {
         let mut engine = ENGINE.lock();
         let Some(engine) = engine.as_mut() else { return };
-        for _ in 0..FAULTS_PER_IRQ {
-            let entry = match engine.fault.pop() {
-                Ok(Some(entry)) => entry,
-                Ok(None) => break,
-                Err(_) => {
-                    BAD_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-            };
-            FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
-            match answer(&entry, me, RESIDENT_ACTION) {
-                Answer::Local(request) => {
-                    let _ = local.push(request);
-                }
-                Answer::Remote { pd, rapf } => {
-                    if engine.pd_pages[pd.index()].rapf(&rapf).is_err() {
-                        RAPF_REFUSED.fetch_add(1, Ordering::Relaxed);
+        let status = engine.admin.irq_status();
+        if status.is_set(IRQ::FAULT) {
+            for _ in 0..FAULTS_PER_IRQ {
+                let entry = match engine.fault.pop() {
+                    Ok(Some(entry)) => entry,
+                    Ok(None) => break,
+                    Err(_) => {
+                        BAD_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                };
+                FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+                match answer(&entry, me, RESIDENT_ACTION) {
+                    Answer::Local(request) => {
+                        let _ = local.push(request);
+                    }
+                    Answer::Remote { pd, rapf } => {
+                        if engine.pd_pages[pd.index()].rapf(&rapf).is_err() {
+                            RAPF_REFUSED.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
             }
         }
-        let status = engine.admin.irq_status();
         let sticky = status.get() & (IRQ::FAULT_LOST::SET + IRQ::EVENTS_LOST::SET + IRQ::DESC_REFUSED::SET).value;
         if sticky != 0 {
             STICKY.fetch_add(1, Ordering::Relaxed);
             engine.admin.clear_sticky(LocalRegisterCopy::new(sticky));
         }
-        if status.is_set(IRQ::CQ) { engine.admin.take_cq_pending() } else { 0 }
+        let pending = status.read(IRQ::CQ_PENDING) as u16;
+        if pending != 0 {
+            engine.admin.clear_cq_pending(pending);
+        }
+        pending
     };
     for request in &local {
         let m = request.encode(0);

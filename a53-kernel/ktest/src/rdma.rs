@@ -30,6 +30,7 @@ pub const STRESS_TESTS: &[Test] = &[Test::new("cluster", "rdma_random_transfers_
 pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_write_and_read_every_size_between_two_nodes", two_nodes),
     Test::new("cluster", "rdma_another_pd_on_a_remote_node_gets_no_byte", other_pd_remote),
+    Test::new("cluster", "rdma_jobs_take_pds_from_their_nodes_share_then_run_without_rdma", pd_shares),
 ];
 
 /// Seconds an RDMA program may take.
@@ -77,6 +78,18 @@ fn report(what: &str, before: &RdmaStats) -> TestResult {
         c.cq_wakeups
     );
     Ok(())
+}
+
+/// Prints every engine counter (`docs/hw/pldma.md`, "Counters") and the R5's oddities.
+fn report_engine() {
+    for c in hal::pldma::regs::Counter::ALL {
+        if let Some(value) = rdma_node::engine_counter(c) {
+            defmt::println!("engine {}: {=u64}", defmt::Debug2Format(&c), value);
+        }
+    }
+    if let Ok(s) = stats() {
+        defmt::println!("R5: {}", defmt::Debug2Format(&s));
+    }
 }
 
 fn needs_rdma() -> TestResult {
@@ -155,6 +168,41 @@ fn other_pd_remote() -> TestResult {
     result
 }
 
+/// Every node starts jobs (sleeping `spin`s) until one runs without RDMA: the ones before hold
+/// distinct PDs of the node's share (`proto::rdma::domain::share`), so no two nodes' jobs share
+/// a PD, and the one after is in `NO_RDMA` and holds nothing.
+fn pd_shares() -> TestResult {
+    use proto::rdma::domain::{NO_RDMA, share};
+    let (me, n) = whoami()?;
+    barrier(1250)?;
+    let mut jobs = heapless::Vec::<table::Handle, { hal::pldma::PDS }>::new();
+    let mut check = || -> TestResult {
+        let mut held = 0u16;
+        loop {
+            let handle = table::spawn("spin", Some(1), Reap::Wait).map_err(|_| "cannot spawn")?;
+            jobs.push(handle).map_err(|_| "more jobs with RDMA than there are PDs")?;
+            let (pd, holds) =
+                table::TABLE.lock().process(handle).map(|(_, p)| (p.pd, p.holds_pd)).ok_or("no process")?;
+            if pd == NO_RDMA {
+                ensure(!holds, "a process holds NO_RDMA")?;
+                break;
+            }
+            ensure(holds, "a new job does not hold its PD")?;
+            ensure(share(me, n) & (1 << pd.raw()) != 0, "a new job's PD is not of this node's share")?;
+            ensure(held & (1 << pd.raw()) == 0, "two jobs got one PD")?;
+            held |= 1 << pd.raw();
+        }
+        ensure(held != 0, "no job got a PD")
+    };
+    let result = check();
+    for &job in &jobs {
+        table::kill(job);
+        let _ = finish(job, 10);
+    }
+    barrier(1251)?;
+    result
+}
+
 /// Transfers per node in the suite: 4 nodes x 256 = 1024.
 const STRESS_TRANSFERS: u16 = 256;
 
@@ -169,11 +217,15 @@ fn stress() -> TestResult {
         let seed = arg_u64("rdma-seed").unwrap_or(0x5eed) as u32;
         let handle = table::spawn("rdma-pair", Some(pack(Role::Stress { count, seed })), Reap::Wait)
             .map_err(|_| "cannot spawn")?;
-        expect_zero("rdma-pair stress", finish(handle, 1800)?)?;
-        report("stress", &before)
+        let outcome = finish(handle, 1800).and_then(|exit| expect_zero("rdma-pair stress", exit));
+        // Whether it passed or not: a failure's counters say where the blocks went.
+        report("stress", &before)?;
+        outcome
     };
     let result = if me == 0 { drive() } else { Ok(()) };
     barrier(1301)?;
+    // Every node's engine and R5 counters: where a failure's blocks went.
+    report_engine();
     result
 }
 

@@ -6,20 +6,22 @@
 //! the PD's SMMU context bank, queue set and PD page, so it is the one a transfer of that PD to
 //! this node reaches. How a spawn picks its PD:
 //!
-//! - [`PdRequest::Any`] (a local spawn): a PD no process of this node is a member of, the one
-//!   used least recently (a round robin from the last one handed out), so that a PD just given
-//!   up is not handed to an unrelated job at once;
-//! - [`PdRequest::Exact`] (a test, `cargo xtask run`'s `pd=N`): that PD, which must be free;
+//! - [`PdRequest::Any`] (a local spawn: a new job): a PD of this node's share
+//!   (`proto::rdma::domain::share`, so that no job started on another node has it) that is free
+//!   and has no member here, the one used least recently (a round robin from the last one handed
+//!   out), so that a PD just given up is not handed to an unrelated job at once. With none left
+//!   the job runs without RDMA, in [`NO_RDMA`];
 //! - [`PdRequest::Inherit`] (a remote spawn): the parent's PD, held if it is free here; if
 //!   another process of the PD holds it here, the child is a member without RDMA resources (as
 //!   a second process of a job on one node: the spawn tree of the GSAS tests does that).
+//!   [`NO_RDMA`] is never held.
 
 use hal::pldma::{PDS, Pd};
+use proto::rdma::domain::NO_RDMA;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PdRequest {
     Any,
-    Exact(Pd),
     Inherit(Pd),
 }
 
@@ -30,13 +32,8 @@ pub struct PdChoice {
     pub holds: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PdError {
-    /// The PD asked for is held here (or its last holder's resources are still being taken
-    /// down).
-    Taken(Pd),
-    /// Every PD has a member on this node.
-    NoneFree,
+impl PdChoice {
+    const WITHOUT_RDMA: PdChoice = PdChoice { pd: NO_RDMA, holds: false };
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,19 +63,17 @@ impl PdTable {
         Self { holders: [Holder::Free; PDS], cursor: 0 }
     }
 
-    /// The PD a spawn gets for `request`; `member(pd)` says whether a process of this node is
-    /// a member of `pd` now. Nothing changes until [`hold`](Self::hold).
-    pub fn choose(&self, request: PdRequest, member: impl Fn(Pd) -> bool) -> Result<PdChoice, PdError> {
-        let free = |pd: Pd| self.holders[pd.index()] == Holder::Free;
+    /// The PD a spawn gets for `request`; `share` is the mask of PDs this node starts jobs in,
+    /// `member(pd)` says whether a process of this node is a member of `pd` now. Nothing
+    /// changes until [`hold`](Self::hold).
+    pub fn choose(&self, request: PdRequest, share: u16, member: impl Fn(Pd) -> bool) -> PdChoice {
+        let free = |pd: Pd| pd != NO_RDMA && self.holders[pd.index()] == Holder::Free;
         match request {
             PdRequest::Any => (0..PDS)
                 .filter_map(|i| Pd::new(((self.cursor + i) % PDS) as u16))
-                .find(|&pd| free(pd) && !member(pd))
-                .map(|pd| PdChoice { pd, holds: true })
-                .ok_or(PdError::NoneFree),
-            PdRequest::Exact(pd) if free(pd) => Ok(PdChoice { pd, holds: true }),
-            PdRequest::Exact(pd) => Err(PdError::Taken(pd)),
-            PdRequest::Inherit(pd) => Ok(PdChoice { pd, holds: free(pd) }),
+                .find(|&pd| share & (1 << pd.raw()) != 0 && free(pd) && !member(pd))
+                .map_or(PdChoice::WITHOUT_RDMA, |pd| PdChoice { pd, holds: true }),
+            PdRequest::Inherit(pd) => PdChoice { pd, holds: free(pd) },
         }
     }
 
@@ -118,45 +113,68 @@ impl PdTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proto::rdma::domain::share;
 
     fn pd(p: u16) -> Pd {
         Pd::new(p).unwrap()
     }
 
+    const ALONE: u16 = share(0, 1);
+
     #[test]
     fn any_takes_the_least_recently_handed_out_pd_that_has_no_member() {
         let mut t = PdTable::new();
         let nobody = |_: Pd| false;
-        assert_eq!(t.choose(PdRequest::Any, nobody), Ok(PdChoice { pd: pd(0), holds: true }));
+        assert_eq!(t.choose(PdRequest::Any, ALONE, nobody), PdChoice { pd: pd(0), holds: true });
         t.hold(pd(0), 4);
-        assert_eq!(t.choose(PdRequest::Any, nobody).unwrap().pd, pd(1));
+        assert_eq!(t.choose(PdRequest::Any, ALONE, nobody).pd, pd(1));
         t.hold(pd(1), 5);
         t.drain(pd(0));
         t.release(pd(0));
-        assert_eq!(t.choose(PdRequest::Any, nobody).unwrap().pd, pd(2), "PD 0 was just given up: not at once");
+        assert_eq!(t.choose(PdRequest::Any, ALONE, nobody).pd, pd(2), "PD 0 was just given up: not at once");
         assert_eq!(
-            t.choose(PdRequest::Any, |p| p == pd(2) || p == pd(3)).unwrap().pd,
+            t.choose(PdRequest::Any, ALONE, |p| p == pd(2) || p == pd(3)).pd,
             pd(4),
             "a PD with a member here belongs to that job"
         );
         let everyone = |_: Pd| true;
-        assert_eq!(t.choose(PdRequest::Any, everyone), Err(PdError::NoneFree));
+        assert_eq!(t.choose(PdRequest::Any, ALONE, everyone), PdChoice::WITHOUT_RDMA);
     }
 
     #[test]
-    fn exact_needs_a_free_pd_and_inherit_falls_back_to_membership() {
+    fn any_stays_in_the_node_share_and_runs_the_rest_without_rdma() {
+        let mut t = PdTable::new();
+        let nobody = |_: Pd| false;
+        let node1 = share(1, 4);
+        let mut handed = Vec::new();
+        for slot in 0..8 {
+            let choice = t.choose(PdRequest::Any, node1, nobody);
+            if choice.holds {
+                t.hold(choice.pd, slot);
+                handed.push(choice.pd.raw());
+            } else {
+                assert_eq!(choice, PdChoice::WITHOUT_RDMA, "spawn {slot}");
+            }
+        }
+        assert_eq!(handed, [1, 5, 9, 13], "node 1 of 4 starts jobs in its own four PDs");
+        t.drain(pd(9));
+        t.release(pd(9));
+        assert_eq!(t.choose(PdRequest::Any, node1, nobody).pd, pd(9));
+        assert_eq!(t.choose(PdRequest::Any, 0, nobody), PdChoice::WITHOUT_RDMA, "a node with no share");
+    }
+
+    #[test]
+    fn inherit_holds_a_free_pd_and_otherwise_joins_without_rdma() {
         let mut t = PdTable::new();
         t.hold(pd(7), 0);
-        assert_eq!(t.choose(PdRequest::Exact(pd(7)), |_| false), Err(PdError::Taken(pd(7))));
-        assert_eq!(t.choose(PdRequest::Exact(pd(8)), |_| true), Ok(PdChoice { pd: pd(8), holds: true }));
-        assert_eq!(t.choose(PdRequest::Inherit(pd(7)), |_| true), Ok(PdChoice { pd: pd(7), holds: false }));
-        assert_eq!(t.choose(PdRequest::Inherit(pd(9)), |_| false), Ok(PdChoice { pd: pd(9), holds: true }));
+        assert_eq!(t.choose(PdRequest::Inherit(pd(7)), 0, |_| true), PdChoice { pd: pd(7), holds: false });
+        assert_eq!(t.choose(PdRequest::Inherit(pd(9)), 0, |_| false), PdChoice { pd: pd(9), holds: true });
+        assert_eq!(t.choose(PdRequest::Inherit(NO_RDMA), ALONE, |_| false), PdChoice::WITHOUT_RDMA);
         t.drain(pd(7));
-        assert_eq!(t.choose(PdRequest::Exact(pd(7)), |_| false), Err(PdError::Taken(pd(7))), "still draining");
-        assert!(!t.choose(PdRequest::Inherit(pd(7)), |_| false).unwrap().holds);
+        assert!(!t.choose(PdRequest::Inherit(pd(7)), 0, |_| false).holds, "still draining");
         assert_eq!(t.holder(pd(7)), None);
         t.release(pd(7));
-        assert!(t.choose(PdRequest::Exact(pd(7)), |_| false).unwrap().holds);
+        assert!(t.choose(PdRequest::Inherit(pd(7)), 0, |_| false).holds);
     }
 
     #[test]

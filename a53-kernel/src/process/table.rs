@@ -12,7 +12,7 @@
 
 use super::MAX_DOMAINS;
 use super::elf::{self, ElfError};
-use super::pds::{PdChoice, PdError, PdTable};
+use super::pds::{PdChoice, PdTable};
 use crate::Board;
 use crate::arch::mmu::tlbi_asid;
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
@@ -104,10 +104,6 @@ pub enum SpawnError {
     DomainsExhausted,
     /// The arguments take more than `proto::syscall::ARGS_MAX` bytes.
     ArgumentsTooLong,
-    /// The protection domain asked for is held by another process of this node.
-    PdTaken(Pd),
-    /// Every protection domain has a process on this node.
-    NoPd,
 }
 
 /// A spawn that the table has accepted: the process exists but has not run yet.
@@ -167,10 +163,7 @@ impl Table {
             super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let PdChoice { pd, holds } = self.pds.choose(launch.pd, |pd| self.has_member(pd)).map_err(|e| match e {
-            PdError::Taken(pd) => SpawnError::PdTaken(pd),
-            PdError::NoneFree => SpawnError::NoPd,
-        })?;
+        let PdChoice { pd, holds } = self.pds.choose(launch.pd, pd_share(), |pd| self.has_member(pd));
         let domain = self.domains.next(pd).ok_or(SpawnError::DomainsExhausted)?;
         if self.tif.is_none() {
             return Err(SpawnError::NoInterface);
@@ -384,6 +377,13 @@ pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
 }
 
 /// Maps a PD holder's queue set (and, where the board maps device pages, its PD page).
+/// The PDs this node starts jobs in (`proto::rdma::domain::share`); a node outside any cluster
+/// is alone.
+fn pd_share() -> u16 {
+    let (node, nodes) = crate::cluster::identity().map_or((0, 1), |id| (id.node, id.node_count));
+    proto::rdma::domain::share(node, nodes)
+}
+
 fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, pd: Pd) -> Result<(), SpaceError> {
     space.map_uncached(
         RDMA_QUEUE_SET,

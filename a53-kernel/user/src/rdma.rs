@@ -95,7 +95,9 @@ impl<D: Doorbell> Queues<D> {
         // most that many of a PD between taking a WQE and its CQE).
         wq.push(wqe.encode()).map_err(|_| Error::Busy)?;
         self.slots[index] = Slot::Busy { tag, status: Status::Pending };
-        self.doorbell.ring(self.set.wq.produced());
+        if self.set.doorbell_needed() {
+            self.doorbell.ring(self.set.wq.produced());
+        }
         Ok(tag)
     }
 
@@ -382,6 +384,22 @@ mod tests {
         assert_eq!(back, src);
         assert_eq!(rdma.with_queues(|q| q.in_progress()), 0, "handles gone: slots free");
         assert_eq!(r5.rings, 2, "one doorbell per WQE");
+    }
+
+    #[test]
+    fn no_doorbell_while_the_r5_polls_the_wq() {
+        let mut r5 = fake();
+        let set = r5.set;
+        // SAFETY: as above.
+        let rdma = unsafe { Rdma::new(set, &mut r5) };
+        let src = [7u8; 64];
+        let mut dst = [0u8; 64];
+        set.wq_polled.store(1, core::sync::atomic::Ordering::Release);
+        assert_eq!(rdma.write(&src, 0, dst.as_mut_ptr() as u64).unwrap().wait(0), Ok(64));
+        set.wq_polled.store(0, core::sync::atomic::Ordering::Release);
+        assert_eq!(rdma.write(&src[..32], 0, dst.as_mut_ptr() as u64).unwrap().wait(0), Ok(32));
+        assert_eq!(dst, src);
+        assert_eq!(r5.rings, 1, "only the WQE posted while the R5 did not poll rang");
     }
 
     #[test]

@@ -3,10 +3,10 @@
 //! notifications) and the kernel ([`EngineAdmin`]: PD enables, interrupts); the kernel also owns
 //! the fault page ([`FaultFifo`]) and every PD page ([`PdPage`], one of which each process holds).
 
+use super::Pd;
 use super::fault::{FaultEntry, FaultEntryError};
 use super::rapf::{RapfError, RapfRequest};
 use super::regs::{CTRL, ControlRegisters, Counter, FaultRegisters, ID, ID_VALUE, IRQ, PD_STATUS, PdRegisters};
-use super::{PDS, Pd};
 use crate::mmio::Mmio;
 use tock_registers::LocalRegisterCopy;
 use tock_registers::interfaces::{Readable, Writeable};
@@ -128,18 +128,8 @@ impl EngineAdmin {
         self.regs.irq_status.set(causes.get());
     }
 
-    /// The PDs whose processes the R5 asked to wake since the last call (bit `p` for PD `p`),
-    /// and clears them.
-    pub fn take_cq_pending(&mut self) -> u16 {
-        let pending = self.regs.cq_pending.get() & ((1 << PDS) - 1);
-        if pending != 0 {
-            self.regs.cq_pending.set(pending);
-        }
-        pending as u16
-    }
-
-    /// Clears the `cq_pending` bits of `pds` (bit `p` for PD `p`) without reading them: one
-    /// access instead of two, for a handler that wakes every process waiting on its CQ anyway.
+    /// Clears the `cq_pending` bits of `pds` (bit `p` for PD `p`), as `irq_status`'s
+    /// `CQ_PENDING` copy read them: one access.
     pub fn clear_cq_pending(&mut self, pds: u16) {
         self.regs.cq_pending.set(u32::from(pds));
     }
@@ -287,8 +277,8 @@ mod tests {
         kernel.set_pd_enabled(Pd::new(3).unwrap(), false);
         assert_eq!(regs.pd_enable.get(), 1 << 5);
         assert!(kernel.pd_enabled(Pd::new(5).unwrap()));
-        regs.cq_pending.set(0x1_0005);
-        assert_eq!(kernel.take_cq_pending(), 5, "bits above the PDs are not PDs");
+        regs.irq_status.set(IRQ::CQ::SET.value | 0x0005_0000);
+        assert_eq!(kernel.irq_status().read(IRQ::CQ_PENDING), 5, "irq_status carries the PDs to wake");
         kernel.clear_cq_pending(0xffff);
         assert_eq!(regs.cq_pending.get(), 0xffff, "RAM keeps what the write-1-to-clear write was");
     }

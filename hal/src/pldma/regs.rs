@@ -69,7 +69,10 @@ mod fields {
             /// Sticky, W1C: an event was dropped, the event ring was full.
             EVENTS_LOST OFFSET(3) NUMBITS(1) [],
             /// Sticky, W1C: a descriptor was refused.
-            DESC_REFUSED OFFSET(4) NUMBITS(1) []
+            DESC_REFUSED OFFSET(4) NUMBITS(1) [],
+            /// `irq_status` only, read-only: a copy of `cq_pending` (bit `16 + p` for PD `p`),
+            /// so that one read tells the handler every cause and every PD to wake.
+            CQ_PENDING OFFSET(16) NUMBITS(16) []
         ],
         /// A PD page's `status` (`0x14`).
         pub PD_STATUS [

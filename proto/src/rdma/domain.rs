@@ -16,6 +16,29 @@
 
 use hal::pldma::{PDS, Pd};
 
+/// The PD of the jobs that run without RDMA: no node ever gives it a holder (no context bank,
+/// no queues), so no transfer reaches its members and they can start none. A spawn gets it when
+/// its node has no PD of its share free ([`share`]), and a remote spawn of such a job keeps it.
+pub const NO_RDMA: Pd = match Pd::new(PDS as u16 - 1) {
+    Some(pd) => pd,
+    None => panic!("PDS is not zero"),
+};
+
+/// The PDs node `node` of `nodes` may start jobs in, as a mask of `1 << p`: every `p` with
+/// `p % nodes == node`, except [`NO_RDMA`]. The shares do not overlap, so two jobs started on
+/// different nodes never have the same PD (a job's members elsewhere inherit it).
+pub const fn share(node: u16, nodes: u16) -> u16 {
+    let mut mask = 0u16;
+    let mut p = 0;
+    while p < NO_RDMA.raw() {
+        if nodes != 0 && p % nodes == node {
+            mask |= 1 << p;
+        }
+        p += 1;
+    }
+    mask
+}
+
 /// Bits of a domain number that hold the PD.
 pub const PD_BITS: u32 = PDS.trailing_zeros();
 /// Domain numbers a node can hand out per PD in one boot (serial 0 is the kernel's).
@@ -57,6 +80,22 @@ mod tests {
         }
         assert_eq!(domain_of(Pd::new(3).unwrap(), 5), Some(0x53));
         assert_eq!(domain_of(Pd::new(15).unwrap(), SERIALS_PER_PD), Some(u16::MAX));
+    }
+
+    #[test]
+    fn the_shares_split_every_pd_but_no_rdma_between_the_nodes() {
+        for nodes in 1..=20u16 {
+            let shares: Vec<u16> = (0..nodes).map(|node| share(node, nodes)).collect();
+            let all = shares.iter().fold(0, |a, s| {
+                assert_eq!(a & s, 0, "{nodes} nodes: shares overlap");
+                a | s
+            });
+            assert_eq!(all, !NO_RDMA.bit() as u16, "{nodes} nodes: every PD but NO_RDMA is someone's");
+        }
+        assert_eq!(share(0, 1), 0x7fff);
+        assert_eq!(share(1, 4), 0b0010_0010_0010_0010);
+        assert_eq!(share(3, 4), 0b0000_1000_1000_1000, "PD 15 is NO_RDMA");
+        assert_eq!(share(16, 17), 0, "beyond 15 nodes, a node starts every job without RDMA");
     }
 
     fn proto_kernel_domain() -> u16 {

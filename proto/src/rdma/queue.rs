@@ -59,7 +59,10 @@ pub struct QueueSet {
     pub notified: AtomicU32,
     /// Written by the R5: RemoteWrite completions dropped because the CQ was full.
     pub notify_lost: AtomicU32,
-    _pad1: [u32; 14],
+    /// Written by the R5: not 0 while it looks at this WQ at every round of its loop, so a
+    /// process need not ring the doorbell ([`QueueSet::doorbell_needed`]).
+    pub wq_polled: AtomicU32,
+    _pad1: [u32; 13],
 }
 
 const _: () = assert!(core::mem::size_of::<QueueSet>() as u64 <= QUEUE_SET_BYTES);
@@ -74,6 +77,15 @@ impl QueueSet {
             self.arm.store(notified.wrapping_add(1), Ordering::Release);
         }
         crate::ipc::system_barrier();
+    }
+
+    /// Whether a process that just published WQEs must ring the doorbell ("Using the queues",
+    /// step 2): only when the R5 does not poll this WQ. An R5 that stops polling clears
+    /// `wq_polled` first and looks at the WQ once more before it waits for doorbells, so a WQE
+    /// published before the process read the flag is never left behind.
+    pub fn doorbell_needed(&self) -> bool {
+        crate::ipc::system_barrier();
+        self.wq_polled.load(Ordering::Acquire) == 0
     }
 
     /// Whether an interrupt is asked for and not answered yet.
@@ -304,6 +316,7 @@ mod tests {
             ("arm", offset_of!(QueueSet, arm)),
             ("notified", offset_of!(QueueSet, notified)),
             ("notify_lost", offset_of!(QueueSet, notify_lost)),
+            ("wq_polled", offset_of!(QueueSet, wq_polled)),
         ];
         assert_eq!(doc_table(DOC, "Queue set (one per PD"), named(&set));
         assert_eq!(offset_of!(QueueSet, cq) - offset_of!(QueueSet, wq), size_of::<WorkQueue>());

@@ -63,10 +63,8 @@ impl<'q> Scheduler<'q> {
                 }
                 Ok(())
             }
-            Event::Doorbell { pd, .. } => {
-                self.doorbell(pd);
-                Ok(())
-            }
+            // The WQs are polled at every round (`take_work`): a doorbell only woke the loop.
+            Event::Doorbell { .. } => Ok(()),
             Event::RemoteNotify { node, pd, imm } => {
                 self.remote_write(engine, pd, node, imm);
                 Ok(())

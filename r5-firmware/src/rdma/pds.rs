@@ -13,15 +13,12 @@ pub struct PdState<'q> {
     /// Transfers taken and not yet completed (each holds a CQ slot).
     outstanding: u16,
     channels: Channels,
-    /// A doorbell came, or the WQ had more than the scheduler could take.
-    pub wants_poll: bool,
     /// CQEs were posted since the last wake-up check.
     posted: bool,
 }
 
 impl PdState<'_> {
-    pub const EMPTY: Self =
-        Self { queues: None, pa: 0, outstanding: 0, channels: Channels::EMPTY, wants_poll: false, posted: false };
+    pub const EMPTY: Self = Self { queues: None, pa: 0, outstanding: 0, channels: Channels::EMPTY, posted: false };
 }
 
 impl<'q> Scheduler<'q> {
@@ -40,7 +37,9 @@ impl<'q> Scheduler<'q> {
         if overlaps {
             return Err(RegisterError::Overlap);
         }
-        self.pds[pd.index()] = PdState { queues: Some(queues), pa, wants_poll: true, ..PdState::EMPTY };
+        self.pds[pd.index()] = PdState { queues: Some(queues), pa, ..PdState::EMPTY };
+        // The scheduler looks at every registered WQ at every round: the process need not ring.
+        queues.wq_polled.store(1, Ordering::Release);
         Ok(())
     }
 
@@ -53,25 +52,21 @@ impl<'q> Scheduler<'q> {
                 self.transfers.remove(i);
             }
         }
+        if let Some(queues) = self.pds[pd.index()].queues {
+            queues.wq_polled.store(0, Ordering::Release);
+        }
         self.pds[pd.index()] = PdState::EMPTY;
         was
     }
 
-    /// A DOORBELL: look at `pd`'s WQ at the next poll.
-    pub(super) fn doorbell(&mut self, pd: Pd) {
-        let p = &mut self.pds[pd.index()];
-        if p.queues.is_some() {
-            p.wants_poll = true;
-        }
-    }
-
-    /// Takes the WQEs the PDs that asked have room for, one PD after the other.
+    /// Takes the WQEs the registered PDs have room for, one PD after the other. Every WQ is
+    /// looked at (`wq_polled`): a doorbell only wakes the loop.
     pub(super) fn take_work(&mut self, engine: &mut impl Engine) {
         let start = self.next_pd;
         self.next_pd = (self.next_pd + 1) % PDS;
         for k in 0..PDS {
             let index = (start + k) % PDS;
-            if !self.pds[index].wants_poll {
+            if self.pds[index].queues.is_none_or(|q| q.wq.is_empty()) {
                 continue;
             }
             if let Some(pd) = Pd::new(index as u16) {
@@ -89,21 +84,16 @@ impl<'q> Scheduler<'q> {
             // a full CQ: then nothing is taken).
             let room = usize::from(p.outstanding) + cq_used < CQ_ENTRIES;
             if queues.wq.is_empty() {
-                self.pds[pd.index()].wants_poll = false;
                 return;
             }
             if !room || p.channels.in_use() as usize >= hal::pldma::VCS_PER_PD || self.transfers.is_full() {
                 // Left waiting: looked at again at every poll until there is room.
-                self.pds[pd.index()].wants_poll = true;
                 return;
             }
             let wq_index = queues.wq.consumed();
             // SAFETY: the scheduler is the only consumer of a registered PD's WQ (the handle
             // lives for this one pop).
-            let Some(raw) = (unsafe { queues.wq.consumer() }).pop() else {
-                self.pds[pd.index()].wants_poll = false;
-                return;
-            };
+            let Some(raw) = (unsafe { queues.wq.consumer() }).pop() else { return };
             let taken = match Wqe::decode(&raw) {
                 Ok(w) if w.node < self.nodes => self.begin(pd, wq_index, w),
                 _ => None,

@@ -574,6 +574,19 @@ fn registration_is_checked_and_unregistering_forgets_everything() {
 }
 
 #[test]
+fn registered_wqs_are_polled_so_a_wqe_needs_no_doorbell() {
+    let mut r = Rig::new();
+    let set = r.register(3);
+    assert!(!set.doorbell_needed(), "registration tells the process the WQ is polled");
+    // SAFETY: the test is the process: the WQ's only producer.
+    unsafe { set.wq.producer() }.push(write(64, 0, 9).encode()).expect("room in the WQ");
+    r.after(1);
+    assert_eq!(r.posted().len(), 1, "taken at the next round, without a doorbell");
+    assert_eq!(r.status(RdmaRequest::Unregister { pd: pd(3) }), RdmaStatus::Ok);
+    assert!(set.doorbell_needed(), "an R5 that no longer polls the WQ says so");
+}
+
+#[test]
 fn an_armed_cq_gets_one_interrupt() {
     let mut r = Rig::new();
     let q = r.register(4);

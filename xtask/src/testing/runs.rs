@@ -104,7 +104,7 @@ pub const RUNS: &[TargetRun] = &[
         r5: true,
         virtualization: false,
         lossy: false,
-        boot_args: "cluster filter=platform::",
+        boot_args: "cluster rdma-stress filter=platform::",
         timeout: Duration::from_secs(240),
         expect: Expect::Summary,
     },

@@ -317,13 +317,16 @@ fn run_worker(me: u16, n: u16, count: u16, seed: u32) -> Result<u64, Error> {
     let mut jobs = [Job::Idle; IN_FLIGHT];
     let (mut started, mut finished, mut failed) = (0u64, 0u64, 0u64);
     let give_up = sys::time_us()? + 600_000_000;
-    while finished < u64::from(count) {
+    // The first failure stops new transfers (the ones in flight end): its counters then say
+    // what went wrong, rather than a run timeout after every transfer failed the same way.
+    let busy = |jobs: &[Job]| jobs.iter().any(|j| !matches!(j, Job::Idle));
+    while finished < u64::from(count) && (failed == 0 || busy(&jobs)) {
         ensure!(sys::time_us()? < give_up, 31, "{} of {} transfers ended", finished, count);
         let mut progress = false;
         for (j, job) in jobs.iter_mut().enumerate() {
             let base = j * JOB_MAX;
             match *job {
-                Job::Idle if started < u64::from(count) => {
+                Job::Idle if started < u64::from(count) && failed == 0 => {
                     let node = rng.below(u64::from(n)) as u16;
                     let len = 1 + rng.below(JOB_MAX as u64 - 64) as usize;
                     let offset = rng.below((JOB_MAX - len) as u64) as usize;

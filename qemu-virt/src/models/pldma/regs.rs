@@ -160,12 +160,12 @@ impl RegFile {
             s |= IRQ::FAULT::SET.value;
         }
         if self.cq_pending != 0 {
-            s |= IRQ::CQ::SET.value;
+            s |= IRQ::CQ::SET.value | IRQ::CQ_PENDING.val(u32::from(self.cq_pending)).value;
         }
         s
     }
 
-    /// The engine's interrupt output.
+    /// The engine's interrupt output: an enabled cause.
     pub fn irq(&self, fifo: &FaultFifo) -> bool {
         self.status(fifo) & self.irq_enable != 0
     }
@@ -341,7 +341,8 @@ impl RegFile {
                 Effect::None
             }
             IRQ_ENABLE => {
-                self.irq_enable = value;
+                // The `CQ_PENDING` copy is no cause: those bits cannot be enabled.
+                self.irq_enable = value & !(IRQ::CQ_PENDING.mask << IRQ::CQ_PENDING.shift);
                 Effect::None
             }
             CQ_PENDING => {
