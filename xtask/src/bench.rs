@@ -278,6 +278,12 @@ fn rdma(bench: &Bench) -> anyhow::Result<()> {
     with_goal("rdma_r5_instructions_per_16kib_block", per_block, "instructions", "<= 300", per_block <= 300.0);
     println!("rdma_r5_instructions_per_16kib_block_with_forwarding_emulation: {:.2} instructions", busy / blocks);
     println!("rdma_r5_blocks_per_icount_transfer: {blocks:.0} blocks");
+    let rounds = per_transfer(&counted, "big_a", "big_b", "r5_busy_rounds")?;
+    println!(
+        "rdma_r5_busy_rounds_per_block: {:.2} rounds ({:.0} instructions per round)",
+        rounds / blocks,
+        (busy - forwarding) / rounds
+    );
     // Forwarded accesses: per block on the R5, per transfer on the A53 (timed run, node 0).
     let blocks = per_transfer(&timed, "big_a", "big_b", "r5_blocks")?;
     let r5_per_block = per_transfer(&timed, "big_a", "big_b", "r5_forwarded")? / blocks;

@@ -241,13 +241,14 @@ fn rdma_phase(phase: &str, node: u16, count: u16, log2: u8) -> Result<(), &'stat
     let (b, a) = (&before.r5, &after.r5);
     // The R5's forwarding cycles are a wrapping 32-bit count.
     let forwarded_cycles = (a.forwarded_cycles as u32).wrapping_sub(b.forwarded_cycles as u32);
-    let lines: [(&str, u64, &str); 10] = [
+    let lines: [(&str, u64, &str); 11] = [
         ("transfers", u64::from(count), "transfers"),
         ("bytes_each", 1 << log2, "B"),
         ("a53_forwarded", after.a53_forwarded - before.a53_forwarded, "accesses"),
         ("r5_forwarded", a.forwarded_accesses.wrapping_sub(b.forwarded_accesses) & 0xffff_ffff, "accesses"),
         ("r5_forwarded_cycles", u64::from(forwarded_cycles), "cycles"),
         ("r5_busy_cycles", a.busy_cycles - b.busy_cycles, "cycles"),
+        ("r5_busy_rounds", a.busy_rounds - b.busy_rounds, "rounds"),
         ("r5_blocks", a.blocks_sent - b.blocks_sent, "blocks"),
         ("packets", after.packets.wrapping_sub(before.packets), "packets"),
         (

@@ -14,18 +14,24 @@ pub struct Piece {
 }
 
 /// `[start, start + len)` cut at the multiples of `window` (a power of two).
+///
+/// The window is kept as its log2: the R5 cuts every block with these, and a 64-bit division
+/// by a value the compiler cannot see is a library call of a hundred-odd instructions on a
+/// 32-bit core; shifts and masks are one or two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Windows {
     start: u64,
     len: u64,
-    window: u64,
+    window_log2: u32,
 }
 
 impl Windows {
     /// `None` for an empty range or one that runs past 2^64.
     pub const fn new(start: u64, len: u64, window: u64) -> Option<Self> {
         match start.checked_add(len) {
-            Some(_) if len > 0 && window.is_power_of_two() => Some(Self { start, len, window }),
+            Some(_) if len > 0 && window.is_power_of_two() => {
+                Some(Self { start, len, window_log2: window.trailing_zeros() })
+            }
             _ => None,
         }
     }
@@ -42,8 +48,8 @@ impl Windows {
 
     /// Pieces in the range: windows it touches, at least 1.
     pub const fn count(&self) -> u64 {
-        let first = self.start / self.window;
-        let last = (self.start + self.len - 1) / self.window;
+        let first = self.start >> self.window_log2;
+        let last = (self.start + self.len - 1) >> self.window_log2;
         last - first + 1
     }
 
@@ -52,9 +58,9 @@ impl Windows {
         if i >= self.count() {
             return None;
         }
-        let base = self.start - self.start % self.window;
-        let begin = if i == 0 { self.start } else { base + i * self.window };
-        let window_end = base + (i + 1) * self.window;
+        let base = self.start >> self.window_log2 << self.window_log2;
+        let begin = if i == 0 { self.start } else { base + (i << self.window_log2) };
+        let window_end = base + ((i + 1) << self.window_log2);
         let end = self.start + self.len;
         let end = if end < window_end { end } else { window_end };
         Some(Piece { offset: begin - self.start, len: end - begin })
