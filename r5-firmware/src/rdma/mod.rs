@@ -53,6 +53,10 @@ pub struct Scheduler<'q> {
     stats: RdmaStats,
     /// Where the last round of WQ intake and block dispatch started (fairness).
     next_pd: usize,
+    /// Bit `p`: PD `p` has registered queues (the rounds look at these PDs only).
+    registered: u16,
+    /// Bit `p`: CQEs were posted to PD `p` since the last wake-up check.
+    posted: u16,
     next_transfer: u8,
 }
 
@@ -77,6 +81,8 @@ impl<'q> Scheduler<'q> {
             tids: Tids::new(),
             stats: RdmaStats::ZERO,
             next_pd: 0,
+            registered: 0,
+            posted: 0,
             next_transfer: 0,
         }
     }
@@ -224,7 +230,7 @@ impl<'q> Scheduler<'q> {
         t.in_flight = t.in_flight.saturating_sub(1);
         t.acked += 1;
         if t.acked == t.blocks {
-            t.end(CqeStatus::Ok);
+            self.transfers.end(txn.transfer, CqeStatus::Ok);
         }
     }
 
@@ -232,9 +238,7 @@ impl<'q> Scheduler<'q> {
     /// late messages are stale.
     fn fail(&mut self, i: u8, status: CqeStatus) {
         self.tids.free_transfer(i);
-        if let Some(t) = self.transfers.get_mut(i) {
-            t.end(status);
-        }
+        self.transfers.end(i, status);
     }
 }
 

@@ -13,12 +13,10 @@ pub struct PdState<'q> {
     /// Transfers taken and not yet completed (each holds a CQ slot).
     outstanding: u16,
     channels: Channels,
-    /// CQEs were posted since the last wake-up check.
-    posted: bool,
 }
 
 impl PdState<'_> {
-    pub const EMPTY: Self = Self { queues: None, pa: 0, outstanding: 0, channels: Channels::EMPTY, posted: false };
+    pub const EMPTY: Self = Self { queues: None, pa: 0, outstanding: 0, channels: Channels::EMPTY };
 }
 
 impl<'q> Scheduler<'q> {
@@ -38,6 +36,7 @@ impl<'q> Scheduler<'q> {
             return Err(RegisterError::Overlap);
         }
         self.pds[pd.index()] = PdState { queues: Some(queues), pa, ..PdState::EMPTY };
+        self.registered |= pd.bit() as u16;
         // The scheduler looks at every registered WQ at every round: the process need not ring.
         queues.wq_polled.store(1, Ordering::Release);
         Ok(())
@@ -56,6 +55,8 @@ impl<'q> Scheduler<'q> {
             queues.wq_polled.store(0, Ordering::Release);
         }
         self.pds[pd.index()] = PdState::EMPTY;
+        self.registered &= !(pd.bit() as u16);
+        self.posted &= !(pd.bit() as u16);
         was
     }
 
@@ -64,7 +65,7 @@ impl<'q> Scheduler<'q> {
     pub(super) fn take_work(&mut self, engine: &mut impl Engine) {
         let start = self.next_pd;
         self.next_pd = (self.next_pd + 1) % PDS;
-        for k in 0..PDS {
+        for k in pd_bits(self.registered.rotate_right(start as u32)) {
             let index = (start + k) % PDS;
             if self.pds[index].queues.is_none_or(|q| q.wq.is_empty()) {
                 continue;
@@ -124,11 +125,8 @@ impl<'q> Scheduler<'q> {
 
     /// Posts the CQEs of ended transfers, then wakes the processes that armed their CQ.
     pub(super) fn complete(&mut self, engine: &mut impl Engine) {
-        for i in bits(self.transfers.used()) {
+        for i in bits(self.transfers.ended()) {
             let Some(t) = self.transfers.get(i).copied() else { continue };
-            if !t.ended {
-                continue;
-            }
             let status = t.status;
             let len = if status == CqeStatus::Ok { t.wqe.len } else { 0 };
             let cqe = Cqe::Local { tag: t.wqe.tag, wq_index: t.wq_index, len, status, node: t.wqe.node };
@@ -146,9 +144,8 @@ impl<'q> Scheduler<'q> {
                 self.stats.transfers_failed += 1;
             }
         }
-        for index in 0..PDS {
-            let p = &mut self.pds[index];
-            let (Some(queues), true) = (p.queues, core::mem::take(&mut p.posted)) else { continue };
+        for index in pd_bits(core::mem::take(&mut self.posted)) {
+            let Some(queues) = self.pds[index].queues else { continue };
             let arm = queues.arm.load(Ordering::Acquire);
             if arm != queues.notified.load(Ordering::Acquire) {
                 queues.notified.store(arm, Ordering::Release);
@@ -167,7 +164,9 @@ impl<'q> Scheduler<'q> {
         let Some(queues) = p.queues else { return false };
         // SAFETY: the scheduler is the only producer of a registered PD's CQ.
         let ok = unsafe { queues.cq.producer() }.push(cqe.encode()).is_ok();
-        p.posted |= ok;
+        if ok {
+            self.posted |= pd.bit() as u16;
+        }
         ok
     }
 
@@ -193,4 +192,16 @@ impl<'q> Scheduler<'q> {
 pub enum RegisterError {
     AlreadyRegistered,
     Overlap,
+}
+
+/// The indices of the set bits of a PD mask, lowest first.
+fn pd_bits(mut mask: u16) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        if mask == 0 {
+            return None;
+        }
+        let i = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        Some(i)
+    })
 }

@@ -43,8 +43,9 @@ impl Transfer {
         })
     }
 
-    /// Ends it with `status`, unless it has ended already.
-    pub fn end(&mut self, status: CqeStatus) {
+    /// Ends it with `status`, unless it has ended already ([`Transfers::end`] also marks it
+    /// for its CQE).
+    fn end(&mut self, status: CqeStatus) {
         if !self.ended {
             (self.ended, self.status, self.in_flight) = (true, status, 0);
         }
@@ -109,6 +110,9 @@ pub struct Transfers {
     slots: [Transfer; MAX_TRANSFERS],
     /// Bit i: slot i holds a transfer.
     used: u128,
+    /// Bit i: the transfer in slot i has ended and waits for its CQE (the scheduler looks at
+    /// these only, not at every transfer, each round).
+    ended: u128,
 }
 
 impl Transfer {
@@ -130,7 +134,7 @@ const _: () = assert!(MAX_TRANSFERS <= 128 && MAX_TRANSFERS <= u8::MAX as usize 
 
 impl Transfers {
     pub const fn new() -> Self {
-        Self { slots: [Transfer::UNUSED; MAX_TRANSFERS], used: 0 }
+        Self { slots: [Transfer::UNUSED; MAX_TRANSFERS], used: 0, ended: 0 }
     }
 
     fn is_used(&self, i: u8) -> bool {
@@ -163,13 +167,27 @@ impl Transfers {
         let t = self.get(i).copied();
         if t.is_some() {
             self.used &= !(1u128 << i);
+            self.ended &= !(1u128 << i);
         }
         t
+    }
+
+    /// Ends transfer `i` with `status`, unless it has ended already.
+    pub fn end(&mut self, i: u8, status: CqeStatus) {
+        if let Some(t) = self.get_mut(i) {
+            t.end(status);
+            self.ended |= 1 << i;
+        }
     }
 
     /// The slots in use, as a bit mask (bit i: slot i).
     pub fn used(&self) -> u128 {
         self.used
+    }
+
+    /// The ended transfers whose CQE is not posted yet, as a bit mask.
+    pub fn ended(&self) -> u128 {
+        self.ended
     }
 }
 
