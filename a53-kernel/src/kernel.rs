@@ -54,6 +54,10 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     }
     irq::init_boot_core(gic);
     forward::init(platform);
+    crate::exception::register_fault_handler(crate::process::paging::on_fault).expect("fault handler table full");
+    if boot_args().value("rdma-touch") == Some("page") {
+        crate::process::paging::set_rdma_touch(crate::mm::user_space::Touch::Page);
+    }
     crate::cluster::init(sysblock);
     report_identity();
     crate::gsas_node::init(packetizer, vmbox);

@@ -15,7 +15,7 @@ use crate::mm::smmu::with_smmu;
 use crate::mm::user_space::{AddressSpace, FrameSource};
 use crate::process::scheduler;
 use crate::process::table::{TABLE, Wait};
-use crate::rdma::answer::{Answer, RESIDENT_ACTION, answer};
+use crate::rdma::answer::{Answer, Recent, action, answer};
 use crate::rpu::{self, RpuError};
 use crate::sync::IrqMutex;
 use crate::{arch, timer};
@@ -23,6 +23,8 @@ use board::layout::PLDMA_QUEUES;
 use board::pl::irq_line;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use hal::pldma::Pd;
+use hal::pldma::codes::FaultCode;
+use hal::pldma::fault::FaultEntry;
 use hal::pldma::regs::IRQ;
 use hal::smmu500::{ContextBank, FaultPolicy, Regime, SmmuError, StreamId};
 use proto::ipc::op;
@@ -68,6 +70,8 @@ static GLOBAL_FAULTS: AtomicU64 = AtomicU64::new(0);
 static CQ_WAKEUPS: AtomicU64 = AtomicU64::new(0);
 static STICKY: AtomicU64 = AtomicU64::new(0);
 static RAPF_REFUSED: AtomicU64 = AtomicU64::new(0);
+static DUPLICATE_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
+static PAGES_FAULTED_IN: AtomicU64 = AtomicU64::new(0);
 
 /// What the front end has seen so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -86,6 +90,10 @@ pub struct Counters {
     pub sticky: u64,
     /// RAPF writes the engine refused.
     pub rapf_refused: u64,
+    /// Fault entries of an attempt answered lately (skipped).
+    pub duplicate_fault_entries: u64,
+    /// Fault entries whose page got a frame (answered Retry).
+    pub faults_resolved: u64,
 }
 
 pub fn counters() -> Counters {
@@ -98,6 +106,8 @@ pub fn counters() -> Counters {
         cq_wakeups: get(&CQ_WAKEUPS),
         sticky: get(&STICKY),
         rapf_refused: get(&RAPF_REFUSED),
+        duplicate_fault_entries: get(&DUPLICATE_FAULT_ENTRIES),
+        faults_resolved: get(&PAGES_FAULTED_IN),
     }
 }
 
@@ -251,36 +261,27 @@ fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
 const FAULTS_PER_IRQ: usize = 64;
 
 /// PL line 3: one read of `irq_status` says what is pending; then the fault entries are
-/// answered (only if the FIFO holds some), the sticky causes cleared and counted, and the
+/// taken (only if the FIFO holds some), the sticky causes cleared and counted, and the
 /// processes whose CQ the R5 marked woken. A completion alone costs two accesses: the read and
 /// the write that clears its `cq_pending` bits (`docs/hw/pldma.md`, "How a completion wakes a
-/// process").
+/// process"). Each fault entry is answered after its page got a frame, if it can
+/// (`process::paging`, outside the engine lock: the process table comes first in lock order).
 fn on_engine_irq(_: IntId) {
     let me = crate::cluster::identity().map_or(0, |id| id.node);
-    let mut local = heapless::Vec::<RdmaRequest, FAULTS_PER_IRQ>::new();
+    let mut entries = heapless::Vec::<FaultEntry, FAULTS_PER_IRQ>::new();
     let pending = {
         let mut engine = ENGINE.lock();
         let Some(engine) = engine.as_mut() else { return };
         let status = engine.admin.irq_status();
         if status.is_set(IRQ::FAULT) {
-            for _ in 0..FAULTS_PER_IRQ {
-                let entry = match engine.fault.pop() {
-                    Ok(Some(entry)) => entry,
+            while !entries.is_full() {
+                match engine.fault.pop() {
+                    Ok(Some(entry)) => {
+                        let _ = entries.push(entry);
+                    }
                     Ok(None) => break,
                     Err(_) => {
                         BAD_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
-                        continue;
-                    }
-                };
-                FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
-                match answer(&entry, me, RESIDENT_ACTION) {
-                    Answer::Local(request) => {
-                        let _ = local.push(request);
-                    }
-                    Answer::Remote { pd, rapf } => {
-                        if engine.pd_pages[pd.index()].rapf(&rapf).is_err() {
-                            RAPF_REFUSED.fetch_add(1, Ordering::Relaxed);
-                        }
                     }
                 }
             }
@@ -296,14 +297,50 @@ fn on_engine_irq(_: IntId) {
         }
         pending
     };
-    for request in &local {
-        let m = request.encode(0);
-        let _ = rpu::post(m.op, m.args);
+    answer_faults(&entries, me);
+    wake_cq_waiters(pending);
+}
+
+/// Faults answered lately (`rdma::answer::Recent`), across interrupts.
+static RECENT: IrqMutex<Recent> = IrqMutex::new(Recent::new());
+
+/// Gives each entry's page a frame where it can, then answers: Retry or Abort, to this node's
+/// R5 over the IPC ring or to the owner's through the PD page.
+fn answer_faults(entries: &[FaultEntry], me: u16) {
+    let mut answers = heapless::Vec::<Answer, FAULTS_PER_IRQ>::new();
+    for entry in entries {
+        FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+        if RECENT.lock().seen(entry) {
+            DUPLICATE_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let write = entry.code == FaultCode::DestinationFault;
+        let resolved = matches!(entry.code, FaultCode::DestinationFault | FaultCode::SourceFault)
+            && crate::process::paging::resolve_rdma_fault(entry.pd, entry.va(), write).is_ok();
+        if resolved {
+            PAGES_FAULTED_IN.fetch_add(1, Ordering::Relaxed);
+        }
+        let _ = answers.push(answer(entry, me, action(entry, resolved)));
     }
-    if !local.is_empty() {
+    let mut posted = false;
+    for a in &answers {
+        match a {
+            Answer::Local(request) => {
+                let m = request.encode(0);
+                let _ = rpu::post(m.op, m.args);
+                posted = true;
+            }
+            Answer::Remote { pd, rapf } => {
+                let refused = with_engine(|e| e.pd_pages[pd.index()].rapf(rapf).is_err()).unwrap_or(true);
+                if refused {
+                    RAPF_REFUSED.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    if posted {
         rpu::drain();
     }
-    wake_cq_waiters(pending);
 }
 
 /// Wakes the holders of the PDs in `pending` that wait on their completion queue.

@@ -35,11 +35,14 @@ impl Board for Zcu102Qemu {
     /// QEMU's PMU cycle counter counts virtual nanoseconds at a nominal 1 GHz
     /// (`ARM_CPU_FREQ`), whatever the emulated speed.
     const R5_CLOCK_HZ: u64 = 1_000_000_000;
-    /// Emulated time runs slower than the board's: a forwarded access costs 15 us, and the
-    /// kernel's fault path makes dozens. 20 ms keeps timeouts for packets that were really lost.
-    const RDMA_TIMEOUT_US: u64 = 20_000;
-    /// The R5's vCPU runs at the host's lowest priority: on a busy host it may not run for
-    /// seconds, and its timeouts still fire. 250 x 20 ms = 5 s before a block is given up.
+    /// Emulated time runs slower than the board's: a forwarded access costs 15 us to
+    /// milliseconds on a busy host, and the kernel's fault path makes dozens. 50 ms keeps
+    /// timeouts for packets that were really lost; shorter ones, on a 2-core host running two
+    /// nodes, fired while ACKs were only late, and every retransmission (64 more packets) made
+    /// the host busier still.
+    const RDMA_TIMEOUT_US: u64 = 50_000;
+    /// The R5's vCPU runs at a low priority: on a busy host it may not run for seconds, and its
+    /// timeouts still fire. 250 x 50 ms = 12.5 s before a block is given up.
     const RDMA_MAX_TIMEOUTS: u8 = 250;
     const EXIT: Exit = Exit::Semihosting;
     const FORWARDING: Option<Forwarding> = Some(Forwarding { slots: FORWARD_SLOTS, uart: PLATFORM_UART });

@@ -49,7 +49,21 @@ pub mod nr {
     /// sleeps until it holds an entry (the PLDMA's completion interrupt ends the sleep). Returns
     /// 0 at once if it already holds one; `TimedOut`; `NoPd`.
     pub const RDMA_WAIT: u64 = 14;
+    /// x0 = length in bytes, x1 = `MAP_WRITABLE` or 0: a new region of that many bytes (rounded
+    /// up to pages) whose pages get a frame at their first touch, by the CPU or the PLDMA.
+    /// Returns x0 = its address; `BadArgument` for length 0 or no room left.
+    pub const MAP: u64 = 15;
+    /// x0 = address, x1 = length: removes the whole region `MAP` returned there, freeing its
+    /// pages. Returns x0 = the pages that were resident; `BadArgument`.
+    pub const UNMAP: u64 = 16;
+    /// x0 = address, x1 = length, inside one region: its pages become non-resident again (as
+    /// `madvise(DONTNEED)`; the next touch gets a zeroed page). Returns x0 = the pages that were
+    /// resident; `BadArgument`.
+    pub const EVICT: u64 = 17;
 }
+
+/// `MAP` flag: the region is writable (else read-only).
+pub const MAP_WRITABLE: u64 = 1;
 
 /// `WAIT_MIF`: the wait is for no node in particular.
 pub const NO_NODE: u64 = u64::MAX;
@@ -118,6 +132,9 @@ pub mod layout {
     pub const RDMA_QUEUE_SET: u64 = PIF_PAGE + 0x2000;
     pub const RDMA_QUEUE_SET_BYTES: u64 = crate::rdma::queue::QUEUE_SET_BYTES;
     pub const PD_PAGE: u64 = RDMA_QUEUE_SET + RDMA_QUEUE_SET_BYTES;
+    /// Regions (`nr::MAP`) are placed here, one after the other, a page apart.
+    pub const REGIONS_START: u64 = 0x0000_0010_0000_0000;
+    pub const REGIONS_END: u64 = 0x0000_0030_0000_0000;
     /// The stack: it grows down from here; an unmapped guard page lies below it.
     pub const STACK_TOP: u64 = 0x0000_007f_ffff_0000;
     pub const STACK_SIZE: u64 = 64 * 1024;
@@ -125,7 +142,8 @@ pub mod layout {
     pub const USER_END: u64 = 1 << 39;
 
     // The layout fits in the user half, in this order, with a guard page below the stack.
-    const _: () = assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= PIF_PAGE);
+    const _: () = assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= REGIONS_START);
+    const _: () = assert!(REGIONS_START < REGIONS_END && REGIONS_END <= PIF_PAGE);
     const _: () = assert!(MIF_PAGE + 0x1000 <= RDMA_QUEUE_SET);
     const _: () = assert!(PD_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
     const _: () = assert!(STACK_TOP < USER_END);

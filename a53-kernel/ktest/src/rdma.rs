@@ -8,6 +8,8 @@ use crate::ensure;
 use crate::gsas::{finish, run};
 use crate::testkit::{Test, TestResult};
 use a53_kernel::arch::phys_to_virt;
+use a53_kernel::mm::user_space::Touch;
+use a53_kernel::process::paging;
 use a53_kernel::process::table::{self, Exit, Reap};
 use a53_kernel::{rdma_node, rpu};
 use board::pl::PLDMA_BASE;
@@ -21,6 +23,8 @@ pub const TESTS: &[Test] = &[
     Test::new("rdma", "another_pds_memory_is_out_of_reach_and_unchanged", other_pd_here),
     Test::new("rdma", "el0_access_to_the_smmu_and_pldma_registers_faults", el0_registers),
     Test::new("rdma", "forged_and_stale_rapfs_from_el0_are_ignored_and_counted", forged_rapfs),
+    Test::new("rdma", "faulting_source_destination_and_both_touch_ahead_with_no_timeout", faults_touch_ahead),
+    Test::new("rdma", "faulting_source_destination_and_both_touch_a_page_with_no_timeout", faults_touch_a_page),
 ];
 
 /// The random-transfer stress, in the runs that ask for it (boot argument `rdma-stress`: the
@@ -201,6 +205,39 @@ fn pd_shares() -> TestResult {
     }
     barrier(1251)?;
     result
+}
+
+/// `rdma-faults`' matrix on this node with the kernel answering faults by `touch`: every transfer
+/// completes byte for byte, the errors end in FaultLocal, the kernel resolved faults, and no
+/// timeout fired.
+fn faults_with(touch: Touch) -> TestResult {
+    use unimem_user::args::rdma_faults::{Role, pack};
+    needs_rdma()?;
+    let before = stats()?;
+    let resolved_before = rdma_node::counters().faults_resolved;
+    paging::set_rdma_touch(touch);
+    let exit = run("rdma-faults", pack(Role::Local));
+    paging::set_rdma_touch(Touch::Block);
+    expect_zero("rdma-faults", exit?)?;
+    let after = stats()?;
+    let resolved = rdma_node::counters().faults_resolved - resolved_before;
+    defmt::println!(
+        "faults ({}): {=u64} resolved by the kernel, {=u64} retransmitted on RAPF or fault message, {=u64} PF-NACKs",
+        defmt::Debug2Format(&touch),
+        resolved,
+        (after.rapf_retransmits - before.rapf_retransmits) + (after.local_retransmits - before.local_retransmits),
+        after.pf_nacks - before.pf_nacks
+    );
+    ensure(resolved > 0, "the kernel resolved no fault")?;
+    ensure(after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
+}
+
+fn faults_touch_ahead() -> TestResult {
+    faults_with(Touch::Block)
+}
+
+fn faults_touch_a_page() -> TestResult {
+    faults_with(Touch::Page)
 }
 
 /// Transfers per node in the suite: 4 nodes x 256 = 1024.

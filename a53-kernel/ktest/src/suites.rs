@@ -1,6 +1,6 @@
 //! The suites, in the order they run, and the runner that the image calls.
 
-use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, platform, rdma, rpu, rpu_rdma, smp, timer};
+use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, rdma, rpu, rpu_rdma, smp, timer};
 
 use crate::testkit::{self, Reporter, Test, TestResult};
 use a53_kernel::kernel::{Stop, boot_args};
@@ -12,6 +12,7 @@ pub const TESTS: &[&[Test]] = &[
     smp::TESTS,
     timer::TESTS,
     heap::TESTS,
+    paging::TESTS,
     rpu::TESTS,
     rpu_rdma::TESTS,
     rdma::TESTS,

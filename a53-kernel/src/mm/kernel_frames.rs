@@ -1,20 +1,22 @@
 //! The node's page frames: the board's frame pool behind a lock, for process memory, page
-//! tables and the atomic service's shared pages.
+//! tables and the atomic service's shared pages. The lock masks interrupts: the PLDMA's fault
+//! interrupt maps pages too (`process::paging`).
 
 use super::PAGE_SIZE;
 use super::frames::FramePool;
 use super::user_space::{FrameSource, TABLE_RESERVE};
 use crate::Board;
 use crate::arch::phys_to_virt;
+use crate::sync::IrqMutex;
 use board::Board as _;
-use spin::{Mutex, Once};
+use spin::Once;
 
-static POOL: Once<Mutex<FramePool>> = Once::new();
+static POOL: Once<IrqMutex<FramePool>> = Once::new();
 
-fn pool() -> &'static Mutex<FramePool> {
+fn pool() -> &'static IrqMutex<FramePool> {
     POOL.call_once(|| {
         let layout = Board::DDR_LAYOUT;
-        Mutex::new(FramePool::new(layout.frames, layout.frames_end))
+        IrqMutex::new(FramePool::new(layout.frames, layout.frames_end))
     })
 }
 

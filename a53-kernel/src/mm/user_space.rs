@@ -12,6 +12,7 @@ use crate::process::elf::{Permissions, Program};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
 use aarch64_paging::{MapError, Mapping};
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
 use proto::syscall::layout;
@@ -94,10 +95,42 @@ pub struct UserPage {
     pub permissions: Permissions,
 }
 
+/// A range of the space whose pages come on demand: mapped by `MAP`, a frame given to a page
+/// at its first touch (a CPU fault or an RDMA fault), taken back by `EVICT` and `UNMAP`
+/// (`docs/hw/syscalls.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub end: u64,
+    pub permissions: Permissions,
+}
+
+/// Why a touch of the space cannot be given a page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TouchError {
+    /// The address lies in no region (and has no page).
+    Outside(u64),
+    /// A write to a region the process may only read.
+    ReadOnly(u64),
+    /// No frame (or table) left for it.
+    Space(SpaceError),
+}
+
+/// How many pages a touch maps: the one touched, or every page of its 16 KiB block that lies
+/// in the region (the PLDMA's touch-ahead, `docs/hw/pldma.md`, "Fault handling").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Touch {
+    Page,
+    Block,
+}
+
 pub struct AddressSpace<F: FrameSource> {
     mapping: Mapping<FrameTables<F>, El1And0>,
     asid: u16,
-    pages: Vec<UserPage>,
+    pages: BTreeMap<u64, UserPage>,
+    regions: Vec<Region>,
+    /// Where the next region goes (regions never reuse addresses within the process's life).
+    next_region: u64,
 }
 
 fn flags(p: Permissions) -> A {
@@ -123,7 +156,7 @@ impl<F: FrameSource> AddressSpace<F> {
     pub fn new(asid: u16, frames: F) -> Self {
         let tables = FrameTables { source: frames, tables: Vec::new() };
         let mapping = Mapping::with_asid_and_va_range(tables, usize::from(asid), 1, El1And0, VaRange::Lower);
-        Self { mapping, asid, pages: Vec::new() }
+        Self { mapping, asid, pages: BTreeMap::new(), regions: Vec::new(), next_region: layout::REGIONS_START }
     }
 
     pub fn asid(&self) -> u16 {
@@ -133,10 +166,6 @@ impl<F: FrameSource> AddressSpace<F> {
     /// TTBR0_EL1 for this space: root table and ASID.
     pub fn ttbr0(&self) -> u64 {
         self.mapping.root_address().0 as u64 | u64::from(self.asid) << 48
-    }
-
-    pub fn pages(&self) -> &[UserPage] {
-        &self.pages
     }
 
     /// The frame source (owned by the mapping, which allocates its tables from it).
@@ -167,7 +196,7 @@ impl<F: FrameSource> AddressSpace<F> {
             self.frames().free(pa);
             return Err(e.into());
         }
-        self.pages.push(UserPage { va, pa, permissions });
+        self.pages.insert(va, UserPage { va, pa, permissions });
         Ok(pa)
     }
 
@@ -208,8 +237,86 @@ impl<F: FrameSource> AddressSpace<F> {
 
     /// The page mapped at `va` (any address inside it).
     pub fn page(&self, va: u64) -> Option<&UserPage> {
-        let page_va = va & !(PAGE_SIZE - 1);
-        self.pages.iter().find(|p| p.va == page_va)
+        self.pages.get(&(va & !(PAGE_SIZE - 1)))
+    }
+
+    /// A new region of `len` bytes (rounded up to pages) with no page resident; its address.
+    /// A page-sized gap separates regions, so an overrun faults.
+    pub fn map_region(&mut self, len: u64, permissions: Permissions) -> Result<u64, SpaceError> {
+        let start = self.next_region;
+        let end = len
+            .checked_next_multiple_of(PAGE_SIZE)
+            .filter(|&l| l > 0)
+            .and_then(|l| start.checked_add(l))
+            .filter(|&end| end <= layout::REGIONS_END)
+            .ok_or(SpaceError::BadAddress(start))?;
+        self.regions.push(Region { start, end, permissions });
+        self.next_region = end + PAGE_SIZE;
+        Ok(start)
+    }
+
+    /// The region holding `va`.
+    pub fn region(&self, va: u64) -> Option<&Region> {
+        self.regions.iter().find(|r| (r.start..r.end).contains(&va))
+    }
+
+    /// Removes the whole region at `va` of `len` bytes (as `map_region` gave it) and frees its
+    /// pages. The caller invalidates the TLBs (CPU and SMMU) for the range.
+    pub fn unmap_region(&mut self, va: u64, len: u64) -> Result<usize, SpaceError> {
+        let end = va.checked_add(len.next_multiple_of(PAGE_SIZE)).ok_or(SpaceError::BadAddress(va))?;
+        let index =
+            self.regions.iter().position(|r| r.start == va && r.end == end).ok_or(SpaceError::BadAddress(va))?;
+        let freed = self.evict(va, end - va)?;
+        self.regions.swap_remove(index);
+        Ok(freed)
+    }
+
+    /// Makes the pages of `[va, va + len)` non-resident again (`madvise(DONTNEED)`): their
+    /// frames are freed and their next touch gets zeroed ones. The range must lie in one region.
+    /// Returns how many pages were resident; the caller invalidates the TLBs (CPU and SMMU).
+    pub fn evict(&mut self, va: u64, len: u64) -> Result<usize, SpaceError> {
+        let first = va & !(PAGE_SIZE - 1);
+        let end = va.checked_add(len).ok_or(SpaceError::BadAddress(va))?.next_multiple_of(PAGE_SIZE);
+        let inside = self.region(first).is_some_and(|r| len > 0 && end <= r.end);
+        if !inside {
+            return Err(SpaceError::BadAddress(va));
+        }
+        let resident: Vec<u64> = self.pages.range(first..end).map(|(&p, _)| p).collect();
+        for &p in &resident {
+            let range = MemoryRegion::new(p as usize, (p + PAGE_SIZE) as usize);
+            // Not VALID: the descriptor is cleared (the tables stay).
+            self.mapping.map_range(&range, PhysicalAddress(0), A::empty(), Constraints::NO_BLOCK_MAPPINGS)?;
+            if let Some(page) = self.pages.remove(&p) {
+                self.frames().free(page.pa);
+            }
+        }
+        Ok(resident.len())
+    }
+
+    /// Gives the page at `va` a frame, for a touch that `write`s or not: the page alone, or its
+    /// whole 16 KiB block within the region (`touch`). Returns how many pages it mapped (0 if
+    /// the page was resident already: another touch came first). Never maps outside a region.
+    pub fn touch(&mut self, va: u64, write: bool, touch: Touch) -> Result<usize, TouchError> {
+        let region = *self.region(va).ok_or(TouchError::Outside(va))?;
+        if write && !region.permissions.write {
+            return Err(TouchError::ReadOnly(va));
+        }
+        let page = va & !(PAGE_SIZE - 1);
+        let (first, end) = match touch {
+            Touch::Page => (page, page + PAGE_SIZE),
+            Touch::Block => {
+                let block = va & !(hal::pldma::BLOCK_BYTES - 1);
+                (block.max(region.start), (block + hal::pldma::BLOCK_BYTES).min(region.end))
+            }
+        };
+        let mut mapped = 0;
+        for p in (first..end).step_by(PAGE_SIZE as usize) {
+            if self.page(p).is_none() {
+                self.map_page(p, region.permissions).map_err(TouchError::Space)?;
+                mapped += 1;
+            }
+        }
+        Ok(mapped)
     }
 
     /// Copies `bytes` into the space at `va` through the kernel's view of the frames.
@@ -288,7 +395,7 @@ impl<F: FrameSource> AddressSpace<F> {
 impl<F: FrameSource> Drop for AddressSpace<F> {
     fn drop(&mut self) {
         let pages = core::mem::take(&mut self.pages);
-        for p in pages {
+        for p in pages.into_values() {
             self.frames().free(p.pa);
         }
         // The mapping frees its own tables when it is dropped.
@@ -439,6 +546,46 @@ mod tests {
 
     fn space_error(arena: &Arena, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
         AddressSpace::new(2, arena).map_uncached(va, pa, pages)
+    }
+
+    #[test]
+    fn regions_get_pages_when_touched_and_give_them_back_when_evicted() {
+        let arena = Arena::new(64);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let ro = Permissions { read: true, write: false, execute: false };
+        let a = space.map_region(5 * PAGE_SIZE + 1, rw).unwrap();
+        assert_eq!(a, layout::REGIONS_START);
+        let b = space.map_region(PAGE_SIZE, ro).unwrap();
+        assert_eq!(b, a + 7 * PAGE_SIZE, "six pages, then a page of gap");
+        assert!(space.page(a).is_none(), "nothing resident before a touch");
+        assert_eq!(space.touch(a + 5, true, Touch::Page), Ok(1));
+        assert_eq!(space.touch(a + 7, false, Touch::Page), Ok(0), "resident already");
+        assert_eq!(space.touch(a + 2 * PAGE_SIZE, true, Touch::Block), Ok(3), "the rest of its 16 KiB block");
+        assert_eq!(space.touch(a + 5 * PAGE_SIZE, true, Touch::Block), Ok(2), "its block, cut at the region's end");
+        assert!(space.page(a + 6 * PAGE_SIZE).is_none(), "never outside the region");
+        assert_eq!(space.touch(a + 6 * PAGE_SIZE, true, Touch::Page), Err(TouchError::Outside(a + 6 * PAGE_SIZE)));
+        assert_eq!(space.touch(b, true, Touch::Page), Err(TouchError::ReadOnly(b)));
+        assert_eq!(space.touch(b, false, Touch::Page), Ok(1));
+        space.write(a + 100, b"resident").unwrap();
+        assert_eq!(space.evict(a, PAGE_SIZE), Ok(1));
+        assert!(space.read(a + 100, &mut [0; 8]).is_err(), "not resident: system calls see no page");
+        assert_eq!(space.touch(a + 100, false, Touch::Page), Ok(1));
+        let mut back = [1u8; 8];
+        space.read(a + 100, &mut back).unwrap();
+        assert_eq!(back, [0; 8], "a touched page after an eviction is zeroed");
+        assert_eq!(space.evict(a, 7 * PAGE_SIZE), Err(SpaceError::BadAddress(a)), "past the region");
+        assert_eq!(space.evict(a + 6 * PAGE_SIZE, 1), Err(SpaceError::BadAddress(a + 6 * PAGE_SIZE)));
+        assert_eq!(space.unmap_region(a, 5 * PAGE_SIZE), Err(SpaceError::BadAddress(a)), "not the whole region");
+        assert_eq!(space.unmap_region(a, 5 * PAGE_SIZE + 1), Ok(6));
+        assert_eq!(space.touch(a, false, Touch::Page), Err(TouchError::Outside(a)));
+        assert_eq!(space.unmap_region(b, PAGE_SIZE), Ok(1));
+        assert_eq!(arena.used(), space.table_pages().count(), "every page went back; the tables stay until the end");
+        assert!(space.map_region(0, rw).is_err());
+        assert!(space.map_region(u64::MAX, rw).is_err());
+        assert!(space.map_region(layout::REGIONS_END - layout::REGIONS_START, rw).is_err(), "past the area");
+        drop(space);
+        assert_eq!(arena.used(), 0);
     }
 
     #[test]

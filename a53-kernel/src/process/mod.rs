@@ -5,6 +5,8 @@ pub mod elf;
 #[cfg(target_arch = "aarch64")]
 pub mod images;
 pub mod launch;
+#[cfg(target_arch = "aarch64")]
+pub mod paging;
 pub mod pds;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;

@@ -86,6 +86,9 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             }
         }
         nr::RDMA_WAIT => rdma_wait(frame, slot, args[0]),
+        nr::MAP => answer(frame, super::paging::map(slot, args[0], args[1])),
+        nr::UNMAP => answer(frame, super::paging::unmap(slot, args[0], args[1])),
+        nr::EVICT => answer(frame, super::paging::evict(slot, args[0], args[1])),
         _ => err(frame, Error::NoSuchCall),
     }
 }
@@ -171,6 +174,14 @@ fn rdma_wait(frame: &mut ExceptionFrame, slot: usize, timeout_us: u64) -> Event 
     };
     frame.x[5] = deadline.unwrap_or(0);
     block_and_retry(frame, Wait::Cq, deadline)
+}
+
+/// A call's single result, or its error.
+fn answer(frame: &mut ExceptionFrame, result: Result<u64, Error>) -> Event {
+    match result {
+        Ok(value) => ok(frame, &[value]),
+        Err(e) => err(frame, e),
+    }
 }
 
 fn domain_of(slot: usize) -> Option<u16> {

@@ -1,14 +1,14 @@
 //! The answer to a receiver fault FIFO entry (`docs/hw/pldma.md`, "Fault handling").
 //!
-//! Every user buffer is resident in this kernel: a process's pages are all mapped when it
-//! starts and stay mapped until it ends. An access the SMMU refused therefore named an address
-//! outside every region of the process (or wrote to a read-only one), and no mapping can make it
-//! succeed: the answer is always Abort, and the transfer ends with one error CQE (FaultLocal or
-//! FaultRemote) instead of being retried until its timeouts run out. Demand paging will map the
-//! page first and answer Retry where it can.
+//! The kernel first tries to give the faulting page a frame (`process::paging`: a page of a
+//! region that is not resident yet, and with touch-ahead the rest of its 16 KiB block): then the
+//! answer is Retry, and the R5 sends the block again at once. A fault no mapping can cure (an
+//! address outside every region of the process, a write to a read-only region, a bus error)
+//! gets Abort, and the transfer ends with one error CQE (FaultLocal or FaultRemote) instead of
+//! being retried until its timeouts run out.
 
 use hal::pldma::Pd;
-use hal::pldma::codes::RapfAction;
+use hal::pldma::codes::{FaultCode, RapfAction};
 use hal::pldma::fault::FaultEntry;
 use hal::pldma::rapf::RapfRequest;
 use proto::rdma::ipc::RdmaRequest;
@@ -23,8 +23,38 @@ pub enum Answer {
     Remote { pd: Pd, rapf: RapfRequest },
 }
 
-/// The action for a fault on resident memory (above).
-pub const RESIDENT_ACTION: RapfAction = RapfAction::Abort;
+/// The action for `entry`, given whether its page now has a frame (`resolved`).
+pub fn action(entry: &FaultEntry, resolved: bool) -> RapfAction {
+    let curable = matches!(entry.code, FaultCode::DestinationFault | FaultCode::SourceFault);
+    if curable && resolved { RapfAction::Retry } else { RapfAction::Abort }
+}
+
+/// The last answered faults: several packets of one block that fault on one page push several
+/// entries (the engine only drops one equal to the last it pushed); the first answer covers
+/// them all, so the kernel skips entries of an attempt it answered lately (the seed compares
+/// with the last two entries of the same source).
+#[derive(Debug, Default)]
+pub struct Recent {
+    answered: [Option<(u16, u16, u16)>; 4],
+    next: usize,
+}
+
+impl Recent {
+    pub const fn new() -> Self {
+        Self { answered: [None; 4], next: 0 }
+    }
+
+    /// Whether `entry`'s attempt (owner, tid, seq) was answered lately; if not, it is now.
+    pub fn seen(&mut self, entry: &FaultEntry) -> bool {
+        let key = Some((entry.node, entry.tid, entry.seq));
+        if self.answered.contains(&key) {
+            return true;
+        }
+        self.answered[self.next] = key;
+        self.next = (self.next + 1) % self.answered.len();
+        false
+    }
+}
 
 /// The answer to `entry` on node `me`, with `action`.
 pub fn answer(entry: &FaultEntry, me: u16, action: RapfAction) -> Answer {
@@ -39,7 +69,8 @@ pub fn answer(entry: &FaultEntry, me: u16, action: RapfAction) -> Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hal::pldma::codes::FaultCode;
+
+    const RESIDENT_ACTION: RapfAction = RapfAction::Abort;
 
     #[test]
     fn a_fault_owned_here_goes_to_the_r5_and_one_owned_elsewhere_to_its_pd_page() {
@@ -58,5 +89,31 @@ mod tests {
         assert!(rapf.encode().is_ok(), "the engine takes it");
         let back = RdmaRequest::FaultResolved { pd, tid: 1, seq: 2, action: RapfAction::Abort };
         assert_eq!(RdmaRequest::decode(&back.encode(3)), Some(Ok(back)), "the R5 takes it");
+    }
+
+    #[test]
+    fn only_a_page_fault_that_got_its_page_is_retried() {
+        let pd = Pd::new(2).unwrap();
+        let entry = |code| FaultEntry::new(code, pd, 0, 1, 2, 0x1000);
+        assert_eq!(action(&entry(FaultCode::DestinationFault), true), RapfAction::Retry);
+        assert_eq!(action(&entry(FaultCode::SourceFault), true), RapfAction::Retry);
+        assert_eq!(action(&entry(FaultCode::SourceFault), false), RapfAction::Abort, "outside every region");
+        assert_eq!(action(&entry(FaultCode::DestinationBusError), true), RapfAction::Abort);
+        assert_eq!(action(&entry(FaultCode::SourceBusError), true), RapfAction::Abort);
+    }
+
+    #[test]
+    fn entries_of_an_attempt_answered_lately_are_skipped() {
+        let pd = Pd::new(2).unwrap();
+        let mut recent = Recent::new();
+        let e = |node, tid, seq, page| FaultEntry::new(FaultCode::DestinationFault, pd, node, tid, seq, page);
+        assert!(!recent.seen(&e(1, 5, 9, 0x1000)));
+        assert!(recent.seen(&e(1, 5, 9, 0x2000)), "another packet of the same attempt");
+        assert!(!recent.seen(&e(1, 5, 10, 0x1000)), "the retransmission's fault is new");
+        assert!(!recent.seen(&e(0, 5, 9, 0x1000)), "another owner");
+        for tid in 0..4 {
+            assert!(!recent.seen(&e(2, tid, 0, 0)));
+        }
+        assert!(!recent.seen(&e(1, 5, 9, 0x1000)), "forgotten after four others");
     }
 }

@@ -149,6 +149,29 @@ pub mod rdma_bench {
 }
 
 /// `rdma-pair`: the role in bits [3:0], a node in [19:4], a count in [35:20], a seed in [63:36].
+pub mod rdma_faults {
+    /// How the kernel answers the PLDMA's faults during the matrix; the program only reports it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// The matrix on this node: every size, with the source, the destination or both
+        /// non-resident, then the error cases.
+        Local,
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Local => 0,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        match arg {
+            0 => Some(Role::Local),
+            _ => None,
+        }
+    }
+}
+
 pub mod rdma_pair {
     /// What the process does (`rdma-pair`'s module documentation).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]

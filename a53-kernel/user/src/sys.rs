@@ -155,6 +155,28 @@ pub fn rdma_wait(timeout_us: u64) -> Result<(), Error> {
     call(nr::RDMA_WAIT, timeout_us, 0).map(drop)
 }
 
+/// A new region of `len` bytes (MAP), writable or read-only: its pages get a frame when first
+/// touched. Returns its address.
+pub fn map(len: u64, writable: bool) -> Result<u64, Error> {
+    map_with_flags(len, if writable { proto::syscall::MAP_WRITABLE } else { 0 })
+}
+
+/// MAP with raw `flags` (`proto::syscall::MAP_WRITABLE`; others are refused).
+pub fn map_with_flags(len: u64, flags: u64) -> Result<u64, Error> {
+    call(nr::MAP, len, flags).map(|r| r[0])
+}
+
+/// Removes the region `map` returned at `va` (UNMAP); returns the pages that were resident.
+pub fn unmap(va: u64, len: u64) -> Result<u64, Error> {
+    call(nr::UNMAP, va, len).map(|r| r[0])
+}
+
+/// Makes the pages of `[va, va + len)` non-resident (EVICT, `madvise(DONTNEED)`); returns how
+/// many were resident. Their next touch, by the CPU or an RDMA transfer, faults them in zeroed.
+pub fn evict(va: u64, len: u64) -> Result<u64, Error> {
+    call(nr::EVICT, va, len).map(|r| r[0])
+}
+
 /// Microseconds since boot.
 pub fn time_us() -> Result<u64, Error> {
     call(nr::TIME_US, 0, 0).map(|r| r[0])

@@ -51,6 +51,11 @@ impl FaultEntry {
         Self { code, pd, node, tid: tid % TID_LIMIT, seq: seq & SEQ_MASK, page: va / PAGE_BYTES }
     }
 
+    /// The first address of the faulting page.
+    pub const fn va(&self) -> u64 {
+        self.page * PAGE_BYTES
+    }
+
     /// The first byte of the faulting page.
     pub fn page_va(&self) -> u64 {
         self.page * PAGE_BYTES
