@@ -35,6 +35,7 @@ pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_write_and_read_every_size_between_two_nodes", two_nodes),
     Test::new("cluster", "rdma_another_pd_on_a_remote_node_gets_no_byte", other_pd_remote),
     Test::new("cluster", "rdma_jobs_take_pds_from_their_nodes_share_then_run_without_rdma", pd_shares),
+    Test::new("cluster", "rdma_faulting_writes_to_another_node_both_strategies_no_timeout", remote_faults),
 ];
 
 /// Seconds an RDMA program may take.
@@ -230,6 +231,32 @@ fn faults_with(touch: Touch) -> TestResult {
     );
     ensure(resolved > 0, "the kernel resolved no fault")?;
     ensure(after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
+}
+
+/// `rdma-faults`' matrix from node 0 to node 1, with touch-ahead then touch-a-page on both
+/// nodes: every write lands byte for byte, and no timeout fires on node 0's R5, except on lossy
+/// links (boot argument `lossy`), where a timeout is how a dropped packet is sent again.
+fn remote_faults() -> TestResult {
+    use unimem_user::args::rdma_faults::{Role, pack};
+    let (me, n) = whoami()?;
+    let mut result = Ok(());
+    for (round, touch) in [Touch::Block, Touch::Page].into_iter().enumerate() {
+        paging::set_rdma_touch(touch);
+        barrier(1260 + 2 * round as u64)?;
+        if me == 0 && n > 1 && result.is_ok() {
+            result = (|| {
+                needs_rdma()?;
+                let before = stats()?;
+                expect_zero("rdma-faults remote", run("rdma-faults", pack(Role::Remote { node: 1 }))?)?;
+                let after = stats()?;
+                let lossy = a53_kernel::kernel::boot_args().flag("lossy");
+                ensure(lossy || after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
+            })();
+        }
+        barrier(1261 + 2 * round as u64)?;
+    }
+    paging::set_rdma_touch(Touch::Block);
+    result
 }
 
 fn faults_touch_ahead() -> TestResult {

@@ -382,13 +382,44 @@ impl<F: FrameSource> AddressSpace<F> {
         Ok(program.entry)
     }
 
-    /// Maps the stack below `layout::STACK_TOP` (the guard page under it stays unmapped).
+    /// The stack below `layout::STACK_TOP`: a region of `layout::STACK_SIZE` whose top page is
+    /// mapped; it grows down a page at a time as the process touches it (the guard page under
+    /// the region stays unmapped: an overflow is a real fault).
     pub fn map_stack(&mut self) -> Result<u64, SpaceError> {
         let rw = Permissions { read: true, write: true, execute: false };
-        for va in ((layout::STACK_TOP - layout::STACK_SIZE)..layout::STACK_TOP).step_by(PAGE_SIZE as usize) {
-            self.map_page(va, rw)?;
+        let start = layout::STACK_TOP - layout::STACK_SIZE;
+        if self.region(start).is_some() || self.region(layout::STACK_TOP - 1).is_some() {
+            return Err(SpaceError::BadAddress(start));
         }
+        self.regions.push(Region { start, end: layout::STACK_TOP, permissions: rw });
+        self.map_page(layout::STACK_TOP - PAGE_SIZE, rw)?;
         Ok(layout::STACK_TOP)
+    }
+
+    /// Gives every page of `[va, va + len)` that lies in a region a frame (a system call about
+    /// to read or write them for the process); returns how many it mapped. A page outside every
+    /// region must be mapped already, and writable for a `write`.
+    pub fn make_resident(&mut self, va: u64, len: usize, write: bool) -> Result<usize, SpaceError> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let end = va.checked_add(len as u64).ok_or(SpaceError::BadAddress(va))?;
+        let mut mapped = 0;
+        let mut at = va & !(PAGE_SIZE - 1);
+        while at < end {
+            match self.page(at) {
+                Some(page) if write && !page.permissions.write => return Err(SpaceError::BadAddress(at)),
+                Some(_) => {}
+                None => {
+                    mapped += self.touch(at, write, Touch::Page).map_err(|e| match e {
+                        TouchError::Space(e) => e,
+                        TouchError::Outside(a) | TouchError::ReadOnly(a) => SpaceError::BadAddress(a),
+                    })?;
+                }
+            }
+            at += PAGE_SIZE;
+        }
+        Ok(mapped)
     }
 }
 
@@ -584,6 +615,35 @@ mod tests {
         assert!(space.map_region(0, rw).is_err());
         assert!(space.map_region(u64::MAX, rw).is_err());
         assert!(space.map_region(layout::REGIONS_END - layout::REGIONS_START, rw).is_err(), "past the area");
+        drop(space);
+        assert_eq!(arena.used(), 0);
+    }
+
+    #[test]
+    fn the_stack_grows_on_touch_and_system_calls_make_region_pages_resident() {
+        let arena = Arena::new(64);
+        let mut space = AddressSpace::new(1, &arena);
+        let top = space.map_stack().unwrap();
+        assert!(space.page(top - 8).is_some(), "the top page is there from the start");
+        assert!(space.page(top - PAGE_SIZE - 8).is_none(), "the rest comes on touch");
+        assert_eq!(space.touch(top - 3 * PAGE_SIZE, true, Touch::Page), Ok(1), "the stack grows");
+        let bottom = top - layout::STACK_SIZE;
+        assert_eq!(space.touch(bottom - 8, true, Touch::Page), Err(TouchError::Outside(bottom - 8)), "the guard");
+        assert_eq!(space.make_resident(top - 6 * PAGE_SIZE - 10, 2 * PAGE_SIZE as usize, true), Ok(3));
+        space.copy_to_user(top - 6 * PAGE_SIZE - 10, &[1; 20]).unwrap();
+        assert_eq!(space.make_resident(bottom - 8, 16, false), Err(SpaceError::BadAddress(bottom - PAGE_SIZE)));
+        assert_eq!(space.make_resident(bottom - 8, 0, false), Ok(0));
+        let ro = Permissions { read: true, write: false, execute: false };
+        space.map_page(layout::IMAGE_BASE, ro).unwrap();
+        assert_eq!(space.make_resident(layout::IMAGE_BASE, 8, false), Ok(0), "mapped already");
+        assert_eq!(
+            space.make_resident(layout::IMAGE_BASE, 8, true),
+            Err(SpaceError::BadAddress(layout::IMAGE_BASE)),
+            "a read-only page is not written"
+        );
+        let r = space.map_region(PAGE_SIZE, ro).unwrap();
+        assert_eq!(space.make_resident(r, 8, true), Err(SpaceError::BadAddress(r)), "nor a read-only region");
+        assert!(space.map_stack().is_err(), "one stack");
         drop(space);
         assert_eq!(arena.used(), 0);
     }

@@ -5,7 +5,7 @@
 //! the running processes, the TLBs and the SMMU.
 
 use super::scheduler;
-use super::table::TABLE;
+use super::table::{Process, TABLE};
 use crate::exception::esr::{ExceptionClass, FaultStatus};
 use crate::exception::{Fault, FaultNote, Resolution};
 use crate::mm::PAGE_SIZE;
@@ -102,6 +102,15 @@ pub fn on_fault(_frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
 pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<usize, TouchError> {
     let slot = TABLE.lock().holder_of_pd(pd).ok_or(TouchError::Outside(va))?;
     touch_slot(slot, va, write, rdma_touch())
+}
+
+/// Makes `[va, va + len)` resident in `process` for a system call that reads (or `write`s) it
+/// for the process: region pages get their frames as a touch would give them.
+pub fn make_resident(process: &mut Process, va: u64, len: usize, write: bool) -> Result<(), SpaceError> {
+    if process.space.make_resident(va, len, write)? > 0 && process.holds_pd {
+        rdma_node::publish_tables(&process.space);
+    }
+    Ok(())
 }
 
 /// Touches `va` in the process in `slot`; the SMMU's walker sees new descriptors only once the

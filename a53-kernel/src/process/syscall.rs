@@ -99,9 +99,10 @@ fn log(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
     }
     let mut buf = [0u8; LOG_MAX as usize];
     let line = &mut buf[..len as usize];
-    let table = TABLE.lock();
-    let Some(p) = table.slots[slot].as_ref() else { return err(frame, Error::BadArgument) };
-    if p.space.read(ptr, line).is_err() {
+    let mut table = TABLE.lock();
+    let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
+    let resident = super::paging::make_resident(p, ptr, line.len(), false);
+    if resident.is_err() || p.space.read(ptr, line).is_err() {
         drop(table);
         return err(frame, Error::BadPointer);
     }
@@ -117,7 +118,8 @@ fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Eve
     let mut table = TABLE.lock();
     let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
     let copied = p.args.len().min(usize::try_from(len).unwrap_or(usize::MAX));
-    if copied > 0 && p.space.copy_to_user(ptr, &p.args[..copied]).is_err() {
+    let resident = super::paging::make_resident(p, ptr, copied, true);
+    if copied > 0 && (resident.is_err() || p.space.copy_to_user(ptr, &p.args[..copied]).is_err()) {
         drop(table);
         return err(frame, Error::BadPointer);
     }

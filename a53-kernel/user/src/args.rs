@@ -148,7 +148,7 @@ pub mod rdma_bench {
     }
 }
 
-/// `rdma-pair`: the role in bits [3:0], a node in [19:4], a count in [35:20], a seed in [63:36].
+/// `rdma-faults`: the role in bits [3:0], a node in [19:4].
 pub mod rdma_faults {
     /// How the kernel answers the PLDMA's faults during the matrix; the program only reports it.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,22 +156,42 @@ pub mod rdma_faults {
         /// The matrix on this node: every size, with the source, the destination or both
         /// non-resident, then the error cases.
         Local,
+        /// The matrix towards a `Peer` spawned on `node`, whose destination pages it evicts.
+        Remote { node: u16 },
+        /// Spawned by `Remote` on `node`.
+        Peer { node: u16 },
     }
 
     pub fn pack(role: Role) -> u64 {
         match role {
             Role::Local => 0,
+            Role::Remote { node } => 1 | u64::from(node) << 4,
+            Role::Peer { node } => 2 | u64::from(node) << 4,
         }
     }
 
     pub fn unpack(arg: u64) -> Option<Role> {
-        match arg {
-            0 => Some(Role::Local),
+        let node = u16::try_from(arg >> 4).ok()?;
+        match arg & 0xf {
+            0 if node == 0 => Some(Role::Local),
+            1 => Some(Role::Remote { node }),
+            2 => Some(Role::Peer { node }),
             _ => None,
         }
     }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [Role::Local, Role::Remote { node: 3 }, Role::Peer { node: 65535 }] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(1 << 4), None, "Local names no node");
+        assert_eq!(unpack(7), None);
+    }
 }
 
+/// `rdma-pair`: the role in bits [3:0], a node in [19:4], a count in [35:20], a seed in [63:36].
 pub mod rdma_pair {
     /// What the process does (`rdma-pair`'s module documentation).
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -35,6 +35,7 @@ mod ops;
 pub mod rdma;
 /// The tests' generator, `proto::rand`.
 pub use proto::rand;
+pub mod channel;
 pub mod rt;
 pub mod sys;
 pub mod unim;

@@ -230,10 +230,20 @@ fn watch(
 
 /// A run that reports tests: every node's failures (but the node killed on purpose), and for a
 /// kill run, whether the kill was seen and the others finished.
-fn judge_summary(run: &TargetRun, parsers: &[Parser], ends: &[RunEnd], totals: &mut Totals) {
+fn judge_summary(run: &TargetRun, parsers: &[Parser], ends: &[RunEnd], may_be_empty: bool, totals: &mut Totals) {
     for (node, parser) in parsers.iter().enumerate() {
         if run.kill.is_some_and(|k| k.node == node) {
             continue;
+        }
+        if !may_be_empty && parser.results.is_empty() && ends[node] == RunEnd::Exited(0) {
+            // A run whose own filters select nothing passes vacuously: that is a broken run.
+            let test = test_name(run, node, "<the run's tests>");
+            totals.record(&test, Outcome::Failed);
+            totals.failures.push(Failure {
+                test,
+                reason: "the run reported no test: its boot arguments' filters select none".into(),
+                log: vec![],
+            });
         }
         let mut failures = parser.failures(ends[node]);
         for f in &mut failures {
@@ -337,7 +347,7 @@ fn target_run(
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
     match run.expect {
-        Expect::Summary => judge_summary(run, &parsers, &ends, totals),
+        Expect::Summary => judge_summary(run, &parsers, &ends, opts.filter.is_some() || opts.list, totals),
         Expect::Output { test, status, must_contain } => {
             judge_output(test, status, must_contain, &parsers, &ends, totals)
         }

@@ -169,7 +169,7 @@ pub const RUNS: &[TargetRun] = &[
         r5: true,
         virtualization: false,
         lossy: true,
-        boot_args: "cluster cluster-only rdma-stress cluster-filter=cluster::rdma_",
+        boot_args: "cluster cluster-only rdma-stress lossy cluster-filter=cluster::rdma_",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },

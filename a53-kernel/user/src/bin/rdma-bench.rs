@@ -16,10 +16,9 @@
 
 use core::cell::UnsafeCell;
 use unimem_user::args::rdma_bench::{Role, pack, unpack};
-use unimem_user::{
-    Error, MailboxOpcode, Notification, board_id, ensure, log, notify_when_ready, receive, register, remote_spawn, sys,
-    thread_argument,
-};
+use unimem_user::{Error, board_id, ensure, log, register, remote_spawn, sys, thread_argument};
+
+use unimem_user::channel::{op, send, take};
 
 unimem_user::entry!(main);
 
@@ -39,23 +38,8 @@ fn buffer() -> &'static mut [u8; 2 * HALF] {
 
 const OP_READY: u8 = 10;
 const OP_RELEASE: u8 = 11;
-/// How long notify keeps retrying a receiver that has not registered yet.
-const NOTIFY_US: u64 = 30_000_000;
 /// How long one write may take before the program gives up (the R5 ends it long before).
 const TRANSFER_US: u64 = 120_000_000;
-
-fn op(v: u8) -> MailboxOpcode {
-    MailboxOpcode::new(v).expect("a user opcode")
-}
-
-fn send(node: u16, opcode: u8, payload: u64) -> Result<(), Error> {
-    let n = Notification::new(op(opcode), payload).map_err(|_| Error::NoArgument)?;
-    notify_when_ready(node, n, NOTIFY_US)
-}
-
-fn take(opcode: u8) -> Result<u64, Error> {
-    receive(Some(op(opcode)), true).map(|(n, _)| n.payload())
-}
 
 fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(131) ^ (i >> 11)) as u8

@@ -11,15 +11,25 @@
 //!   Then the error cases: a write into a read-only region and a write from an address outside
 //!   every region each end in FaultLocal, and the process goes on: a last transfer completes.
 //!
+//! - `Remote { node }` / `Peer { node }`: the same matrix between two nodes. The peer (a remote
+//!   spawn: same PD, same program, so its regions have the same addresses) maps the same two
+//!   regions; before each write the writer asks it (opcode 8, payload: length and case) to fill
+//!   its destination with 0xEE and evict the case's pages, and after it (opcode 10) to check the
+//!   bytes; the peer answers each (opcodes 9 and 11, payload 0 when right). Opcode 12 ends it.
+//!   Destination faults are resolved by the peer's kernel (a RAPF to the writer's R5), source
+//!   faults by the writer's.
+//!
 //! The test around it (`a53-kernel/ktest/src/rdma.rs`) checks that no timeout fired.
 //!
 //! Exit status: 0; 1..=0x3f a failed check (logged); otherwise an error status (`README.md`).
 #![no_std]
 #![no_main]
 
-use unimem_user::args::rdma_faults::{Role, unpack};
+use unimem_user::args::rdma_faults::{Role, pack, unpack};
 use unimem_user::rdma::{CqeStatus, Direction, HwDoorbell, Rdma, Status};
-use unimem_user::{Error, board_id, ensure, log, sys, thread_argument};
+use unimem_user::{Error, board_id, ensure, log, receive, register, remote_spawn, sys, thread_argument};
+
+use unimem_user::channel::{op, send, take};
 
 unimem_user::entry!(main);
 
@@ -30,6 +40,7 @@ const SIZES: [usize; 9] = [16, 64, 256, 1024, 4096, 16 << 10, 32 << 10, 64 << 10
 const TRANSFER_US: u64 = 60_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Case {
     Source,
     Destination,
@@ -39,6 +50,115 @@ enum Case {
 fn main() -> Result<u64, Error> {
     match unpack(thread_argument()?).ok_or(Error::NoArgument)? {
         Role::Local => local(),
+        Role::Remote { node } => remote(node),
+        Role::Peer { node } => peer(node),
+    }
+}
+
+const OP_PREPARE: u8 = 8;
+const OP_PREPARED: u8 = 9;
+const OP_CHECK: u8 = 10;
+const OP_CHECKED: u8 = 11;
+const OP_DONE: u8 = 12;
+
+const CASES: [Case; 3] = [Case::Source, Case::Destination, Case::Both];
+
+fn job(len: usize, case: Case) -> u64 {
+    len as u64 | (case as u64) << 32
+}
+
+fn unjob(payload: u64) -> Option<(usize, Case)> {
+    let case = *CASES.get(usize::try_from(payload >> 32).ok()?)?;
+    let len = (payload & 0xffff_ffff) as usize;
+    (len > 0 && len <= REGION).then_some((len, case))
+}
+
+/// Fills the source with the pattern and the destination with 0xEE, then evicts the pages of
+/// `case` that lie on this side (`local_source`, `local_destination`).
+fn prepare(
+    src: u64,
+    dst: u64,
+    len: usize,
+    case: Case,
+    local_source: bool,
+    local_destination: bool,
+) -> Result<(), Error> {
+    if local_source {
+        // SAFETY: the source region is this process's; no other reference to it lives.
+        unsafe { bytes(src, len) }.iter_mut().enumerate().for_each(|(i, b)| *b = pattern(i));
+        if matches!(case, Case::Source | Case::Both) {
+            evict_pages(src, len, true)?;
+        }
+    }
+    if local_destination {
+        // SAFETY: as above, the destination region.
+        unsafe { bytes(dst, len) }.fill(0xee);
+        if matches!(case, Case::Destination | Case::Both) {
+            evict_pages(dst, len, false)?;
+        }
+    }
+    Ok(())
+}
+
+/// The first wrong byte of the destination after a write of `case`, if any.
+fn first_wrong(dst: u64, len: usize, case: Case) -> Option<usize> {
+    let source_faults = matches!(case, Case::Source | Case::Both);
+    // SAFETY: the destination region is this process's; the transfer has ended.
+    let landed = unsafe { bytes(dst, len) };
+    landed
+        .iter()
+        .enumerate()
+        .position(|(i, &b)| b != if source_faults && evicted(len, true, i) { 0 } else { pattern(i) })
+}
+
+fn remote(node: u16) -> Result<u64, Error> {
+    let rdma = unimem_user::rdma::open()?;
+    let src = sys::map(REGION as u64, true)?;
+    let dst = sys::map(REGION as u64, true)?;
+    register(op(OP_PREPARED))?;
+    register(op(OP_CHECKED))?;
+    remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::Peer { node: board_id()? }), node)?;
+    let mut writes = 0;
+    for len in SIZES {
+        for case in CASES {
+            send(node, OP_PREPARE, job(len, case))?;
+            prepare(src, dst, len, case, true, false)?;
+            ensure!(take(OP_PREPARED)? == 0, 20, "the peer could not prepare {} B", len);
+            // SAFETY: the source region; the engine reads it while this slice lives.
+            let source = unsafe { bytes(src, len) };
+            let done = rdma.write(source, node, dst)?.wait(TRANSFER_US);
+            ensure!(done == Ok(len as u32), 21, "{:?} write of {} B to node {}: {:?}", case, len, node, done);
+            send(node, OP_CHECK, job(len, case))?;
+            let wrong = take(OP_CHECKED)?;
+            ensure!(wrong == 0, 22, "{:?} write of {} B to node {}: byte {} wrong", case, len, node, wrong - 1);
+            writes += 1;
+        }
+    }
+    send(node, OP_DONE, 0)?;
+    log!("{} faulting writes of 16 B to 1 MiB to node {}: every byte right", writes, node);
+    Ok(0)
+}
+
+fn peer(writer: u16) -> Result<u64, Error> {
+    let src = sys::map(REGION as u64, true)?;
+    let dst = sys::map(REGION as u64, true)?;
+    for o in [OP_PREPARE, OP_CHECK, OP_DONE] {
+        register(op(o))?;
+    }
+    loop {
+        let (n, _) = receive(None, true)?;
+        match (n.opcode().value(), unjob(n.payload())) {
+            (OP_PREPARE, Some((len, case))) => {
+                let answer = u64::from(prepare(src, dst, len, case, false, true).is_err());
+                send(writer, OP_PREPARED, answer)?;
+            }
+            (OP_CHECK, Some((len, case))) => {
+                let wrong = first_wrong(dst, len, case).map_or(0, |i| i as u64 + 1);
+                send(writer, OP_CHECKED, wrong)?;
+            }
+            (OP_DONE, _) => return Ok(0),
+            _ => return Err(Error::NoArgument),
+        }
     }
 }
 
@@ -62,13 +182,15 @@ fn evicted(len: usize, odd: bool, i: usize) -> bool {
     len <= PAGE || ((i / PAGE) % 2 == 1) == odd
 }
 
-/// Evicts those pages of `[va, va + len)`; returns how many of them were resident.
-fn evict_pages(va: u64, len: usize, odd: bool) -> Result<u64, Error> {
-    let mut resident = 0;
+/// Evicts those pages of `[va, va + len)`, every one of them resident (they were just
+/// written): anything else is an error.
+fn evict_pages(va: u64, len: usize, odd: bool) -> Result<(), Error> {
     for page in (0..len.div_ceil(PAGE)).filter(|&p| evicted(len, odd, p * PAGE)) {
-        resident += sys::evict(va + (page * PAGE) as u64, PAGE as u64)?;
+        if sys::evict(va + (page * PAGE) as u64, PAGE as u64)? != 1 {
+            return Err(Error::Syscall(unimem_user::SysError::BadArgument));
+        }
     }
-    Ok(resident)
+    Ok(())
 }
 
 fn local() -> Result<u64, Error> {
@@ -79,21 +201,7 @@ fn local() -> Result<u64, Error> {
     let mut faults = 0usize;
     for len in SIZES {
         for case in [Case::Source, Case::Destination, Case::Both] {
-            // SAFETY: both ranges lie in this process's regions; the slices are dropped before
-            // the pages are evicted (the kernel changes them behind no live reference).
-            unsafe { bytes(src, len) }.iter_mut().enumerate().for_each(|(i, b)| *b = pattern(i));
-            // SAFETY: as above.
-            unsafe { bytes(dst, len) }.fill(0xee);
-            let source_faults = matches!(case, Case::Source | Case::Both);
-            let pages = len.div_ceil(PAGE);
-            if source_faults {
-                let resident = evict_pages(src, len, true)?;
-                let expected = (0..pages).filter(|&p| evicted(len, true, p * PAGE)).count();
-                ensure!(resident as usize == expected, 6, "{} of {} source pages were resident", resident, expected);
-            }
-            if matches!(case, Case::Destination | Case::Both) {
-                evict_pages(dst, len, false)?;
-            }
+            prepare(src, dst, len, case, true, true)?;
             faults += 1;
             // SAFETY: as above; the engine reads the source while this slice lives.
             let source = unsafe { bytes(src, len) };
@@ -101,12 +209,7 @@ fn local() -> Result<u64, Error> {
             let done = t.wait(TRANSFER_US);
             drop(t);
             ensure!(done == Ok(len as u32), 1, "{:?} write of {} B: {:?}", case, len, done);
-            // SAFETY: as above; the transfer has ended.
-            let landed = unsafe { bytes(dst, len) };
-            let wrong = landed
-                .iter()
-                .enumerate()
-                .position(|(i, &b)| b != if source_faults && evicted(len, true, i) { 0 } else { pattern(i) });
+            let wrong = first_wrong(dst, len, case);
             ensure!(wrong.is_none(), 2, "{:?} write of {} B: byte {:?} wrong", case, len, wrong);
         }
     }

@@ -29,10 +29,9 @@ use core::cell::UnsafeCell;
 use unimem_user::args::rdma_pair::{FORGE_PER_ROUND, FORGE_TIDS, Role, pack, unpack};
 use unimem_user::rand::XorShift64;
 use unimem_user::rdma::{CqeStatus, Direction, HwDoorbell, Rdma, Status, Transfer};
-use unimem_user::{
-    Error, MailboxOpcode, Notification, board_count, board_id, ensure, log, notify_when_ready, receive, register,
-    remote_spawn, sys, thread_argument,
-};
+use unimem_user::{Error, board_count, board_id, ensure, log, register, remote_spawn, sys, thread_argument};
+
+use unimem_user::channel::{op, send, take};
 
 unimem_user::entry!(main);
 
@@ -72,23 +71,8 @@ const OP_DONE: u8 = 13;
 const OP_RELEASE: u8 = 14;
 /// Seconds a transfer may take before the program gives up on it (the R5 ends it long before).
 const TRANSFER_US: u64 = 60_000_000;
-/// How long notify keeps retrying a receiver that has not registered yet.
-const NOTIFY_US: u64 = 30_000_000;
 /// A VA no process maps (below the image, above the null page).
 const UNMAPPED: u64 = 0x10_0000;
-
-fn op(v: u8) -> MailboxOpcode {
-    MailboxOpcode::new(v).expect("a user opcode")
-}
-
-fn send(node: u16, opcode: u8, payload: u64) -> Result<(), Error> {
-    let n = Notification::new(op(opcode), payload).map_err(|_| Error::NoArgument)?;
-    notify_when_ready(node, n, NOTIFY_US)
-}
-
-fn take(opcode: u8) -> Result<u64, Error> {
-    receive(Some(op(opcode)), true).map(|(n, _)| n.payload())
-}
 
 fn byte(seed: u64, i: usize) -> u8 {
     (seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left((i % 61) as u32) as usize ^ i.wrapping_mul(131) ^ (i >> 9))
