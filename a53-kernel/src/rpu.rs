@@ -55,8 +55,7 @@ static POSTS_LOST: AtomicU64 = AtomicU64::new(0);
 /// and a loaded host can starve it for seconds.
 const CALL_SECONDS: u64 = 5;
 
-/// Set in the sequence number of a post: its reply is read by nobody in particular.
-pub const POSTED: u32 = 1 << 31;
+pub use proto::ipc::POSTED;
 
 /// Initialises the shared area, starts the R5 and waits (bounded) for its ready message.
 pub fn start() -> Result<u32, RpuError> {

@@ -11,6 +11,11 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
+/// Set in the sequence number of a post (a request whose reply nobody waits for: the kernel's
+/// fault answers). The A53 discards such replies when it reads them, and the R5 drops one when
+/// its reply ring is full instead of waiting for room (`docs/hw/ipc.md`).
+pub const POSTED: u32 = 1 << 31;
+
 /// Identifies an initialised [`IpcArea`] (ASCII "UIPC").
 pub const MAGIC: u32 = 0x4350_4955;
 pub const VERSION: u32 = 1;

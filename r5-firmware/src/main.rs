@@ -172,9 +172,13 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, probe: &mut 
     rx.discard_pending();
     let current = || area.nonce() == Some(nonce);
     let mut send = |msg: Message| {
-        // A full reply ring is back-pressure, never a reason to drop: wait for the A53.
+        // A full reply ring is back-pressure, never a reason to drop: wait for the A53. Except
+        // for the reply to a post, which the A53 discards unread: the kernel posts fault
+        // answers from its interrupt handler and reads their replies only when it next posts,
+        // so waiting for room there would stop the scheduler (and let its timeouts fire) until
+        // another fault came.
         while tx.push(msg).is_err() {
-            if !current() {
+            if !current() || msg.seq & proto::ipc::POSTED != 0 {
                 return;
             }
             wait_for_news(events_seen());

@@ -25,6 +25,7 @@ pub const TESTS: &[Test] = &[
     Test::new("rdma", "forged_and_stale_rapfs_from_el0_are_ignored_and_counted", forged_rapfs),
     Test::new("rdma", "faulting_source_destination_and_both_touch_ahead_with_no_timeout", faults_touch_ahead),
     Test::new("rdma", "faulting_source_destination_and_both_touch_a_page_with_no_timeout", faults_touch_a_page),
+    Test::new("rdma", "faulting_transfers_of_four_pds_at_once_with_no_timeout", faults_four_pds),
 ];
 
 /// The random-transfer stress, in the runs that ask for it (boot argument `rdma-stress`: the
@@ -257,6 +258,43 @@ fn remote_faults() -> TestResult {
     }
     paging::set_rdma_touch(Touch::Block);
     result
+}
+
+/// Four `rdma-faults` matrices at once, each process a job of its own PD: the kernel resolves
+/// faults of several PDs and transfers in flight together; every byte lands, no timeout fires.
+fn faults_four_pds() -> TestResult {
+    use unimem_user::args::rdma_faults::{Role, pack};
+    needs_rdma()?;
+    let before = stats()?;
+    let mut jobs = heapless::Vec::<table::Handle, 4>::new();
+    for _ in 0..4 {
+        let handle = table::spawn("rdma-faults", Some(pack(Role::Local)), Reap::Wait).map_err(|_| "cannot spawn")?;
+        let _ = jobs.push(handle);
+    }
+    let mut pds = 0u16;
+    for &job in &jobs {
+        if let Some((_, p)) = table::TABLE.lock().process(job) {
+            pds |= 1 << p.pd.raw();
+        }
+    }
+    let mut result = ensure(pds.count_ones() == 4, "the four processes do not have four PDs");
+    for &job in &jobs {
+        let exit = finish(job, SECONDS).and_then(|exit| expect_zero("rdma-faults", exit));
+        result = result.and(exit);
+    }
+    let after = stats()?;
+    result?;
+    if after.timeout_retransmits != before.timeout_retransmits {
+        defmt::println!(
+            "timeouts {=u64}; posts (refused, lost) {}; kernel {}; R5 {}",
+            after.timeout_retransmits - before.timeout_retransmits,
+            defmt::Debug2Format(&rpu::post_counters()),
+            defmt::Debug2Format(&rdma_node::counters()),
+            defmt::Debug2Format(&after)
+        );
+        report_engine();
+    }
+    ensure(after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
 }
 
 fn faults_touch_ahead() -> TestResult {

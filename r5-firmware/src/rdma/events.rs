@@ -3,7 +3,6 @@
 //! in it, and (except for ACKs, which any attempt of the block may earn) about its current
 //! attempt. Everything else is counted as stale or foreign and ignored.
 
-use super::tids::TxnState;
 use super::{Engine, Scheduler};
 use hal::pldma::codes::{NackCode, RapfAction};
 use hal::pldma::descriptor::{Descriptor, WriteKind};
@@ -31,6 +30,11 @@ impl From<Ignored> for RdmaStatus {
     }
 }
 
+/// A block paused on a page fault times out after this many timeouts: the kernel's fault path
+/// (on QEMU, forwarded FIFO reads under a busy host) may take longer than a lost packet's
+/// retransmission should wait, and a timeout there would be a retransmission for nothing.
+pub const PAUSED_TIMEOUTS: u64 = 20;
+
 impl<'q> Scheduler<'q> {
     pub fn on_event(&mut self, raw: &RawEvent, engine: &mut impl Engine, now: u64) {
         let Ok(event) = Event::decode(raw) else {
@@ -40,7 +44,7 @@ impl<'q> Scheduler<'q> {
         let result = match event {
             Event::Ack { node, txn } => self.ack(node, txn),
             Event::Nack { node, txn, code, .. } => self.nack(engine, node, txn, code, now),
-            Event::PfNack { node, txn, .. } => self.pf_nack(node, txn),
+            Event::PfNack { node, txn, .. } => self.pf_nack(node, txn, now),
             Event::Rapf { node, txn, claimed, action } => {
                 let r = self.fault_resolved(engine, node, txn, claimed, action, now);
                 if r.is_ok() && action == RapfAction::Retry {
@@ -144,13 +148,14 @@ impl<'q> Scheduler<'q> {
         Ok(())
     }
 
-    fn pf_nack(&mut self, node: u16, txn: TxnRef) -> Result<(), Ignored> {
+    /// Paused: the kernel resolves the fault and its RAPF or fault message retransmits the
+    /// block. The paused timeout ([`PAUSED_TIMEOUTS`] timeouts long) stays armed as the safety
+    /// net, for an answer that never comes.
+    fn pf_nack(&mut self, node: u16, txn: TxnRef, now: u64) -> Result<(), Ignored> {
         self.check_current(node, txn)?;
         self.stats.pf_nacks += 1;
-        if let Some(t) = self.tids.get_mut(txn.tid) {
-            // Paused; its timeout stays armed as the safety net.
-            t.state = TxnState::Paused;
-        }
+        let deadline = now.saturating_add(self.timeout_ticks.saturating_mul(PAUSED_TIMEOUTS));
+        self.tids.pause(txn.tid, deadline);
         Ok(())
     }
 

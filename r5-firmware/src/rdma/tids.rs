@@ -1,7 +1,9 @@
 //! Transactions in flight (seed 002 §3.2.3.3's `pending_transactions[tid]`): one entry per
 //! block on the wire, indexed by its 14-bit tid, with the attempt's sequence number and a
-//! timeout. Every timeout has the same length, so arming appends to a list that stays sorted by
-//! deadline: the earliest is always at its head (no scan, no heap).
+//! timeout. There are two timeout lengths, one for blocks in flight and a longer one for blocks
+//! paused on a page fault (the kernel is resolving it: the timeout is only the safety net), and
+//! a list per length: arming appends to its list, which stays sorted by deadline, so each
+//! list's earliest is at its head (no scan, no heap).
 //!
 //! A tid's seq never goes back: it advances on every retransmission and again when the tid is
 //! reused, so a message about an older attempt or an older block never matches.
@@ -41,6 +43,8 @@ pub struct Txn {
     /// Timer-list neighbours, as tid + 1.
     prev: u16,
     next: u16,
+    /// On the paused list (else on the in-flight list, if linked).
+    on_paused: bool,
 }
 
 impl Txn {
@@ -55,6 +59,7 @@ impl Txn {
         nacks: 0,
         prev: NIL,
         next: NIL,
+        on_paused: false,
     };
 }
 
@@ -97,17 +102,28 @@ impl FreeTids {
     }
 }
 
-pub struct Tids {
-    txns: [Txn; MAX_TIDS],
-    free: FreeTids,
-    /// The timer list: armed transactions by deadline.
+/// A timer list: its first and last transactions, as tid + 1.
+#[derive(Clone, Copy, Debug)]
+struct List {
     first: u16,
     last: u16,
 }
 
+impl List {
+    const EMPTY: Self = Self { first: NIL, last: NIL };
+}
+
+pub struct Tids {
+    txns: [Txn; MAX_TIDS],
+    free: FreeTids,
+    /// Armed transactions by deadline: in flight, and paused on a page fault.
+    in_flight: List,
+    paused: List,
+}
+
 impl Tids {
     pub const fn new() -> Self {
-        Self { txns: [Txn::FREE; MAX_TIDS], free: FreeTids::EMPTY, first: NIL, last: NIL }
+        Self { txns: [Txn::FREE; MAX_TIDS], free: FreeTids::EMPTY, in_flight: List::EMPTY, paused: List::EMPTY }
     }
 
     /// A live transaction (in flight or paused).
@@ -143,39 +159,75 @@ impl Tids {
         self.free.push_back(tid);
     }
 
-    /// (Re)arms the timeout: `deadline` must not be earlier than any armed one's (deadlines
-    /// are `now + timeout`), which keeps the list sorted.
+    /// (Re)arms the timeout of a transaction in flight: `deadline` must not be earlier than
+    /// any in-flight one's (deadlines are `now + timeout`), which keeps the list sorted.
     pub fn arm(&mut self, tid: u16, deadline: u64) {
+        self.link(tid, deadline, false);
+    }
+
+    /// Pauses the transaction (a page-fault NACK came) with the paused timeout: `deadline`
+    /// (`now + paused timeout`) must not be earlier than any paused one's.
+    pub fn pause(&mut self, tid: u16, deadline: u64) {
+        if let Some(t) = self.get_mut(tid) {
+            t.state = TxnState::Paused;
+        }
+        self.link(tid, deadline, true);
+    }
+
+    fn link(&mut self, tid: u16, deadline: u64, paused: bool) {
         if self.get(tid).is_none() {
             return;
         }
         self.unlink(tid);
         let i = usize::from(tid);
+        let list = if paused { self.paused } else { self.in_flight };
         self.txns[i].deadline = deadline;
-        self.txns[i].prev = self.last;
+        self.txns[i].prev = list.last;
         self.txns[i].next = NIL;
-        match self.last {
-            NIL => self.first = tid + 1,
+        self.txns[i].on_paused = paused;
+        let mut list = list;
+        match list.last {
+            NIL => list.first = tid + 1,
             last => self.txns[usize::from(last - 1)].next = tid + 1,
         }
-        self.last = tid + 1;
+        list.last = tid + 1;
+        *self.list_mut(paused) = list;
+    }
+
+    fn list_mut(&mut self, paused: bool) -> &mut List {
+        if paused { &mut self.paused } else { &mut self.in_flight }
+    }
+
+    fn head_deadline(&self, list: List) -> Option<u64> {
+        (list.first != NIL).then(|| self.txns[usize::from(list.first - 1)].deadline)
     }
 
     /// The earliest deadline of all armed transactions.
     pub fn next_deadline(&self) -> Option<u64> {
-        (self.first != NIL).then(|| self.txns[usize::from(self.first - 1)].deadline)
+        match (self.head_deadline(self.in_flight), self.head_deadline(self.paused)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// The transaction whose deadline passed first, if any, taken off the list (the caller
-    /// re-arms or frees it).
+    /// A transaction whose deadline passed, if any (the earlier of the two lists' heads), taken
+    /// off its list (the caller re-arms or frees it).
     pub fn expired(&mut self, now: u64) -> Option<u16> {
-        if self.first == NIL {
-            return None;
-        }
-        let first = self.first - 1;
-        if self.txns[usize::from(first)].deadline > now {
-            return None;
-        }
+        let in_flight = self.head_deadline(self.in_flight).filter(|&d| d <= now);
+        let paused = self.head_deadline(self.paused).filter(|&d| d <= now);
+        let list = match (in_flight, paused) {
+            (Some(a), Some(b)) => {
+                if a <= b {
+                    self.in_flight
+                } else {
+                    self.paused
+                }
+            }
+            (Some(_), None) => self.in_flight,
+            (None, Some(_)) => self.paused,
+            (None, None) => return None,
+        };
+        let first = list.first - 1;
         self.unlink(first);
         Some(first)
     }
@@ -191,19 +243,21 @@ impl Tids {
 
     fn unlink(&mut self, tid: u16) {
         let i = usize::from(tid);
-        let (prev, next) = (self.txns[i].prev, self.txns[i].next);
-        let linked = prev != NIL || next != NIL || self.first == tid + 1;
+        let (prev, next, paused) = (self.txns[i].prev, self.txns[i].next, self.txns[i].on_paused);
+        let mut list = *self.list_mut(paused);
+        let linked = prev != NIL || next != NIL || list.first == tid + 1;
         if !linked {
             return;
         }
         match prev {
-            NIL => self.first = next,
+            NIL => list.first = next,
             p => self.txns[usize::from(p - 1)].next = next,
         }
         match next {
-            NIL => self.last = prev,
+            NIL => list.last = prev,
             n => self.txns[usize::from(n - 1)].prev = prev,
         }
+        *self.list_mut(paused) = list;
         self.txns[i].prev = NIL;
         self.txns[i].next = NIL;
     }
@@ -257,6 +311,32 @@ mod tests {
         assert_eq!(t.get(tids[1]).map(|x| x.state), Some(TxnState::InFlight), "expired is not freed");
         assert!(t.get(tids[3]).is_none());
         assert_eq!(t.available(), MAX_TIDS - 4);
+    }
+
+    #[test]
+    fn paused_transactions_wait_on_their_own_longer_list() {
+        let mut t = Tids::new();
+        let a = t.alloc(0, 0).unwrap();
+        let b = t.alloc(0, 1).unwrap();
+        let c = t.alloc(0, 2).unwrap();
+        t.arm(a, 100);
+        t.arm(b, 110);
+        t.arm(c, 120);
+        t.pause(a, 1000);
+        assert_eq!(t.get(a).map(|x| x.state), Some(TxnState::Paused));
+        assert_eq!(t.next_deadline(), Some(110), "the paused one no longer times out at 100");
+        assert_eq!(t.expired(500), Some(b));
+        assert_eq!(t.expired(500), Some(c));
+        assert_eq!(t.expired(500), None, "paused until 1000");
+        t.pause(b, 1010);
+        t.arm(a, 600);
+        assert_eq!(t.next_deadline(), Some(600), "a retransmission moves it back");
+        t.free(b);
+        assert_eq!(t.expired(2000), Some(a));
+        assert_eq!(t.expired(2000), None, "freed: off the paused list");
+        t.pause(c, 3000);
+        assert_eq!(t.expired(3000), Some(c));
+        assert_eq!(t.next_deadline(), None);
     }
 
     #[test]

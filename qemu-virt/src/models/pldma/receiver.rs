@@ -23,6 +23,9 @@ struct Block {
     newest: u16,
     /// The seq the last ACK carried, once the block is complete.
     acked: Option<u16>,
+    /// The seq of the last attempt a page-fault NACK went out for: one per attempt is enough
+    /// to pause it (the fault entries, one per faulting page, tell the kernel the rest).
+    pf_nacked: Option<u16>,
 }
 
 /// The receiver's block table: the last `RECEIVER_BLOCKS` blocks, oldest evicted first.
@@ -110,7 +113,8 @@ impl Receiver {
             return Received::Done;
         }
         let key = (owner, a.tid);
-        let fresh = Block { first_seq: a.first_seq, count: p.count, written: 0, newest: a.seq, acked: None };
+        let fresh =
+            Block { first_seq: a.first_seq, count: p.count, written: 0, newest: a.seq, acked: None, pf_nacked: None };
         match self.blocks.get_mut(&key) {
             Some(b) if b.first_seq == a.first_seq => {}
             Some(b) if seq_newer(a.first_seq, b.first_seq) => *b = fresh,
@@ -150,6 +154,10 @@ impl Receiver {
             Dma::Stalled(id, _) => return Received::Stalled(id, a.pd),
             Dma::Fault(va) => {
                 ctx.fault(FaultEntry::new(FaultCode::DestinationFault, a.pd, owner, a.tid, a.seq, va));
+                if block.pf_nacked == Some(a.seq) {
+                    return Received::Done;
+                }
+                block.pf_nacked = Some(a.seq);
                 ctx.count(Counter::PfNacksSent);
                 let index = p.index.into();
                 if owner == ctx.node {
