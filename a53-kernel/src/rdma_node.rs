@@ -71,6 +71,8 @@ static CQ_WAKEUPS: AtomicU64 = AtomicU64::new(0);
 static STICKY: AtomicU64 = AtomicU64::new(0);
 static RAPF_REFUSED: AtomicU64 = AtomicU64::new(0);
 static DUPLICATE_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
+static FAULT_IRQS: AtomicU64 = AtomicU64::new(0);
+static FAULT_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
 static PAGES_FAULTED_IN: AtomicU64 = AtomicU64::new(0);
 
 /// What the front end has seen so far.
@@ -94,6 +96,12 @@ pub struct Counters {
     pub duplicate_fault_entries: u64,
     /// Fault entries whose page got a frame (answered Retry).
     pub faults_resolved: u64,
+    /// Engine interrupts that found fault entries.
+    pub fault_irqs: u64,
+    /// Instructions those interrupts took, from the handler's start to the last answer sent
+    /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
+    /// `arch::pmu::count_instructions`; else 0).
+    pub fault_irq_instructions: u64,
 }
 
 pub fn counters() -> Counters {
@@ -108,6 +116,8 @@ pub fn counters() -> Counters {
         rapf_refused: get(&RAPF_REFUSED),
         duplicate_fault_entries: get(&DUPLICATE_FAULT_ENTRIES),
         faults_resolved: get(&PAGES_FAULTED_IN),
+        fault_irqs: get(&FAULT_IRQS),
+        fault_irq_instructions: get(&FAULT_IRQ_INSTRUCTIONS),
     }
 }
 
@@ -267,6 +277,7 @@ const FAULTS_PER_IRQ: usize = 64;
 /// process"). Each fault entry is answered after its page got a frame, if it can
 /// (`process::paging`, outside the engine lock: the process table comes first in lock order).
 fn on_engine_irq(_: IntId) {
+    let start = arch::pmu::instructions();
     let me = crate::cluster::identity().map_or(0, |id| id.node);
     let mut entries = heapless::Vec::<FaultEntry, FAULTS_PER_IRQ>::new();
     let pending = {
@@ -297,7 +308,12 @@ fn on_engine_irq(_: IntId) {
         }
         pending
     };
-    answer_faults(&entries, me);
+    if !entries.is_empty() {
+        answer_faults(&entries, me);
+        FAULT_IRQS.fetch_add(1, Ordering::Relaxed);
+        let spent = arch::pmu::instructions().wrapping_sub(start);
+        FAULT_IRQ_INSTRUCTIONS.fetch_add(u64::from(spent), Ordering::Relaxed);
+    }
     wake_cq_waiters(pending);
 }
 

@@ -325,6 +325,87 @@ fn rdma(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The seed's touch-ahead gains over touch-a-page (chapter 4) at 16, 32 and 64 KiB.
+const SEED_TOUCH_AHEAD_GAIN_DESTINATION: [f64; 3] = [1.7, 1.2, 1.2];
+const SEED_TOUCH_AHEAD_GAIN_SOURCE: [f64; 3] = [3.9, 3.9, 4.7];
+
+/// Page faults during RDMA (`docs/hw/pldma.md`, "Fault handling"): one node writing between two
+/// of its regions with every page of the source or of the destination evicted before each
+/// write (`rdma-faults` Time), with touch-ahead and with touch-a-page, against the same writes
+/// on resident pages; then one node under `-icount` for the instructions of a fault interrupt.
+fn pagefault(bench: &Bench) -> anyhow::Result<()> {
+    let (timed, _) = bench.run_image(1, "bench=pagefault")?;
+    let mut spec = node_specs(1, &bench.images.ktest, Some(&bench.images.r5), "bench=pagefault-icount").remove(0);
+    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
+    let (counted, _) = bench.run_nodes(vec![spec])?;
+    for (run, lines) in [("timed", &timed), ("icount", &counted)] {
+        for line in lines {
+            println!("{run}: {line}");
+        }
+    }
+    println!("--- figures (each computed from the lines above) ---");
+    let get = |lines: &[String], tag: u8, side: &str, bytes: u64, what: &str| {
+        required(lines, &format!("pagefault_{tag}_{side}_{bytes}b_{what}"))
+    };
+    for (side, seed) in [("destination", SEED_TOUCH_AHEAD_GAIN_DESTINATION), ("source", SEED_TOUCH_AHEAD_GAIN_SOURCE)] {
+        for (k, bytes) in [16384u64, 32768, 65536].into_iter().enumerate() {
+            let mut faulting_us = [0.0; 2];
+            for tag in [0u8, 1] {
+                let name = if tag == 0 { "touch_ahead" } else { "touch_a_page" };
+                let blocks = get(&timed, tag, side, bytes, "blocks")?;
+                let irqs = get(&timed, tag, side, bytes, "fault_irqs")? / blocks;
+                with_goal(
+                    &format!("pagefault_{name}_{side}_{bytes}b_fault_irqs_per_block"),
+                    irqs,
+                    "interrupts",
+                    "<= 1",
+                    irqs <= 1.0,
+                );
+                let timeouts = get(&timed, tag, side, bytes, "timeouts")?;
+                with_goal(
+                    &format!("pagefault_{name}_{side}_{bytes}b_timeouts"),
+                    timeouts,
+                    "timeouts",
+                    "0",
+                    timeouts == 0.0,
+                );
+                let faulting = get(&timed, tag, side, bytes, "faulting_us")?;
+                let resident = get(&timed, tag, side, bytes, "resident_us")?;
+                faulting_us[usize::from(tag)] = faulting;
+                println!(
+                    "pagefault_{name}_{side}_{bytes}b_faulting_vs_resident: {:.2} ratio ({faulting:.0} us / {resident:.0} us)",
+                    faulting / resident
+                );
+            }
+            println!(
+                "pagefault_{side}_{bytes}b_touch_ahead_gain: {:.2}x (touch-a-page / touch-ahead time; the seed: {:.1}x)",
+                faulting_us[1] / faulting_us[0],
+                seed[k]
+            );
+        }
+    }
+    for side in ["destination", "source"] {
+        let irqs = get(&counted, 0, side, 16384, "fault_irqs")?;
+        anyhow::ensure!(irqs > 0.0, "the icount run saw no fault interrupt ({side})");
+        let per_irq = get(&counted, 0, side, 16384, "fault_irq_instructions")? / irqs;
+        let forwarded = get(&counted, 0, side, 16384, "a53_forwarded")? / irqs;
+        with_goal(
+            &format!("pagefault_{side}_4_page_block_a53_instructions_per_fault_interrupt"),
+            per_irq,
+            "instructions",
+            "<= 2000",
+            per_irq <= 2000.0,
+        );
+        println!(
+            "pagefault_{side}_a53_forwarded_accesses_per_fault_interrupt: {forwarded:.2} accesses (each ~1,150 instructions of trap, decode and return on QEMU, and its wait; a device read on the board)"
+        );
+        // Under -icount the PMU's instruction count is the node's, all its vCPUs together:
+        // the R5 (same QEMU) polls all the while, so the figure above is an upper bound.
+        println!("pagefault_{side}_note: the instruction count includes the forwarded accesses' emulation and, under -icount, every vCPU of the node (the R5 polls meanwhile)");
+    }
+    Ok(())
+}
+
 /// The atomic service's goal (issue: soNUMA's remote-memory controller is ~110 instructions).
 pub const SERVICE_INSTRUCTIONS_GOAL: u64 = 150;
 
@@ -381,7 +462,8 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "platform" => platform(&bench, options.breakdown),
         "gsas" => gsas(&bench),
         "rdma" => rdma(&bench),
-        other => bail!("unknown benchmark {other}: try `platform`, `gsas` or `rdma`"),
+        "pagefault" => pagefault(&bench),
+        other => bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma` or `pagefault`"),
     }
 }
 

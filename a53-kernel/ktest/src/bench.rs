@@ -302,6 +302,69 @@ fn rdma(icount: bool) -> Result<(), &'static str> {
     result
 }
 
+/// Page faults during RDMA (`cargo xtask bench pagefault`), on this node: `rdma-faults` Time
+/// runs for each strategy (tag 0 touch-ahead, 1 touch-a-page), size and side, resident and
+/// faulting (the program prints their median times), and for the faulting ones how this node's
+/// counters moved: `pagefault_<tag>_<side>_<bytes>b_<counter>: <value>` lines. With `icount`
+/// only 16 KiB with touch-ahead, where the instructions of a fault interrupt count.
+fn pagefault(icount: bool) -> Result<(), &'static str> {
+    use a53_kernel::mm::user_space::Touch;
+    use a53_kernel::process::paging;
+    use unimem_user::args::rdma_faults::{Role, Side, pack};
+    if !a53_kernel::rdma_node::available() {
+        return Err("this node has no RDMA");
+    }
+    if icount {
+        if !a53_kernel::arch::pmu::count_instructions() {
+            return Err("the PMU counts no instructions (QEMU counts them only under -icount)");
+        }
+        rpu::call(op::RDMA_CONFIG, [2_000_000, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_CONFIG reply")?;
+    }
+    let strategies: &[(u8, Touch)] = if icount { &[(0, Touch::Block)] } else { &[(0, Touch::Block), (1, Touch::Page)] };
+    let sizes: &[u8] = if icount { &[14] } else { &[14, 15, 16] };
+    let mut result = Ok(());
+    for &(tag, touch) in strategies {
+        paging::set_rdma_touch(touch);
+        for &log2 in sizes {
+            for (side, name) in [(Side::Source, "source"), (Side::Destination, "destination")] {
+                for faulting in [false, true] {
+                    let before = (a53_kernel::rdma_node::counters(), crate::rdma::stats()?, forward::forwarded_count());
+                    let exit = crate::gsas::run("rdma-faults", pack(Role::Time { log2, side, faulting, tag }))?;
+                    let after = (a53_kernel::rdma_node::counters(), crate::rdma::stats()?, forward::forwarded_count());
+                    if exit != a53_kernel::process::table::Exit::Status(0) {
+                        defmt::println!("rdma-faults Time ended with {}", defmt::Debug2Format(&exit));
+                        result = Err("rdma-faults failed");
+                        continue;
+                    }
+                    if !faulting {
+                        continue;
+                    }
+                    let lines: [(&str, u64); 6] = [
+                        ("blocks", after.1.blocks_sent - before.1.blocks_sent),
+                        ("fault_irqs", after.0.fault_irqs - before.0.fault_irqs),
+                        ("fault_irq_instructions", after.0.fault_irq_instructions - before.0.fault_irq_instructions),
+                        ("timeouts", after.1.timeout_retransmits - before.1.timeout_retransmits),
+                        ("faults_resolved", after.0.faults_resolved - before.0.faults_resolved),
+                        ("a53_forwarded", after.2 - before.2),
+                    ];
+                    for (counter, value) in lines {
+                        defmt::println!(
+                            "bench pagefault_{=u8}_{=str}_{=u64}b_{=str}: {=u64}",
+                            tag,
+                            name,
+                            1u64 << log2,
+                            counter,
+                            value
+                        );
+                    }
+                }
+            }
+        }
+    }
+    paging::set_rdma_touch(Touch::Block);
+    result
+}
+
 /// Runs benchmark `name`.
 pub fn run(name: &str) -> a53_kernel::kernel::Stop {
     use a53_kernel::kernel::Stop;
@@ -317,6 +380,8 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
         "gsas-service" => gsas_service(),
         "rdma" => rdma(false),
         "rdma-icount" => rdma(true),
+        "pagefault" => pagefault(false),
+        "pagefault-icount" => pagefault(true),
         // Nothing after the boot itself: the host times boot-to-ready.
         "boot" => Ok(()),
         _ => Err("unknown benchmark"),

@@ -160,13 +160,33 @@ pub mod rdma_faults {
         Remote { node: u16 },
         /// Spawned by `Remote` on `node`.
         Peer { node: u16 },
+        /// `cargo xtask bench pagefault`: writes of 2^`log2` bytes on this node, with every page
+        /// of `side` evicted first (`faulting`) or all resident; logs the median time, named
+        /// with `tag` (the kernel's strategy, which the program cannot see).
+        Time { log2: u8, side: Side, faulting: bool, tag: u8 },
     }
+
+    /// The side of a transfer whose pages a `Time` run evicts.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Side {
+        Source,
+        Destination,
+    }
+
+    /// The largest `Time` transfer: 1 MiB, the regions' size.
+    pub const TIME_MAX_LOG2: u8 = 20;
 
     pub fn pack(role: Role) -> u64 {
         match role {
             Role::Local => 0,
             Role::Remote { node } => 1 | u64::from(node) << 4,
             Role::Peer { node } => 2 | u64::from(node) << 4,
+            Role::Time { log2, side, faulting, tag } => {
+                3 | u64::from(log2) << 4
+                    | u64::from(side == Side::Destination) << 12
+                    | u64::from(faulting) << 13
+                    | u64::from(tag) << 16
+            }
         }
     }
 
@@ -176,6 +196,14 @@ pub mod rdma_faults {
             0 if node == 0 => Some(Role::Local),
             1 => Some(Role::Remote { node }),
             2 => Some(Role::Peer { node }),
+            3 => {
+                let log2 = (arg >> 4 & 0xff) as u8;
+                if log2 > TIME_MAX_LOG2 || arg >> 24 != 0 || arg >> 14 & 0x3 != 0 {
+                    return None;
+                }
+                let side = if arg >> 12 & 1 == 1 { Side::Destination } else { Side::Source };
+                Some(Role::Time { log2, side, faulting: arg >> 13 & 1 == 1, tag: (arg >> 16) as u8 })
+            }
             _ => None,
         }
     }
@@ -183,7 +211,8 @@ pub mod rdma_faults {
     #[cfg(test)]
     #[test]
     fn roles_round_trip() {
-        for role in [Role::Local, Role::Remote { node: 3 }, Role::Peer { node: 65535 }] {
+        let time = Role::Time { log2: 14, side: Side::Destination, faulting: true, tag: 1 };
+        for role in [Role::Local, Role::Remote { node: 3 }, Role::Peer { node: 65535 }, time] {
             assert_eq!(unpack(pack(role)), Some(role));
         }
         assert_eq!(unpack(1 << 4), None, "Local names no node");

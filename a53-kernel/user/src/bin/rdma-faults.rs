@@ -5,9 +5,10 @@
 //!   the seed's matrix (16 B to 1 MiB) and every case (the source, the destination or both with
 //!   pages evicted, `sys::evict`), the source is filled with a pattern and the destination with
 //!   0xEE, the pages of the case are evicted (every other page, or the one page of a small
-//!   transfer), and the source is written to the destination through the engine. The transfer
-//!   must complete, and the destination must hold the source's bytes: the pattern where the
-//!   source page stayed resident, zeros where it was evicted (a page faulted in is zeroed).
+//!   transfer; in a fourth case every page of both sides), and the source is written to the
+//!   destination through the engine. The transfer must complete, and the destination must hold
+//!   the source's bytes: the pattern where the source page stayed resident, zeros where it was
+//!   evicted (a page faulted in is zeroed).
 //!   Then the error cases: a write into a read-only region and a write from an address outside
 //!   every region each end in FaultLocal, and the process goes on: a last transfer completes.
 //!
@@ -19,13 +20,17 @@
 //!   Destination faults are resolved by the peer's kernel (a RAPF to the writer's R5), source
 //!   faults by the writer's.
 //!
+//! - `Time { log2, side, faulting, tag }` (`cargo xtask bench pagefault`): `TIME_REPS` writes of
+//!   2^`log2` bytes between its regions, each after evicting every page of `side` (or none);
+//!   logs `bench pagefault_<tag>_<side>_<bytes>b_<faulting|resident>_us: <median> us`.
+//!
 //! The test around it (`a53-kernel/ktest/src/rdma.rs`) checks that no timeout fired.
 //!
 //! Exit status: 0; 1..=0x3f a failed check (logged); otherwise an error status (`README.md`).
 #![no_std]
 #![no_main]
 
-use unimem_user::args::rdma_faults::{Role, pack, unpack};
+use unimem_user::args::rdma_faults::{Role, Side, pack, unpack};
 use unimem_user::rdma::{CqeStatus, Direction, HwDoorbell, Rdma, Status};
 use unimem_user::{Error, board_id, ensure, log, receive, register, remote_spawn, sys, thread_argument};
 
@@ -45,6 +50,8 @@ enum Case {
     Source,
     Destination,
     Both,
+    /// Every page of both sides non-resident: the destination must read zeros.
+    All,
 }
 
 fn main() -> Result<u64, Error> {
@@ -52,7 +59,39 @@ fn main() -> Result<u64, Error> {
         Role::Local => local(),
         Role::Remote { node } => remote(node),
         Role::Peer { node } => peer(node),
+        Role::Time { log2, side, faulting, tag } => time(1 << log2, side, faulting, tag),
     }
+}
+
+/// Writes a `Time` run makes; the median is logged.
+const TIME_REPS: usize = 9;
+
+fn time(len: usize, side: Side, faulting: bool, tag: u8) -> Result<u64, Error> {
+    let me = board_id()?;
+    let rdma = unimem_user::rdma::open()?;
+    let src = sys::map(REGION as u64, true)?;
+    let dst = sys::map(REGION as u64, true)?;
+    let mut us = [0u64; TIME_REPS];
+    for t in &mut us {
+        // SAFETY: the regions are this process's; no other reference to them lives.
+        unsafe { bytes(src, len) }.iter_mut().enumerate().for_each(|(i, b)| *b = pattern(i));
+        // SAFETY: as above.
+        unsafe { bytes(dst, len) }.fill(0xee);
+        if faulting {
+            evict_all(if side == Side::Source { src } else { dst }, len)?;
+        }
+        // SAFETY: as above; the engine reads the source while this slice lives.
+        let source = unsafe { bytes(src, len) };
+        let t0 = sys::time_us()?;
+        let done = rdma.write(source, me, dst)?.wait(TRANSFER_US);
+        *t = sys::time_us()? - t0;
+        ensure!(done == Ok(len as u32), 30, "a timed write of {} B: {:?}", len, done);
+    }
+    us.sort_unstable();
+    let side = if side == Side::Source { "source" } else { "destination" };
+    let state = if faulting { "faulting" } else { "resident" };
+    log!("bench pagefault_{}_{}_{}b_{}_us: {} us", tag, side, len, state, us[TIME_REPS / 2]);
+    Ok(0)
 }
 
 const OP_PREPARE: u8 = 8;
@@ -61,7 +100,7 @@ const OP_CHECK: u8 = 10;
 const OP_CHECKED: u8 = 11;
 const OP_DONE: u8 = 12;
 
-const CASES: [Case; 3] = [Case::Source, Case::Destination, Case::Both];
+const CASES: [Case; 4] = [Case::Source, Case::Destination, Case::Both, Case::All];
 
 fn job(len: usize, case: Case) -> u64 {
     len as u64 | (case as u64) << 32
@@ -86,16 +125,29 @@ fn prepare(
     if local_source {
         // SAFETY: the source region is this process's; no other reference to it lives.
         unsafe { bytes(src, len) }.iter_mut().enumerate().for_each(|(i, b)| *b = pattern(i));
-        if matches!(case, Case::Source | Case::Both) {
-            evict_pages(src, len, true)?;
+        match case {
+            Case::Source | Case::Both => evict_pages(src, len, true)?,
+            Case::All => evict_all(src, len)?,
+            Case::Destination => {}
         }
     }
     if local_destination {
         // SAFETY: as above, the destination region.
         unsafe { bytes(dst, len) }.fill(0xee);
-        if matches!(case, Case::Destination | Case::Both) {
-            evict_pages(dst, len, false)?;
+        match case {
+            Case::Destination | Case::Both => evict_pages(dst, len, false)?,
+            Case::All => evict_all(dst, len)?,
+            Case::Source => {}
         }
+    }
+    Ok(())
+}
+
+/// Evicts every page of `[va, va + len)`, each of them resident.
+fn evict_all(va: u64, len: usize) -> Result<(), Error> {
+    let pages = len.div_ceil(PAGE) as u64;
+    if sys::evict(va, len as u64)? != pages {
+        return Err(Error::Syscall(unimem_user::SysError::BadArgument));
     }
     Ok(())
 }
@@ -103,12 +155,14 @@ fn prepare(
 /// The first wrong byte of the destination after a write of `case`, if any.
 fn first_wrong(dst: u64, len: usize, case: Case) -> Option<usize> {
     let source_faults = matches!(case, Case::Source | Case::Both);
+    let expected = |i| match case {
+        Case::All => 0,
+        _ if source_faults && evicted(len, true, i) => 0,
+        _ => pattern(i),
+    };
     // SAFETY: the destination region is this process's; the transfer has ended.
     let landed = unsafe { bytes(dst, len) };
-    landed
-        .iter()
-        .enumerate()
-        .position(|(i, &b)| b != if source_faults && evicted(len, true, i) { 0 } else { pattern(i) })
+    landed.iter().enumerate().position(|(i, &b)| b != expected(i))
 }
 
 fn remote(node: u16) -> Result<u64, Error> {
@@ -200,7 +254,7 @@ fn local() -> Result<u64, Error> {
     let dst = sys::map(REGION as u64, true)?;
     let mut faults = 0usize;
     for len in SIZES {
-        for case in [Case::Source, Case::Destination, Case::Both] {
+        for case in CASES {
             prepare(src, dst, len, case, true, true)?;
             faults += 1;
             // SAFETY: as above; the engine reads the source while this slice lives.
