@@ -401,7 +401,9 @@ fn pagefault(bench: &Bench) -> anyhow::Result<()> {
         );
         // Under -icount the PMU's instruction count is the node's, all its vCPUs together:
         // the R5 (same QEMU) polls all the while, so the figure above is an upper bound.
-        println!("pagefault_{side}_note: the instruction count includes the forwarded accesses' emulation and, under -icount, every vCPU of the node (the R5 polls meanwhile)");
+        println!(
+            "pagefault_{side}_note: the instruction count includes the forwarded accesses' emulation and, under -icount, every vCPU of the node (the R5 polls meanwhile)"
+        );
     }
     Ok(())
 }
