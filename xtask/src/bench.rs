@@ -235,6 +235,22 @@ fn per_transfer(lines: &[String], a: &str, b: &str, counter: &str) -> anyhow::Re
     Ok((get(b, counter)? - get(a, counter)?) / transfers)
 }
 
+/// Benchmark `name` on `nodes` nodes in real time, then `name`-icount on one node with its R5
+/// under `-icount shift=0` (the PMUs count instructions); prints both runs' lines, prefixed.
+fn timed_and_counted(bench: &Bench, nodes: usize, name: &str) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let (timed, _) = bench.run_image(nodes, &format!("bench={name}"))?;
+    let mut spec =
+        node_specs(1, &bench.images.ktest, Some(&bench.images.r5), &format!("bench={name}-icount")).remove(0);
+    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
+    let (counted, _) = bench.run_nodes(vec![spec])?;
+    for (run, lines) in [("timed", &timed), ("icount", &counted)] {
+        for line in lines {
+            println!("{run}: {line}");
+        }
+    }
+    Ok((timed, counted))
+}
+
 /// A figure with its goal: `name: value unit (goal <= 300: met)`.
 fn with_goal(name: &str, value: f64, unit: &str, goal: &str, met: bool) {
     println!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" });
@@ -252,15 +268,7 @@ fn with_goal(name: &str, value: f64, unit: &str, goal: &str, met: bool) {
 ///   idle polling is left out) minus the cycles its abort handler spent forwarding (on the
 ///   board a device store, counted apart as forwarded accesses) per block and per 16 B write.
 fn rdma(bench: &Bench) -> anyhow::Result<()> {
-    let (timed, _) = bench.run_image(2, "bench=rdma")?;
-    let mut spec = node_specs(1, &bench.images.ktest, Some(&bench.images.r5), "bench=rdma-icount").remove(0);
-    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
-    let (counted, _) = bench.run_nodes(vec![spec])?;
-    for (run, lines) in [("timed", &timed), ("icount", &counted)] {
-        for line in lines {
-            println!("{run}: {line}");
-        }
-    }
+    let (timed, counted) = timed_and_counted(bench, 2, "rdma")?;
     for (run, lines) in [("timed", &timed), ("icount", &counted)] {
         for phase in ["small_a", "small_b", "big_a", "big_b"] {
             for c in ["retransmits", "failed"] {
@@ -334,15 +342,7 @@ const SEED_TOUCH_AHEAD_GAIN_SOURCE: [f64; 3] = [3.9, 3.9, 4.7];
 /// write (`rdma-faults` Time), with touch-ahead and with touch-a-page, against the same writes
 /// on resident pages; then one node under `-icount` for the instructions of a fault interrupt.
 fn pagefault(bench: &Bench) -> anyhow::Result<()> {
-    let (timed, _) = bench.run_image(1, "bench=pagefault")?;
-    let mut spec = node_specs(1, &bench.images.ktest, Some(&bench.images.r5), "bench=pagefault-icount").remove(0);
-    spec.extra_args = vec!["-icount".into(), "shift=0".into()];
-    let (counted, _) = bench.run_nodes(vec![spec])?;
-    for (run, lines) in [("timed", &timed), ("icount", &counted)] {
-        for line in lines {
-            println!("{run}: {line}");
-        }
-    }
+    let (timed, counted) = timed_and_counted(bench, 1, "pagefault")?;
     println!("--- figures (each computed from the lines above) ---");
     let get = |lines: &[String], tag: u8, side: &str, bytes: u64, what: &str| {
         required(lines, &format!("pagefault_{tag}_{side}_{bytes}b_{what}"))

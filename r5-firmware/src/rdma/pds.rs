@@ -195,13 +195,6 @@ pub enum RegisterError {
 }
 
 /// The indices of the set bits of a PD mask, lowest first.
-fn pd_bits(mut mask: u16) -> impl Iterator<Item = usize> {
-    core::iter::from_fn(move || {
-        if mask == 0 {
-            return None;
-        }
-        let i = mask.trailing_zeros() as usize;
-        mask &= mask - 1;
-        Some(i)
-    })
+fn pd_bits(mask: u16) -> impl Iterator<Item = usize> {
+    bits(u128::from(mask)).map(usize::from)
 }
