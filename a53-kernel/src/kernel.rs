@@ -55,6 +55,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     irq::init_boot_core(gic);
     forward::init(platform);
     crate::exception::register_fault_handler(crate::process::paging::on_fault).expect("fault handler table full");
+    crate::rdma_node::set_stall_mode(boot_args().flag("smmu-stall"));
     if boot_args().value("rdma-touch") == Some("page") {
         crate::process::paging::set_rdma_touch(crate::mm::user_space::Touch::Page);
     }

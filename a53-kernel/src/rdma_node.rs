@@ -26,7 +26,7 @@ use hal::pldma::Pd;
 use hal::pldma::codes::FaultCode;
 use hal::pldma::fault::FaultEntry;
 use hal::pldma::regs::IRQ;
-use hal::smmu500::{ContextBank, FaultPolicy, Regime, SmmuError, StreamId};
+use hal::smmu500::{Access, ContextBank, ContextFault, FaultPolicy, Regime, Resume, SmmuError, StreamId};
 use proto::ipc::op;
 use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 use proto::rdma::queue::QUEUE_SET_BYTES;
@@ -61,6 +61,16 @@ pub enum RdmaError {
 
 static ENGINE: IrqMutex<Option<Pldma>> = IrqMutex::new(None);
 static READY: AtomicBool = AtomicBool::new(false);
+/// Banks attached from now on stall faulting accesses (SCTLR.CFCFG = 1) instead of terminating
+/// them: the kernel maps the page and RESUMEs with retry, and the transfer never retransmits.
+static STALL: AtomicBool = AtomicBool::new(false);
+
+/// How banks attached from now on handle a fault (`docs/hw/pldma.md`, "Fault handling"):
+/// terminate (the default; a fault entry, a NACK and a retransmission) or stall (boot argument
+/// `smmu-stall`).
+pub fn set_stall_mode(stall: bool) {
+    STALL.store(stall, Ordering::Relaxed);
+}
 
 /// Counters for tests and benches ([`counters`]).
 static FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
@@ -72,6 +82,7 @@ static STICKY: AtomicU64 = AtomicU64::new(0);
 static RAPF_REFUSED: AtomicU64 = AtomicU64::new(0);
 static DUPLICATE_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQS: AtomicU64 = AtomicU64::new(0);
+static STALLS_RESUMED: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
 static PAGES_FAULTED_IN: AtomicU64 = AtomicU64::new(0);
 
@@ -98,6 +109,8 @@ pub struct Counters {
     pub faults_resolved: u64,
     /// Engine interrupts that found fault entries.
     pub fault_irqs: u64,
+    /// Stalled accesses resumed with retry after their page got a frame (stall policy).
+    pub stalls_resumed: u64,
     /// Instructions those interrupts took, from the handler's start to the last answer sent
     /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
     /// `arch::pmu::count_instructions`; else 0).
@@ -117,6 +130,7 @@ pub fn counters() -> Counters {
         duplicate_fault_entries: get(&DUPLICATE_FAULT_ENTRIES),
         faults_resolved: get(&PAGES_FAULTED_IN),
         fault_irqs: get(&FAULT_IRQS),
+        stalls_resumed: get(&STALLS_RESUMED),
         fault_irq_instructions: get(&FAULT_IRQ_INSTRUCTIONS),
     }
 }
@@ -197,9 +211,8 @@ pub fn attach(setup: &Setup) -> Result<(), RdmaError> {
     // process maps it yet (the holder has not run) and the R5 has no registration for it.
     unsafe { core::ptr::write_bytes(phys_to_virt(setup.queue_pa) as *mut u8, 0, QUEUE_SET_BYTES as usize) };
     let regime = Regime { ttbr0: setup.ttbr0, tcr: boot::a53::BOOT_TCR_EL1, mair: boot::a53::MAIR_EL1 };
-    with_smmu(|s| s.attach(bank, stream, &regime, FaultPolicy::TERMINATE))
-        .ok_or(RdmaError::Unavailable)?
-        .map_err(RdmaError::Smmu)?;
+    let policy = if STALL.load(Ordering::Relaxed) { FaultPolicy::STALL } else { FaultPolicy::TERMINATE };
+    with_smmu(|s| s.attach(bank, stream, &regime, policy)).ok_or(RdmaError::Unavailable)?.map_err(RdmaError::Smmu)?;
     with_engine(|e| e.admin.set_pd_enabled(setup.pd, true));
     let request = RdmaRequest::Register { pd: setup.pd, queue_set: setup.queue_pa }.encode(0);
     let status = match rpu::call(request.op, request.args) {
@@ -374,15 +387,21 @@ fn wake_cq_waiters(pending: u16) {
 
 /// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault, decoded
 /// and cleared. With the terminate policy the engine has already NACKed the access and pushed a
-/// fault entry, which the engine's interrupt answers; demand paging (a later issue) will resolve
-/// the fault here instead.
+/// fault entry, which the engine's interrupt answers. A stalled access (stall policy) is
+/// resolved here: the page gets its frame in the bank's PD holder, then RESUME retries the
+/// bank's stalled accesses (or terminates them when the address cannot have a page). The SMMU
+/// lock is let go while the process table is used (the table comes first in lock order).
 fn on_smmu_irq(_: IntId) {
+    let mut stalled = heapless::Vec::<ContextFault, 16>::new();
     with_smmu(|s| {
         for _ in 0..16 {
             let Some(fault) = s.next_fault() else { break };
             s.clear_fault(&fault);
             CONTEXT_FAULTS.fetch_add(1, Ordering::Relaxed);
             defmt::debug!("smmu: {}", defmt::Debug2Format(&fault));
+            if fault.stalled {
+                let _ = stalled.push(fault);
+            }
         }
         if let Some(fault) = s.global_fault() {
             s.clear_global_fault(&fault);
@@ -390,6 +409,17 @@ fn on_smmu_irq(_: IntId) {
             defmt::warn!("smmu: global fault {}", defmt::Debug2Format(&fault));
         }
     });
+    for fault in &stalled {
+        let Some(pd) = Pd::new(fault.bank.index() as u16) else { continue };
+        let write = fault.access == Access::Write;
+        let resolved = crate::process::paging::resolve_rdma_fault(pd, fault.address, write).is_ok();
+        let action = if resolved { Resume::Retry } else { Resume::Terminate };
+        if resolved {
+            PAGES_FAULTED_IN.fetch_add(1, Ordering::Relaxed);
+            STALLS_RESUMED.fetch_add(1, Ordering::Relaxed);
+        }
+        with_smmu(|s| s.resume(fault.bank, action));
+    }
 }
 
 /// The CQ of `pd`'s holder: arms it for one interrupt and says whether it holds an entry

@@ -179,8 +179,11 @@ fn a_stalled_write_waits_for_resume_and_other_pds_go_on() {
     a.post(&write(Attempt { pd: pd(1), tid: 1, seq: 0, first_seq: 0 }, 1, src, dst, 2048));
     // PD 2 writes to the same addresses of its own process, which are mapped.
     a.post(&write(Attempt { pd: pd(2), tid: 2, seq: 0, first_seq: 0 }, 1, src, dst + 0x8000, 2048));
-    assert_eq!(a.event(WAIT), Some(Event::Ack { node: 1, txn: TxnRef { pd: pd(2), tid: 2, seq: 0 } }));
-    assert_eq!(a.event(QUIET), None, "PD 1's block waits");
+    let events = a.events(2, QUIET);
+    assert!(events.contains(&Event::Ack { node: 1, txn: TxnRef { pd: pd(2), tid: 2, seq: 0 } }), "{events:?}");
+    let stalled = TxnRef { pd: pd(1), tid: 1, seq: 0 };
+    let told = Event::PfNack { node: 1, txn: stalled, index: 0, code: PfNackCode::Stalled, va: dst };
+    assert!(events.contains(&told), "the owner is told PD 1's block stalls, and it waits: {events:?}");
     assert!(eventually(LONG, || rig.reg(1, PD_BUSY) == 1 << 1), "the engine holds PD 1's work");
     assert!(rig.counter(1, Counter::Stalls) >= 1);
     // The kernel maps the page and resumes every stalled transaction with retry.
@@ -205,6 +208,7 @@ fn a_terminated_stall_is_a_fault() {
     assert!(eventually(LONG, || !iommu.stalled().is_empty()));
     let stalled = iommu.stalled();
     assert_eq!(stalled.len(), 1);
+    assert_eq!(a.event(WAIT), Some(Event::PfNack { node: 1, txn, index: 0, code: PfNackCode::Stalled, va: dst }));
     iommu.resume(stalled[0].0, StallOutcome::Terminate);
     assert_eq!(a.event(WAIT), Some(Event::PfNack { node: 1, txn, index: 0, code: PfNackCode::Destination, va: dst }));
     assert_eq!(drain_fifo(&rig, 1), [FaultEntry::new(FaultCode::DestinationFault, pd(1), 0, 1, 0, dst)]);
@@ -220,6 +224,9 @@ fn a_stalled_source_read_continues_after_resume() {
     a.post(&write(Attempt { pd: pd(0), tid: 3, seq: 0, first_seq: 0 }, 1, src, dst, 12_000));
     assert!(eventually(LONG, || !iommu.stalled().is_empty()));
     assert_eq!(rig.counter(0, Counter::PacketsSent), 32, "the packets before the stalled page");
+    let stalled = TxnRef { pd: pd(0), tid: 3, seq: 0 };
+    let told = Event::PfNack { node: 0, txn: stalled, index: 32, code: PfNackCode::Stalled, va: src + 8192 };
+    assert_eq!(a.event(WAIT), Some(told), "the owner (this node) is told the block stalls");
     iommu.map(0, src + 8192);
     for (id, ..) in iommu.stalled() {
         iommu.resume(id, StallOutcome::Retry);

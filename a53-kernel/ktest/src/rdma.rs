@@ -25,6 +25,7 @@ pub const TESTS: &[Test] = &[
     Test::new("rdma", "forged_and_stale_rapfs_from_el0_are_ignored_and_counted", forged_rapfs),
     Test::new("rdma", "faulting_source_destination_and_both_touch_ahead_with_no_timeout", faults_touch_ahead),
     Test::new("rdma", "faulting_source_destination_and_both_touch_a_page_with_no_timeout", faults_touch_a_page),
+    Test::new("rdma", "faulting_source_destination_and_both_stalled_and_resumed_with_no_fault_message", faults_stall),
     Test::new("rdma", "faulting_transfers_of_four_pds_at_once_with_no_timeout", faults_four_pds),
 ];
 
@@ -212,26 +213,43 @@ fn pd_shares() -> TestResult {
 /// `rdma-faults`' matrix on this node with the kernel answering faults by `touch`: every transfer
 /// completes byte for byte, the errors end in FaultLocal, the kernel resolved faults, and no
 /// timeout fired.
-fn faults_with(touch: Touch) -> TestResult {
+fn faults_with(touch: Touch, stall: bool) -> TestResult {
     use unimem_user::args::rdma_faults::{Role, pack};
     needs_rdma()?;
     let before = stats()?;
-    let resolved_before = rdma_node::counters().faults_resolved;
+    let (resolved_before, resumed_before) =
+        (rdma_node::counters().faults_resolved, rdma_node::counters().stalls_resumed);
     paging::set_rdma_touch(touch);
+    rdma_node::set_stall_mode(stall);
     let exit = run("rdma-faults", pack(Role::Local));
+    rdma_node::set_stall_mode(false);
     paging::set_rdma_touch(Touch::Block);
     expect_zero("rdma-faults", exit?)?;
     let after = stats()?;
     let resolved = rdma_node::counters().faults_resolved - resolved_before;
+    let resumed = rdma_node::counters().stalls_resumed - resumed_before;
+    let retransmitted =
+        (after.rapf_retransmits - before.rapf_retransmits) + (after.local_retransmits - before.local_retransmits);
+    if stall {
+        // Stalled accesses are retried by RESUME: no fault message, no block sent again (the
+        // error cases end with Abort, which retransmits nothing).
+        ensure(resumed > 0, "no stalled access was resumed")?;
+        ensure(retransmitted == 0, "a block was retransmitted in stall mode")?;
+    }
     defmt::println!(
-        "faults ({}): {=u64} resolved by the kernel, {=u64} retransmitted on RAPF or fault message, {=u64} PF-NACKs",
+        "faults ({}, stall {=bool}): {=u64} resolved by the kernel, {=u64} stalls resumed, {=u64} retransmitted on RAPF or fault message, {=u64} PF-NACKs, {=u64} timeouts",
         defmt::Debug2Format(&touch),
+        stall,
         resolved,
-        (after.rapf_retransmits - before.rapf_retransmits) + (after.local_retransmits - before.local_retransmits),
-        after.pf_nacks - before.pf_nacks
+        resumed,
+        retransmitted,
+        after.pf_nacks - before.pf_nacks,
+        after.timeout_retransmits - before.timeout_retransmits
     );
     ensure(resolved > 0, "the kernel resolved no fault")?;
-    ensure(after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
+    // Stall mode still lets a few timeouts fire (0 to 9 in a run of this matrix; an open
+    // problem, see docs/hw/pldma.md "Fault handling"): only terminate mode is held to none.
+    ensure(stall || after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
 }
 
 /// `rdma-faults`' matrix from node 0 to node 1, with touch-ahead then touch-a-page on both
@@ -298,11 +316,15 @@ fn faults_four_pds() -> TestResult {
 }
 
 fn faults_touch_ahead() -> TestResult {
-    faults_with(Touch::Block)
+    faults_with(Touch::Block, false)
 }
 
 fn faults_touch_a_page() -> TestResult {
-    faults_with(Touch::Page)
+    faults_with(Touch::Page, false)
+}
+
+fn faults_stall() -> TestResult {
+    faults_with(Touch::Block, true)
 }
 
 /// Transfers per node in the suite: 4 nodes x 256 = 1024.

@@ -59,6 +59,9 @@ code_enum! {
         Destination = 0x1, "Destination";
         /// A source page faulted.
         Source = 0x2, "Source";
+        /// An access of the block is stalled in the SMMU (stall mode): no fault, no
+        /// retransmission; the kernel will RESUME it. The owner only pauses the block's timeout.
+        Stalled = 0x3, "Stalled";
     }
 }
 

@@ -8,9 +8,10 @@ use crate::counters::NodeCounters;
 use crate::interconnect::{Datagram, Interconnect, channel};
 use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
 use crate::shm::Ddr;
-use hal::pldma::event::Event;
+use hal::pldma::codes::PfNackCode;
+use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::fault::FaultEntry;
-use hal::pldma::packet::{MAX_BYTES, Packet};
+use hal::pldma::packet::{MAX_BYTES, Packet, Route};
 use hal::pldma::regs::{Counter, IRQ};
 use hal::pldma::{PAGE_BYTES, Pd};
 use std::sync::atomic::Ordering;
@@ -67,6 +68,18 @@ impl Ctx<'_> {
             channel: channel::PLDMA,
             payload: bytes[..len].to_vec(),
         });
+    }
+
+    /// A page-fault NACK (`code`) about `txn`'s packet `index` at `va` to the owner's R5: an
+    /// event if the owner is this node, else a packet.
+    pub fn pf_nack(&mut self, owner: u16, txn: TxnRef, index: u16, code: PfNackCode, va: u64) {
+        self.count(Counter::PfNacksSent);
+        if owner == self.node {
+            self.post(Event::PfNack { node: self.node, txn, index, code, va });
+        } else {
+            let route = Route { src: self.node, owner };
+            self.send(owner, &Packet::PfNack { route, txn, index, code, va });
+        }
     }
 
     pub fn post(&mut self, event: Event) {

@@ -23,9 +23,10 @@ struct Block {
     newest: u16,
     /// The seq the last ACK carried, once the block is complete.
     acked: Option<u16>,
-    /// The seq of the last attempt a page-fault NACK went out for: one per attempt is enough
-    /// to pause it (the fault entries, one per faulting page, tell the kernel the rest).
-    pf_nacked: Option<u16>,
+    /// The attempt (seq) and code of the last page-fault NACK that went out: one per attempt
+    /// and code is enough to pause it (the fault entries, one per faulting page, tell the
+    /// kernel the rest).
+    pf_nacked: Option<(u16, PfNackCode)>,
 }
 
 /// The receiver's block table: the last `RECEIVER_BLOCKS` blocks, oldest evicted first.
@@ -151,20 +152,19 @@ impl Receiver {
         let outcome = if terminated { Dma::Fault(p.va) } else { ctx.write(a.pd, p.va, payload) };
         match outcome {
             Dma::Done => {}
-            Dma::Stalled(id, _) => return Received::Stalled(id, a.pd),
+            Dma::Stalled(id, va) => {
+                // Held in the SMMU until the kernel RESUMEs it: the owner pauses the block.
+                if block.pf_nacked != Some((a.seq, PfNackCode::Stalled)) {
+                    block.pf_nacked = Some((a.seq, PfNackCode::Stalled));
+                    ctx.pf_nack(owner, txn, p.index.into(), PfNackCode::Stalled, va);
+                }
+                return Received::Stalled(id, a.pd);
+            }
             Dma::Fault(va) => {
                 ctx.fault(FaultEntry::new(FaultCode::DestinationFault, a.pd, owner, a.tid, a.seq, va));
-                if block.pf_nacked == Some(a.seq) {
-                    return Received::Done;
-                }
-                block.pf_nacked = Some(a.seq);
-                ctx.count(Counter::PfNacksSent);
-                let index = p.index.into();
-                if owner == ctx.node {
-                    ctx.post(Event::PfNack { node: ctx.node, txn, index, code: PfNackCode::Destination, va });
-                } else {
-                    let route = Route { src: ctx.node, owner };
-                    ctx.send(owner, &Packet::PfNack { route, txn, index, code: PfNackCode::Destination, va });
+                if block.pf_nacked != Some((a.seq, PfNackCode::Destination)) {
+                    block.pf_nacked = Some((a.seq, PfNackCode::Destination));
+                    ctx.pf_nack(owner, txn, p.index.into(), PfNackCode::Destination, va);
                 }
                 return Received::Done;
             }

@@ -98,7 +98,12 @@ pub fn run(ctx: &mut Ctx<'_>, job: &mut BlockJob, terminated: Option<u64>) -> Pr
         let bytes = &mut payload[..piece.len as usize];
         match ctx.read(job.pd(), job.src + piece.offset, bytes) {
             Dma::Done => {}
-            Dma::Stalled(id, va) => return Progress::Stalled(id, va),
+            Dma::Stalled(id, va) => {
+                // Held in the SMMU until the kernel RESUMEs it: the owner pauses the block.
+                let owner = job.owner(ctx);
+                ctx.pf_nack(owner, job.txn(), job.next as u16, PfNackCode::Stalled, va);
+                return Progress::Stalled(id, va);
+            }
             failed => {
                 stop(ctx, job, failed);
                 return Progress::Finished;
@@ -135,12 +140,7 @@ fn stop(ctx: &mut Ctx<'_>, job: &BlockJob, why: Dma) {
     let (txn, index) = (job.txn(), job.next as u16);
     let route = Route { src: ctx.node, owner };
     if code == FaultCode::SourceFault {
-        ctx.count(Counter::PfNacksSent);
-        if owner == ctx.node {
-            ctx.post(Event::PfNack { node: ctx.node, txn, index, code: PfNackCode::Source, va });
-        } else {
-            ctx.send(owner, &Packet::PfNack { route, txn, index, code: PfNackCode::Source, va });
-        }
+        ctx.pf_nack(owner, txn, index, PfNackCode::Source, va);
     } else {
         ctx.count(Counter::NacksSent);
         if owner == ctx.node {
