@@ -36,13 +36,13 @@ impl Board for Zcu102Qemu {
     /// (`ARM_CPU_FREQ`), whatever the emulated speed.
     const R5_CLOCK_HZ: u64 = 1_000_000_000;
     /// Emulated time runs slower than the board's: a forwarded access costs 15 us to
-    /// milliseconds on a busy host, and the kernel's fault path makes dozens. 50 ms keeps
+    /// milliseconds on a busy host, and the kernel's fault path makes dozens. 100 ms keeps
     /// timeouts for packets that were really lost; shorter ones, on a 2-core host running two
-    /// nodes, fired while ACKs were only late, and every retransmission (64 more packets) made
-    /// the host busier still.
-    const RDMA_TIMEOUT_US: u64 = 50_000;
+    /// nodes or four processes faulting at once, fired while ACKs were only late, and every
+    /// retransmission (64 more packets) made the host busier still.
+    const RDMA_TIMEOUT_US: u64 = 100_000;
     /// The R5's vCPU runs at a low priority: on a busy host it may not run for seconds, and its
-    /// timeouts still fire. 250 x 50 ms = 12.5 s before a block is given up.
+    /// timeouts still fire. 250 x 100 ms = 25 s before a block is given up.
     const RDMA_MAX_TIMEOUTS: u8 = 250;
     const EXIT: Exit = Exit::Semihosting;
     const FORWARDING: Option<Forwarding> = Some(Forwarding { slots: FORWARD_SLOTS, uart: PLATFORM_UART });
