@@ -15,7 +15,7 @@ use crate::mm::smmu::with_smmu;
 use crate::mm::user_space::{AddressSpace, FrameSource};
 use crate::process::scheduler;
 use crate::process::table::{TABLE, Wait};
-use crate::rdma::answer::{Answer, Recent, action, answer};
+use crate::rdma::answer::{Answer, Recent, action, answer, page_access};
 use crate::rpu::{self, RpuError};
 use crate::sync::IrqMutex;
 use crate::{arch, timer};
@@ -23,7 +23,6 @@ use board::layout::PLDMA_QUEUES;
 use board::pl::irq_line;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use hal::pldma::Pd;
-use hal::pldma::codes::FaultCode;
 use hal::pldma::fault::FaultEntry;
 use hal::pldma::regs::IRQ;
 use hal::smmu500::{Access, ContextBank, ContextFault, FaultPolicy, Regime, Resume, SmmuError, StreamId};
@@ -84,7 +83,7 @@ static DUPLICATE_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQS: AtomicU64 = AtomicU64::new(0);
 static STALLS_RESUMED: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
-static PAGES_FAULTED_IN: AtomicU64 = AtomicU64::new(0);
+static FAULTS_RESOLVED: AtomicU64 = AtomicU64::new(0);
 
 /// What the front end has seen so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -128,7 +127,7 @@ pub fn counters() -> Counters {
         sticky: get(&STICKY),
         rapf_refused: get(&RAPF_REFUSED),
         duplicate_fault_entries: get(&DUPLICATE_FAULT_ENTRIES),
-        faults_resolved: get(&PAGES_FAULTED_IN),
+        faults_resolved: get(&FAULTS_RESOLVED),
         fault_irqs: get(&FAULT_IRQS),
         stalls_resumed: get(&STALLS_RESUMED),
         fault_irq_instructions: get(&FAULT_IRQ_INSTRUCTIONS),
@@ -343,11 +342,10 @@ fn answer_faults(entries: &[FaultEntry], me: u16) {
             DUPLICATE_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        let write = entry.code == FaultCode::DestinationFault;
-        let resolved = matches!(entry.code, FaultCode::DestinationFault | FaultCode::SourceFault)
-            && crate::process::paging::resolve_rdma_fault(entry.pd, entry.va(), write).is_ok();
+        let resolved = page_access(entry)
+            .is_some_and(|write| crate::process::paging::resolve_rdma_fault(entry.pd, entry.va(), write).is_ok());
         if resolved {
-            PAGES_FAULTED_IN.fetch_add(1, Ordering::Relaxed);
+            FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
         }
         let _ = answers.push(answer(entry, me, action(entry, resolved)));
     }
@@ -415,7 +413,7 @@ fn on_smmu_irq(_: IntId) {
         let resolved = crate::process::paging::resolve_rdma_fault(pd, fault.address, write).is_ok();
         let action = if resolved { Resume::Retry } else { Resume::Terminate };
         if resolved {
-            PAGES_FAULTED_IN.fetch_add(1, Ordering::Relaxed);
+            FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
             STALLS_RESUMED.fetch_add(1, Ordering::Relaxed);
         }
         with_smmu(|s| s.resume(fault.bank, action));

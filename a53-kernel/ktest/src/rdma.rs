@@ -210,15 +210,15 @@ fn pd_shares() -> TestResult {
     result
 }
 
-/// `rdma-faults`' matrix on this node with the kernel answering faults by `touch`: every transfer
-/// completes byte for byte, the errors end in FaultLocal, the kernel resolved faults, and no
-/// timeout fired.
+/// `rdma-faults`' matrix on this node with the kernel answering faults by `touch`, in terminate
+/// or `stall` mode: every transfer completes byte for byte, the errors end in FaultLocal, the
+/// kernel resolved faults, and no timeout fired (terminate mode); in stall mode RESUME retried
+/// stalled accesses and no block was sent again for a fault.
 fn faults_with(touch: Touch, stall: bool) -> TestResult {
     use unimem_user::args::rdma_faults::{Role, pack};
     needs_rdma()?;
     let before = stats()?;
-    let (resolved_before, resumed_before) =
-        (rdma_node::counters().faults_resolved, rdma_node::counters().stalls_resumed);
+    let kernel_before = rdma_node::counters();
     paging::set_rdma_touch(touch);
     rdma_node::set_stall_mode(stall);
     let exit = run("rdma-faults", pack(Role::Local));
@@ -226,8 +226,9 @@ fn faults_with(touch: Touch, stall: bool) -> TestResult {
     paging::set_rdma_touch(Touch::Block);
     expect_zero("rdma-faults", exit?)?;
     let after = stats()?;
-    let resolved = rdma_node::counters().faults_resolved - resolved_before;
-    let resumed = rdma_node::counters().stalls_resumed - resumed_before;
+    let kernel_after = rdma_node::counters();
+    let resolved = kernel_after.faults_resolved - kernel_before.faults_resolved;
+    let resumed = kernel_after.stalls_resumed - kernel_before.stalls_resumed;
     let retransmitted =
         (after.rapf_retransmits - before.rapf_retransmits) + (after.local_retransmits - before.local_retransmits);
     if stall {

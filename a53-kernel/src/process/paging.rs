@@ -107,20 +107,24 @@ pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<usize, TouchEr
 /// Makes `[va, va + len)` resident in `process` for a system call that reads (or `write`s) it
 /// for the process: region pages get their frames as a touch would give them.
 pub fn make_resident(process: &mut Process, va: u64, len: usize, write: bool) -> Result<(), SpaceError> {
-    if process.space.make_resident(va, len, write)? > 0 && process.holds_pd {
-        rdma_node::publish_tables(&process.space);
-    }
+    let mapped = process.space.make_resident(va, len, write)?;
+    publish(process, mapped);
     Ok(())
 }
 
-/// Touches `va` in the process in `slot`; the SMMU's walker sees new descriptors only once the
-/// tables are cleaned to the point of coherency, so they are when the process holds its PD.
+/// Touches `va` in the process in `slot`.
 fn touch_slot(slot: usize, va: u64, write: bool, touch: Touch) -> Result<usize, TouchError> {
     let mut table = TABLE.lock();
     let p = table.slots[slot].as_mut().ok_or(TouchError::Outside(va))?;
     let mapped = p.space.touch(va, write, touch)?;
-    if mapped > 0 && p.holds_pd {
-        rdma_node::publish_tables(&p.space);
-    }
+    publish(p, mapped);
     Ok(mapped)
+}
+
+/// After `mapped` new pages: the SMMU's walker sees new descriptors only once the tables are
+/// cleaned to the point of coherency, so they are when the process holds its PD.
+fn publish(process: &Process, mapped: usize) {
+    if mapped > 0 && process.holds_pd {
+        rdma_node::publish_tables(&process.space);
+    }
 }

@@ -25,8 +25,17 @@ pub enum Answer {
 
 /// The action for `entry`, given whether its page now has a frame (`resolved`).
 pub fn action(entry: &FaultEntry, resolved: bool) -> RapfAction {
-    let curable = matches!(entry.code, FaultCode::DestinationFault | FaultCode::SourceFault);
-    if curable && resolved { RapfAction::Retry } else { RapfAction::Abort }
+    if page_access(entry).is_some() && resolved { RapfAction::Retry } else { RapfAction::Abort }
+}
+
+/// The access a page could cure: `Some(write)` for a source (read) or destination (write)
+/// page fault; `None` for a bus error, which no mapping changes.
+pub fn page_access(entry: &FaultEntry) -> Option<bool> {
+    match entry.code {
+        FaultCode::DestinationFault => Some(true),
+        FaultCode::SourceFault => Some(false),
+        _ => None,
+    }
 }
 
 /// The last answered faults: several packets of one block that fault on one page push several
