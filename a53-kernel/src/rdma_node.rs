@@ -66,9 +66,14 @@ static STALL: AtomicBool = AtomicBool::new(false);
 
 /// How banks attached from now on handle a fault (`docs/hw/pldma.md`, "Fault handling"):
 /// terminate (the default; a fault entry, a NACK and a retransmission) or stall (boot argument
-/// `smmu-stall`).
-pub fn set_stall_mode(stall: bool) {
-    STALL.store(stall, Ordering::Relaxed);
+/// `smmu-stall`). Returns the mode it replaces.
+pub fn set_stall_mode(stall: bool) -> bool {
+    STALL.swap(stall, Ordering::Relaxed)
+}
+
+/// Whether banks attached from now on stall (see [`set_stall_mode`]).
+pub fn stall_mode() -> bool {
+    STALL.load(Ordering::Relaxed)
 }
 
 /// Counters for tests and benches ([`counters`]).
@@ -82,6 +87,7 @@ static RAPF_REFUSED: AtomicU64 = AtomicU64::new(0);
 static DUPLICATE_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQS: AtomicU64 = AtomicU64::new(0);
 static STALLS_RESUMED: AtomicU64 = AtomicU64::new(0);
+static UNRECORDED_STALLS: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
 static FAULTS_RESOLVED: AtomicU64 = AtomicU64::new(0);
 
@@ -110,6 +116,9 @@ pub struct Counters {
     pub fault_irqs: u64,
     /// Stalled accesses resumed with retry after their page got a frame (stall policy).
     pub stalls_resumed: u64,
+    /// Stalled accesses with no recorded fault (their fault got only MULTI), resumed with
+    /// retry so that they fault again in full.
+    pub unrecorded_stalls: u64,
     /// Instructions those interrupts took, from the handler's start to the last answer sent
     /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
     /// `arch::pmu::count_instructions`; else 0).
@@ -130,6 +139,7 @@ pub fn counters() -> Counters {
         faults_resolved: get(&FAULTS_RESOLVED),
         fault_irqs: get(&FAULT_IRQS),
         stalls_resumed: get(&STALLS_RESUMED),
+        unrecorded_stalls: get(&UNRECORDED_STALLS),
         fault_irq_instructions: get(&FAULT_IRQ_INSTRUCTIONS),
     }
 }
@@ -389,35 +399,67 @@ fn wake_cq_waiters(pending: u16) {
 /// resolved here: the page gets its frame in the bank's PD holder, then RESUME retries the
 /// bank's stalled accesses (or terminates them when the address cannot have a page). The SMMU
 /// lock is let go while the process table is used (the table comes first in lock order).
+///
+/// A stalled access whose fault got only MULTI has no address and no interrupt of its own: it
+/// is resumed with retry, so that it faults again and is recorded in full (`docs/hw/smmu.md`,
+/// "MULTI in stall mode"). Rounds go on until no bank records a fault or holds such an access.
 fn on_smmu_irq(_: IntId) {
-    let mut stalled = heapless::Vec::<ContextFault, 16>::new();
-    with_smmu(|s| {
-        for _ in 0..16 {
-            let Some(fault) = s.next_fault() else { break };
-            s.clear_fault(&fault);
-            CONTEXT_FAULTS.fetch_add(1, Ordering::Relaxed);
-            defmt::debug!("smmu: {}", defmt::Debug2Format(&fault));
-            if fault.stalled {
-                let _ = stalled.push(fault);
+    for _ in 0..STALL_ROUNDS {
+        let mut stalled = heapless::Vec::<ContextFault, 16>::new();
+        with_smmu(|s| {
+            for _ in 0..stalled.capacity() {
+                let Some(fault) = s.next_fault() else { break };
+                s.clear_fault(&fault);
+                CONTEXT_FAULTS.fetch_add(1, Ordering::Relaxed);
+                defmt::debug!("smmu: {}", defmt::Debug2Format(&fault));
+                if fault.stalled {
+                    let _ = stalled.push(fault);
+                }
             }
+            if let Some(fault) = s.global_fault() {
+                s.clear_global_fault(&fault);
+                GLOBAL_FAULTS.fetch_add(1, Ordering::Relaxed);
+                defmt::warn!("smmu: global fault {}", defmt::Debug2Format(&fault));
+            }
+        });
+        for fault in &stalled {
+            // Decided before the SMMU lock is taken: the answer uses the process table.
+            let answer = stall_answer(fault);
+            with_smmu(|s| s.resume(fault.bank, answer));
         }
-        if let Some(fault) = s.global_fault() {
-            s.clear_global_fault(&fault);
-            GLOBAL_FAULTS.fetch_add(1, Ordering::Relaxed);
-            defmt::warn!("smmu: global fault {}", defmt::Debug2Format(&fault));
+        let unrecorded = with_smmu(|s| {
+            let banks: heapless::Vec<ContextBank, { hal::smmu500::regs::CONTEXT_BANKS }> =
+                s.unrecorded_stalls().collect();
+            for &bank in &banks {
+                s.resume(bank, Resume::Retry);
+            }
+            banks.len()
+        })
+        .unwrap_or(0);
+        UNRECORDED_STALLS.fetch_add(unrecorded as u64, Ordering::Relaxed);
+        if stalled.is_empty() && unrecorded == 0 {
+            return;
         }
-    });
-    for fault in &stalled {
-        let Some(pd) = Pd::new(fault.bank.index() as u16) else { continue };
-        let write = fault.access == Access::Write;
-        let resolved = crate::process::paging::resolve_rdma_fault(pd, fault.address, write).is_ok();
-        let action = if resolved { Resume::Retry } else { Resume::Terminate };
-        if resolved {
-            FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
-            STALLS_RESUMED.fetch_add(1, Ordering::Relaxed);
-        }
-        with_smmu(|s| s.resume(fault.bank, action));
     }
+}
+
+/// Handler rounds per interrupt at most: faults that keep coming are left to the next one.
+const STALL_ROUNDS: usize = 8;
+
+/// RESUME for a stalled access: retry once its page has a frame, terminate when its address
+/// cannot have one; retry at once when the fault has no address (MULTI alone).
+fn stall_answer(fault: &ContextFault) -> Resume {
+    if !fault.has_address() {
+        return Resume::Retry;
+    }
+    let Some(pd) = Pd::new(fault.bank.index() as u16) else { return Resume::Terminate };
+    let write = fault.access == Access::Write;
+    if crate::process::paging::resolve_rdma_fault(pd, fault.address, write).is_err() {
+        return Resume::Terminate;
+    }
+    FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
+    STALLS_RESUMED.fetch_add(1, Ordering::Relaxed);
+    Resume::Retry
 }
 
 /// The CQ of `pd`'s holder: arms it for one interrupt and says whether it holds an entry

@@ -212,17 +212,17 @@ fn pd_shares() -> TestResult {
 
 /// `rdma-faults`' matrix on this node with the kernel answering faults by `touch`, in terminate
 /// or `stall` mode: every transfer completes byte for byte, the errors end in FaultLocal, the
-/// kernel resolved faults, and no timeout fired (terminate mode); in stall mode RESUME retried
-/// stalled accesses and no block was sent again for a fault.
+/// kernel resolved faults, and no timeout fired; in stall mode RESUME retried stalled accesses
+/// and no block was sent again for a fault.
 fn faults_with(touch: Touch, stall: bool) -> TestResult {
     use unimem_user::args::rdma_faults::{Role, pack};
     needs_rdma()?;
     let before = stats()?;
     let kernel_before = rdma_node::counters();
     paging::set_rdma_touch(touch);
-    rdma_node::set_stall_mode(stall);
+    let mode = rdma_node::set_stall_mode(stall);
     let exit = run("rdma-faults", pack(Role::Local));
-    rdma_node::set_stall_mode(false);
+    rdma_node::set_stall_mode(mode);
     paging::set_rdma_touch(Touch::Block);
     expect_zero("rdma-faults", exit?)?;
     let after = stats()?;
@@ -238,27 +238,31 @@ fn faults_with(touch: Touch, stall: bool) -> TestResult {
         ensure(retransmitted == 0, "a block was retransmitted in stall mode")?;
     }
     defmt::println!(
-        "faults ({}, stall {=bool}): {=u64} resolved by the kernel, {=u64} stalls resumed, {=u64} retransmitted on RAPF or fault message, {=u64} PF-NACKs, {=u64} timeouts",
+        "faults ({}, stall {=bool}): {=u64} resolved by the kernel, {=u64} stalls resumed ({=u64} with no record), {=u64} retransmitted on RAPF or fault message, {=u64} PF-NACKs, {=u64} timeouts ({=u64} of paused blocks)",
         defmt::Debug2Format(&touch),
         stall,
         resolved,
         resumed,
+        kernel_after.unrecorded_stalls - kernel_before.unrecorded_stalls,
         retransmitted,
         after.pf_nacks - before.pf_nacks,
-        after.timeout_retransmits - before.timeout_retransmits
+        after.timeout_retransmits - before.timeout_retransmits,
+        after.paused_timeouts - before.paused_timeouts
     );
     ensure(resolved > 0, "the kernel resolved no fault")?;
-    // Stall mode still lets a few timeouts fire (0 to 9 in a run of this matrix; an open
-    // problem, see docs/hw/pldma.md "Fault handling"): only terminate mode is held to none.
-    ensure(stall || after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
+    ensure(after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
 }
 
 /// `rdma-faults`' matrix from node 0 to node 1, with touch-ahead then touch-a-page on both
 /// nodes: every write lands byte for byte, and no timeout fires on node 0's R5, except on lossy
-/// links (boot argument `lossy`), where a timeout is how a dropped packet is sent again.
+/// links (boot argument `lossy`), where a timeout is how a dropped packet is sent again. In stall
+/// mode (boot argument `smmu-stall`, both nodes) the faults of both sides are stalled and
+/// resumed: node 0 resumes its source's, and no block is sent again for a fault, even on lossy
+/// links.
 fn remote_faults() -> TestResult {
     use unimem_user::args::rdma_faults::{Role, pack};
     let (me, n) = whoami()?;
+    let stall = rdma_node::stall_mode();
     let mut result = Ok(());
     for (round, touch) in [Touch::Block, Touch::Page].into_iter().enumerate() {
         paging::set_rdma_touch(touch);
@@ -266,11 +270,18 @@ fn remote_faults() -> TestResult {
         if me == 0 && n > 1 && result.is_ok() {
             result = (|| {
                 needs_rdma()?;
-                let before = stats()?;
+                let (before, kernel_before) = (stats()?, rdma_node::counters());
                 expect_zero("rdma-faults remote", run("rdma-faults", pack(Role::Remote { node: 1 }))?)?;
-                let after = stats()?;
+                let (after, kernel_after) = (stats()?, rdma_node::counters());
                 let lossy = a53_kernel::kernel::boot_args().flag("lossy");
-                ensure(lossy || after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")
+                ensure(lossy || after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")?;
+                if stall {
+                    let resent = (after.rapf_retransmits - before.rapf_retransmits)
+                        + (after.local_retransmits - before.local_retransmits);
+                    ensure(resent == 0, "a block was retransmitted for a fault in stall mode")?;
+                    ensure(kernel_after.stalls_resumed > kernel_before.stalls_resumed, "no source stall resumed")?;
+                }
+                Ok(())
             })();
         }
         barrier(1261 + 2 * round as u64)?;

@@ -320,6 +320,18 @@ impl<P: RegisterPort> Smmu500<P> {
         LocalRegisterCopy::<u32, FSR::Register>::new(self.port.read32(cb!(bank, fsr))).is_set(FSR::SS)
     }
 
+    /// The attached banks that hold a stalled transaction but record no fault with an address:
+    /// a transaction that faulted while the bank already held a fault got only MULTI, and that
+    /// MULTI was cleared with the record it came after (or is all FSR records). Nothing will
+    /// interrupt for it; RESUME retry makes it fault again, recorded in full this time.
+    pub fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_ {
+        ContextBank::all().filter(|b| self.asids[b.index()].is_some()).filter(|&b| {
+            let fsr = self.port.read32(cb!(b, fsr));
+            let f = LocalRegisterCopy::<u32, FSR::Register>::new(fsr);
+            f.is_set(FSR::SS) && fsr & FSR_RECORD & !FSR::MULTI::SET.value == 0
+        })
+    }
+
     /// Retries or terminates bank `bank`'s stalled transactions (ignored when none is stalled).
     pub fn resume(&mut self, bank: ContextBank, action: Resume) {
         self.port.write32(cb!(bank, resume), action.value());

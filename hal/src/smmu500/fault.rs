@@ -92,6 +92,12 @@ pub struct ContextFault {
 }
 
 impl ContextFault {
+    /// Whether FAR is this fault's address: not for MULTI alone, whose FAR is an older
+    /// fault's (the kernel answers such a stall with RESUME retry, never from FAR).
+    pub fn has_address(&self) -> bool {
+        self.kind != FaultKind::Unrecorded
+    }
+
     /// Decodes bank `bank`'s fault registers; `None` when FSR records nothing (a bank that is
     /// only stalled, its record already cleared, is not a new fault).
     pub fn decode(bank: ContextBank, fsr: u32, far: u64, fsynr0: u32, stream: u32) -> Option<Self> {

@@ -174,6 +174,9 @@ pub struct RdmaStats {
     /// decode, the host's round trip): the emulator's share of `busy_cycles`, which a board's
     /// device store does not have. Under `-icount shift=0` a tick is one instruction.
     pub forwarded_cycles: u64,
+    /// Of `timeout_retransmits`, those of blocks paused on a page fault: the safety net fired
+    /// because no RAPF, fault message or ACK came within the paused timeout.
+    pub paused_timeouts: u64,
 }
 
 pub const STATS_PAGES: u64 = 4;
@@ -211,6 +214,7 @@ impl RdmaStats {
         busy_rounds: 0,
         forwarded_accesses: 0,
         forwarded_cycles: 0,
+        paused_timeouts: 0,
     };
 
     /// Page `page`, or `None` past the last one.
@@ -243,7 +247,15 @@ impl RdmaStats {
                 self.cq_interrupts,
                 self.descriptors_refused,
             ],
-            3 => [self.busy_cycles, self.busy_rounds, self.forwarded_accesses, self.forwarded_cycles, 0, 0, 0],
+            3 => [
+                self.busy_cycles,
+                self.busy_rounds,
+                self.forwarded_accesses,
+                self.forwarded_cycles,
+                self.paused_timeouts,
+                0,
+                0,
+            ],
             _ => return None,
         })
     }
@@ -277,6 +289,7 @@ impl RdmaStats {
             busy_rounds: p3[1],
             forwarded_accesses: p3[2],
             forwarded_cycles: p3[3],
+            paused_timeouts: p3[4],
         }
     }
 }
@@ -334,6 +347,7 @@ mod tests {
             descriptors_refused: 3,
             forwarded_accesses: 4,
             forwarded_cycles: 5,
+            paused_timeouts: 6,
             ..Default::default()
         };
         let pages = [s.page(0).unwrap(), s.page(1).unwrap(), s.page(2).unwrap(), s.page(3).unwrap()];

@@ -216,6 +216,9 @@ impl<'q> Scheduler<'q> {
                 self.fail(transfer, CqeStatus::Timeout);
             } else {
                 self.stats.timeout_retransmits += 1;
+                if txn.state == TxnState::Paused {
+                    self.stats.paused_timeouts += 1;
+                }
                 self.retransmit(engine, tid, now);
             }
         }

@@ -160,7 +160,8 @@ pub const RUNS: &[TargetRun] = &[
     },
     // User-level RDMA on a QFDB's worth of nodes over bad links: every size between two nodes,
     // a PD that reaches no other's memory, and 1,024 random transfers from a process on every
-    // node. (Test filters are ANDed: one filter names them all.)
+    // node. (Test filters are ANDed: one filter names them all.) The nodes boot in SMMU stall
+    // mode: page faults across nodes are stalled and resumed here (cluster-2 terminates them).
     TargetRun {
         name: "cluster-4-rdma",
         nodes: 4,
@@ -169,7 +170,7 @@ pub const RUNS: &[TargetRun] = &[
         r5: true,
         virtualization: false,
         lossy: true,
-        boot_args: "cluster cluster-only rdma-stress lossy cluster-filter=cluster::rdma_",
+        boot_args: "cluster cluster-only rdma-stress lossy smmu-stall cluster-filter=cluster::rdma_",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },

@@ -100,6 +100,8 @@ struct Held {
     bank: usize,
     /// It faulted (FSR.SS); otherwise it only waits behind a fault (HUPCF = 0).
     faulted: bool,
+    /// Its fault is the one FSR and FAR record (not MULTI alone): RESUME terminate aborts it.
+    recorded: bool,
     outcome: StallOutcome,
 }
 
@@ -191,7 +193,7 @@ impl State {
         let pending = self.fsr(index) != 0;
         let (stalls, hit_under_fault) = (bank.stalls(), bank.sctlr().is_set(SCTLR::HUPCF));
         if pending && !hit_under_fault && stalls {
-            return self.hold(index, false);
+            return self.hold(index, false, false);
         }
         match self.lookup(index, iova, access, privileged, memory) {
             Ok(_) if pending && !hit_under_fault => {
@@ -200,8 +202,8 @@ impl State {
             }
             Ok(pa) => Translation::Ok(pa),
             Err(fault) => {
-                self.record(index, &fault, iova, access, stream);
-                if stalls { self.hold(index, true) } else { Translation::Fault }
+                let recorded = self.record(index, &fault, iova, access, stream);
+                if stalls { self.hold(index, true, recorded) } else { Translation::Fault }
             }
         }
     }
@@ -280,14 +282,15 @@ impl State {
         Ok(leaf.translate(iova))
     }
 
-    /// Records a context fault in full if FSR (SS included) is clear, else sets MULTI.
-    fn record(&mut self, index: usize, fault: &ContextFault, iova: u64, access: Access, stream: u16) {
+    /// Records a context fault in full if FSR (SS included) is clear, else sets MULTI; true
+    /// when recorded in full.
+    fn record(&mut self, index: usize, fault: &ContextFault, iova: u64, access: Access, stream: u16) -> bool {
         self.stats.faults += 1;
         let clear = self.fsr(index) == 0;
         let bank = &mut self.banks[index];
         if !clear {
             bank.fsr |= FSR::MULTI::SET.value;
-            return;
+            return false;
         }
         bank.fsr = fault.fsr.value;
         bank.far = iova;
@@ -296,21 +299,23 @@ impl State {
             + FSYNR0::PTWF.val(u32::from(fault.walk_read)))
         .value;
         bank.cbfrsynra = u32::from(stream);
+        true
     }
 
-    fn hold(&mut self, bank: usize, faulted: bool) -> Translation {
+    fn hold(&mut self, bank: usize, faulted: bool, recorded: bool) -> Translation {
         self.stats.held += 1;
         let id = self.next_stall;
         self.next_stall += 1;
-        self.held.insert(id, Held { bank, faulted, outcome: StallOutcome::Pending });
+        self.held.insert(id, Held { bank, faulted, recorded, outcome: StallOutcome::Pending });
         Translation::Stalled(StallId(id))
     }
 
-    /// RESUME: every transaction the bank holds is decided; those that faulted per `retry`,
-    /// those only waiting behind the fault are retried.
+    /// RESUME: every transaction the bank holds is decided. Terminate aborts the one whose
+    /// fault is recorded (the kernel judged FAR); every other is retried, and faults again,
+    /// recorded in full, if it must.
     pub fn resume(&mut self, bank: usize, retry: bool) {
         for h in self.held.values_mut().filter(|h| h.bank == bank && h.outcome == StallOutcome::Pending) {
-            h.outcome = if h.faulted && !retry { StallOutcome::Terminate } else { StallOutcome::Retry };
+            h.outcome = if h.recorded && !retry { StallOutcome::Terminate } else { StallOutcome::Retry };
         }
     }
 

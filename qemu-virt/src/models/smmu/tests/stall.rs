@@ -76,6 +76,61 @@ fn hit_under_fault_in_stall_mode_lets_hits_through_and_holds_every_fault() {
     assert_eq!(node.r32(cb(4, FSR)), 0);
 }
 
+/// The race behind the stall-mode timeouts: a second access faults between the handler's read
+/// of FSR and its write-1-to-clear, so it gets only MULTI; that MULTI goes with the next clear,
+/// and the access stays held with no record and no interrupt. The driver finds it
+/// (`unrecorded_stalls`), and RESUME retry makes it fault again, recorded in full.
+#[test]
+fn a_stall_left_with_no_record_is_found_and_retried_into_a_full_record() {
+    let mut node = Node::with_domain(9, FaultPolicy::STALL);
+    let first = stalled(node.write(9, 0x1000));
+    let read = node.smmu.next_fault().unwrap();
+    assert!(read.has_address() && !read.multiple);
+    let second = stalled(node.write(9, 0x2000));
+    node.smmu.clear_fault(&read);
+    assert_eq!(node.r32(cb(9, FSR)), MULTI | SS, "the second fault is MULTI alone");
+    node.tables.map(0x1000, DATA, USER_RW);
+    node.smmu.resume(bank(9), Resume::Retry);
+    assert_eq!(node.model.stall_outcome(first), StallOutcome::Retry);
+    assert_eq!(node.model.stall_outcome(second), StallOutcome::Retry);
+    // The engine retries the second access: MULTI is still set, so it is held unrecorded.
+    let again = stalled(node.write(9, 0x2000));
+    let multi = node.smmu.next_fault().unwrap();
+    assert!(!multi.has_address() && multi.stalled, "MULTI alone: FAR is the first fault's");
+    node.smmu.clear_fault(&multi);
+    assert_eq!(node.r32(cb(9, FSR)), SS);
+    assert!(!node.model.irq() && node.smmu.next_fault().is_none(), "nothing interrupts for it");
+    assert_eq!(node.smmu.unrecorded_stalls().collect::<Vec<_>>(), [bank(9)]);
+    node.smmu.resume(bank(9), Resume::Retry);
+    assert_eq!(node.model.stall_outcome(again), StallOutcome::Retry);
+    let last = stalled(node.write(9, 0x2000));
+    assert!(node.model.irq(), "recorded in full this time");
+    let full = node.smmu.next_fault().unwrap();
+    assert_eq!((full.address, full.has_address(), full.multiple), (0x2000, true, false));
+    assert_eq!(node.smmu.unrecorded_stalls().count(), 0, "a recorded stall is the handler's, not an orphan");
+    node.smmu.clear_fault(&full);
+    node.tables.map(0x2000, DATA + 0x1000, USER_RW);
+    node.smmu.resume(bank(9), Resume::Retry);
+    assert_eq!(node.model.stall_outcome(last), StallOutcome::Retry);
+    assert_eq!(node.write(9, 0x2000), Translation::Ok(DATA + 0x1000));
+}
+
+#[test]
+fn resume_terminate_aborts_only_the_recorded_fault_and_retries_the_multi_ones() {
+    let mut node = Node::with_domain(10, FaultPolicy::STALL);
+    let bad = stalled(node.write(10, 0x7000_0000));
+    let innocent = stalled(node.write(10, 0x3000));
+    assert_eq!(node.r32(cb(10, FSR)), TF | SS | MULTI);
+    let f = node.smmu.next_fault().unwrap();
+    assert_eq!((f.address, f.multiple), (0x7000_0000, true));
+    node.smmu.clear_fault(&f);
+    node.smmu.resume(bank(10), Resume::Terminate);
+    assert_eq!(node.model.stall_outcome(bad), StallOutcome::Terminate);
+    assert_eq!(node.model.stall_outcome(innocent), StallOutcome::Retry, "it faults again, in full");
+    let _ = stalled(node.write(10, 0x3000));
+    assert_eq!(node.smmu.next_fault().map(|f| (f.address, f.multiple)), Some((0x3000, false)));
+}
+
 #[test]
 fn without_hit_under_fault_a_stall_holds_the_whole_bank() {
     let mut node = Node::new();
