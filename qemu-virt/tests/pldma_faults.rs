@@ -191,6 +191,8 @@ fn a_stalled_write_waits_for_resume_and_other_pds_go_on() {
     for (id, ..) in iommu.stalled() {
         iommu.resume(id, StallOutcome::Retry);
     }
+    let resumed = Event::PfNack { node: 1, txn: stalled, index: 0, code: PfNackCode::Resumed, va: dst };
+    assert_eq!(a.event(WAIT), Some(resumed), "the owner takes the block off pause, once");
     assert_eq!(a.event(WAIT), Some(Event::Ack { node: 1, txn: TxnRef { pd: pd(1), tid: 1, seq: 0 } }));
     assert_eq!(rig.bytes(1, dst, 2048), pattern(4, 2048));
     assert!(eventually(LONG, || rig.reg(1, PD_BUSY) == 0));
@@ -231,6 +233,8 @@ fn a_stalled_source_read_continues_after_resume() {
     for (id, ..) in iommu.stalled() {
         iommu.resume(id, StallOutcome::Retry);
     }
+    let resumed = Event::PfNack { node: 0, txn: stalled, index: 32, code: PfNackCode::Resumed, va: src + 8192 };
+    assert_eq!(a.event(WAIT), Some(resumed), "the owner takes the block off pause");
     assert!(matches!(a.event(WAIT), Some(Event::Ack { .. })));
     assert_eq!(rig.bytes(1, dst, 12_000), pattern(8, 12_000));
 }

@@ -236,6 +236,7 @@ fn faults_with(touch: Touch, stall: bool) -> TestResult {
         // error cases end with Abort, which retransmits nothing).
         ensure(resumed > 0, "no stalled access was resumed")?;
         ensure(retransmitted == 0, "a block was retransmitted in stall mode")?;
+        ensure(after.stalls_resumed > before.stalls_resumed, "no block was taken off pause by a Resumed PF-NACK")?;
     }
     defmt::println!(
         "faults ({}, stall {=bool}): {=u64} resolved by the kernel, {=u64} stalls resumed ({=u64} with no record), {=u64} retransmitted on RAPF or fault message, {=u64} PF-NACKs, {=u64} timeouts ({=u64} of paused blocks)",

@@ -62,6 +62,9 @@ code_enum! {
         /// An access of the block is stalled in the SMMU (stall mode): no fault, no
         /// retransmission; the kernel will RESUME it. The owner only pauses the block's timeout.
         Stalled = 0x3, "Stalled";
+        /// The block's stalled accesses were RESUMEd with retry and went through: the owner
+        /// takes the block off pause and arms its ordinary timeout again (nothing is resent).
+        Resumed = 0x4, "Resumed";
     }
 }
 

@@ -177,6 +177,9 @@ pub struct RdmaStats {
     /// Of `timeout_retransmits`, those of blocks paused on a page fault: the safety net fired
     /// because no RAPF, fault message or ACK came within the paused timeout.
     pub paused_timeouts: u64,
+    /// Paused blocks taken off pause by a `Resumed` PF-NACK (stall mode: RESUME let the
+    /// block's stalled accesses go).
+    pub stalls_resumed: u64,
 }
 
 pub const STATS_PAGES: u64 = 4;
@@ -215,6 +218,7 @@ impl RdmaStats {
         forwarded_accesses: 0,
         forwarded_cycles: 0,
         paused_timeouts: 0,
+        stalls_resumed: 0,
     };
 
     /// Page `page`, or `None` past the last one.
@@ -253,7 +257,7 @@ impl RdmaStats {
                 self.forwarded_accesses,
                 self.forwarded_cycles,
                 self.paused_timeouts,
-                0,
+                self.stalls_resumed,
                 0,
             ],
             _ => return None,
@@ -290,6 +294,7 @@ impl RdmaStats {
             forwarded_accesses: p3[2],
             forwarded_cycles: p3[3],
             paused_timeouts: p3[4],
+            stalls_resumed: p3[5],
         }
     }
 }
@@ -348,6 +353,7 @@ mod tests {
             forwarded_accesses: 4,
             forwarded_cycles: 5,
             paused_timeouts: 6,
+            stalls_resumed: 7,
             ..Default::default()
         };
         let pages = [s.page(0).unwrap(), s.page(1).unwrap(), s.page(2).unwrap(), s.page(3).unwrap()];

@@ -3,8 +3,9 @@
 //! in it, and (except for ACKs, which any attempt of the block may earn) about its current
 //! attempt. Everything else is counted as stale or foreign and ignored.
 
+use super::tids::TxnState;
 use super::{Engine, Scheduler};
-use hal::pldma::codes::{NackCode, RapfAction};
+use hal::pldma::codes::{NackCode, PfNackCode, RapfAction};
 use hal::pldma::descriptor::{Descriptor, WriteKind};
 use hal::pldma::event::{Event, RawEvent, TxnRef};
 use hal::pldma::seq_within;
@@ -44,6 +45,7 @@ impl<'q> Scheduler<'q> {
         let result = match event {
             Event::Ack { node, txn } => self.ack(node, txn),
             Event::Nack { node, txn, code, .. } => self.nack(engine, node, txn, code, now),
+            Event::PfNack { node, txn, code: PfNackCode::Resumed, .. } => self.resumed(node, txn, now),
             Event::PfNack { node, txn, .. } => self.pf_nack(node, txn, now),
             Event::Rapf { node, txn, claimed, action } => {
                 let r = self.fault_resolved(engine, node, txn, claimed, action, now);
@@ -156,6 +158,18 @@ impl<'q> Scheduler<'q> {
         self.stats.pf_nacks += 1;
         let deadline = now.saturating_add(self.timeout_ticks.saturating_mul(PAUSED_TIMEOUTS));
         self.tids.pause(txn.tid, deadline);
+        Ok(())
+    }
+
+    /// The engine that held the block's stalled accesses let them go (RESUME retry): the block
+    /// is in flight again, under its ordinary timeout from now.
+    fn resumed(&mut self, node: u16, txn: TxnRef, now: u64) -> Result<(), Ignored> {
+        self.check_current(node, txn)?;
+        let paused = self.tids.get(txn.tid).is_some_and(|t| t.state == TxnState::Paused);
+        if paused {
+            self.stats.stalls_resumed += 1;
+            self.tids.resume(txn.tid, now.saturating_add(self.timeout_ticks));
+        }
         Ok(())
     }
 

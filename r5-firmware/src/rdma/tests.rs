@@ -307,7 +307,30 @@ fn a_paused_block_keeps_its_timeout_as_a_safety_net() {
     assert!(r.posted().is_empty(), "paused: the kernel is resolving the fault, one timeout is not enough");
     r.after(super::events::PAUSED_TIMEOUTS * TIMEOUT);
     assert_eq!(r.posted().len(), 1, "the RAPF was lost: the paused timeout resends");
-    assert_eq!(r.s.stats().timeout_retransmits, 1);
+    assert_eq!((r.s.stats().timeout_retransmits, r.s.stats().paused_timeouts), (1, 1));
+}
+
+#[test]
+fn a_resumed_stall_puts_the_block_back_under_its_ordinary_timeout() {
+    let mut r = Rig::new();
+    r.register(3);
+    r.submit(3, write(64, 0, 9));
+    let a = attempt_of(&r.posted()[0]);
+    let pf = |code| Event::PfNack { node: PEER, txn: txn(a), index: 0, code, va: 0 };
+    r.event(pf(PfNackCode::Stalled));
+    r.after(TIMEOUT);
+    assert!(r.posted().is_empty(), "stalled: paused");
+    r.event(pf(PfNackCode::Resumed));
+    assert!(r.posted().is_empty(), "resumed: nothing is resent");
+    assert_eq!(r.s.stats().stalls_resumed, 1);
+    r.event(pf(PfNackCode::Resumed));
+    assert_eq!(r.s.stats().stalls_resumed, 1, "not paused: a second Resumed changes nothing");
+    r.after(TIMEOUT);
+    assert_eq!(r.posted().len(), 1, "the ACK was lost: one ordinary timeout resends, not the paused one");
+    assert_eq!((r.s.stats().timeout_retransmits, r.s.stats().paused_timeouts), (1, 0));
+    // A Resumed about the old attempt is stale.
+    r.event(pf(PfNackCode::Resumed));
+    assert_eq!(r.s.stats().stale_messages, 1);
 }
 
 #[test]

@@ -174,6 +174,15 @@ impl Tids {
         self.link(tid, deadline, true);
     }
 
+    /// Takes a paused transaction off pause, in flight again until `deadline` (`now +
+    /// timeout`, which keeps the in-flight list sorted).
+    pub fn resume(&mut self, tid: u16, deadline: u64) {
+        if let Some(t) = self.get_mut(tid) {
+            t.state = TxnState::InFlight;
+        }
+        self.link(tid, deadline, false);
+    }
+
     fn link(&mut self, tid: u16, deadline: u64, paused: bool) {
         if self.get(tid).is_none() {
             return;

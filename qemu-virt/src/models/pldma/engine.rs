@@ -5,7 +5,7 @@
 
 use super::ctx::{Ctx, Outbox};
 use super::fault_fifo::FaultFifo;
-use super::receiver::{Received, Receiver};
+use super::receiver::{Delivery, Received, Receiver};
 use super::regs::RegFile;
 use super::sender::{self, BlockJob, Progress};
 use crate::fabric::Fabric;
@@ -178,7 +178,8 @@ impl Engine {
             match item {
                 Inbound::Packet { src, bytes } => {
                     ctx.count(Counter::PacketsReceived);
-                    if let Received::Stalled(stall, pd) = self.receiver.receive(&mut ctx, src, &bytes, false) {
+                    if let Received::Stalled(stall, pd) = self.receiver.receive(&mut ctx, src, &bytes, Delivery::Fresh)
+                    {
                         self.held.push(Held::Receive { src, bytes, stall, pd });
                     }
                 }
@@ -248,12 +249,16 @@ impl Engine {
             let terminated = outcome == StallOutcome::Terminate;
             match h {
                 Held::Send { mut job, va, .. } => {
+                    if !terminated {
+                        sender::resumed(ctx, &job, va);
+                    }
                     if let Progress::Stalled(stall, va) = sender::run(ctx, &mut job, terminated.then_some(va)) {
                         self.held.push(Held::Send { job, stall, va });
                     }
                 }
                 Held::Receive { src, bytes, .. } => {
-                    if let Received::Stalled(stall, pd) = self.receiver.receive(ctx, src, &bytes, terminated) {
+                    let delivery = if terminated { Delivery::Terminated } else { Delivery::Resumed };
+                    if let Received::Stalled(stall, pd) = self.receiver.receive(ctx, src, &bytes, delivery) {
                         self.held.push(Held::Receive { src, bytes, stall, pd });
                     }
                 }

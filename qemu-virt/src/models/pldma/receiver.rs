@@ -36,6 +36,17 @@ pub struct Receiver {
     order: VecDeque<(u16, u16)>,
 }
 
+/// How a packet comes to the receiver: off the link, or handed back after the SMMU held its
+/// write and RESUME decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Fresh,
+    /// RESUME retry: written again.
+    Resumed,
+    /// RESUME terminate: the write ended in a fault (it is not tried again).
+    Terminated,
+}
+
 /// How a packet ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Received {
@@ -50,9 +61,8 @@ impl Receiver {
         Self::default()
     }
 
-    /// A packet from node `link_src`. `terminated`: the SMMU ended its stalled write with a
-    /// fault (the write is not tried again).
-    pub fn receive(&mut self, ctx: &mut Ctx<'_>, link_src: u16, bytes: &[u8], terminated: bool) -> Received {
+    /// A packet from node `link_src`, fresh or handed back after a stall (`delivery`).
+    pub fn receive(&mut self, ctx: &mut Ctx<'_>, link_src: u16, bytes: &[u8], delivery: Delivery) -> Received {
         let p = match packet::decode(bytes) {
             Ok(p) if p.route().src == link_src => p,
             _ => {
@@ -75,7 +85,7 @@ impl Receiver {
         match p {
             Packet::Data { attempt, index, count, va, kind, payload, .. } => {
                 let data = DataPacket { route, attempt, index, count, va, kind };
-                self.data(ctx, &data, payload, terminated)
+                self.data(ctx, &data, payload, delivery)
             }
             Packet::Ack { txn, .. } => {
                 ctx.post(Event::Ack { node: route.src, txn });
@@ -105,7 +115,7 @@ impl Receiver {
         }
     }
 
-    fn data(&mut self, ctx: &mut Ctx<'_>, p: &DataPacket, payload: &[u8], terminated: bool) -> Received {
+    fn data(&mut self, ctx: &mut Ctx<'_>, p: &DataPacket, payload: &[u8], delivery: Delivery) -> Received {
         let a = p.attempt;
         let owner = p.route.owner;
         let txn = TxnRef { pd: a.pd, tid: a.tid, seq: a.seq };
@@ -149,7 +159,7 @@ impl Receiver {
             ctx.count(Counter::Duplicates);
             return Received::Done;
         }
-        let outcome = if terminated { Dma::Fault(p.va) } else { ctx.write(a.pd, p.va, payload) };
+        let outcome = if delivery == Delivery::Terminated { Dma::Fault(p.va) } else { ctx.write(a.pd, p.va, payload) };
         match outcome {
             Dma::Done => {}
             Dma::Stalled(id, va) => {
@@ -185,6 +195,12 @@ impl Receiver {
             if let WriteKind::Notify { imm } = p.kind {
                 ctx.post(Event::RemoteNotify { node: p.route.src, pd: a.pd, imm });
             }
+        } else if delivery == Delivery::Resumed && block.pf_nacked == Some((a.seq, PfNackCode::Stalled)) {
+            // Off pause: the block's own timeout guards the rest (a packet lost meanwhile is
+            // resent after one timeout, not after the paused one). Once per stall: a later
+            // stall of the attempt is told again.
+            block.pf_nacked = Some((a.seq, PfNackCode::Resumed));
+            ctx.pf_nack(owner, txn, p.index.into(), PfNackCode::Resumed, p.va);
         }
         Received::Done
     }

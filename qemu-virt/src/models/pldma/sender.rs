@@ -126,6 +126,13 @@ pub fn run(ctx: &mut Ctx<'_>, job: &mut BlockJob, terminated: Option<u64>) -> Pr
     Progress::Finished
 }
 
+/// The block's stalled source read was RESUMEd with retry: the owner takes the block off pause
+/// (if the read stalls again, a new `Stalled` follows this).
+pub fn resumed(ctx: &mut Ctx<'_>, job: &BlockJob, va: u64) {
+    let owner = job.owner(ctx);
+    ctx.pf_nack(owner, job.txn(), job.next as u16, PfNackCode::Resumed, va);
+}
+
 /// A source read failed: record the fault for the kernel and tell the owner; the block sends
 /// nothing more.
 fn stop(ctx: &mut Ctx<'_>, job: &BlockJob, why: Dma) {
