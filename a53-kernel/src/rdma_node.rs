@@ -89,6 +89,11 @@ static FAULT_IRQS: AtomicU64 = AtomicU64::new(0);
 static STALLS_RESUMED: AtomicU64 = AtomicU64::new(0);
 static UNRECORDED_STALLS: AtomicU64 = AtomicU64::new(0);
 static FAULT_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
+static FAULT_IRQ_FORWARDING: AtomicU64 = AtomicU64::new(0);
+static STALL_IRQS: AtomicU64 = AtomicU64::new(0);
+static RESOLVE_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
+static STALL_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
+static STALL_IRQ_FORWARDING: AtomicU64 = AtomicU64::new(0);
 static FAULTS_RESOLVED: AtomicU64 = AtomicU64::new(0);
 
 /// What the front end has seen so far.
@@ -123,6 +128,18 @@ pub struct Counters {
     /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
     /// `arch::pmu::count_instructions`; else 0).
     pub fault_irq_instructions: u64,
+    /// Of those, the instructions of the forwarded accesses the handlers made (QEMU's
+    /// emulation, `exception::forward::forwarding_instructions`; 0 unless timed).
+    pub fault_irq_forwarding: u64,
+    /// SMMU interrupts that resumed stalled accesses (stall policy).
+    pub stall_irqs: u64,
+    /// Instructions those took, from the handler's start to the last RESUME (as above).
+    pub stall_irq_instructions: u64,
+    /// Of those, the forwarded accesses' (as above).
+    pub stall_irq_forwarding: u64,
+    /// Instructions both handlers spent giving pages their frames (`resolve_rdma_fault`: the
+    /// region lookup, frames zeroed, descriptors written and cleaned), as above.
+    pub resolve_instructions: u64,
 }
 
 pub fn counters() -> Counters {
@@ -141,6 +158,11 @@ pub fn counters() -> Counters {
         stalls_resumed: get(&STALLS_RESUMED),
         unrecorded_stalls: get(&UNRECORDED_STALLS),
         fault_irq_instructions: get(&FAULT_IRQ_INSTRUCTIONS),
+        fault_irq_forwarding: get(&FAULT_IRQ_FORWARDING),
+        stall_irqs: get(&STALL_IRQS),
+        stall_irq_instructions: get(&STALL_IRQ_INSTRUCTIONS),
+        stall_irq_forwarding: get(&STALL_IRQ_FORWARDING),
+        resolve_instructions: get(&RESOLVE_INSTRUCTIONS),
     }
 }
 
@@ -194,12 +216,11 @@ pub fn queue_set_pa(pd: Pd) -> u64 {
     PLDMA_QUEUES + u64::from(pd.raw()) * QUEUE_SET_BYTES
 }
 
-/// Cleans every page of `space`'s tables to the point of coherency: the SMMU's walker does not
-/// snoop the A53s' caches (`docs/hw/smmu.md`, "TLB maintenance").
-pub fn publish_tables<F: FrameSource>(space: &AddressSpace<F>) {
-    for page in space.table_pages() {
-        arch::mmu::clean_to_poc(page, 4096);
-    }
+/// Cleans what changed in `space`'s tables since they were last published to the point of
+/// coherency (every page of them the first time): the SMMU's walker does not snoop the A53s'
+/// caches (`docs/hw/smmu.md`, "TLB maintenance").
+pub fn publish_tables<F: FrameSource>(space: &mut AddressSpace<F>) {
+    space.publish(arch::mmu::clean_to_poc);
 }
 
 fn bank_of(pd: Pd) -> Result<(ContextBank, StreamId), RdmaError> {
@@ -299,7 +320,7 @@ const FAULTS_PER_IRQ: usize = 64;
 /// process"). Each fault entry is answered after its page got a frame, if it can
 /// (`process::paging`, outside the engine lock: the process table comes first in lock order).
 fn on_engine_irq(_: IntId) {
-    let start = arch::pmu::instructions();
+    let start = Cost::start();
     let me = crate::cluster::identity().map_or(0, |id| id.node);
     let mut entries = heapless::Vec::<FaultEntry, FAULTS_PER_IRQ>::new();
     let pending = {
@@ -332,9 +353,7 @@ fn on_engine_irq(_: IntId) {
     };
     if !entries.is_empty() {
         answer_faults(&entries, me);
-        FAULT_IRQS.fetch_add(1, Ordering::Relaxed);
-        let spent = arch::pmu::instructions().wrapping_sub(start);
-        FAULT_IRQ_INSTRUCTIONS.fetch_add(u64::from(spent), Ordering::Relaxed);
+        start.add_to(&FAULT_IRQS, &FAULT_IRQ_INSTRUCTIONS, &FAULT_IRQ_FORWARDING);
     }
     wake_cq_waiters(pending);
 }
@@ -352,8 +371,7 @@ fn answer_faults(entries: &[FaultEntry], me: u16) {
             DUPLICATE_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        let resolved = page_access(entry)
-            .is_some_and(|write| crate::process::paging::resolve_rdma_fault(entry.pd, entry.va(), write).is_ok());
+        let resolved = page_access(entry).is_some_and(|write| resolve(entry.pd, entry.va(), write));
         if resolved {
             FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
         }
@@ -404,6 +422,8 @@ fn wake_cq_waiters(pending: u16) {
 /// is resumed with retry, so that it faults again and is recorded in full (`docs/hw/smmu.md`,
 /// "MULTI in stall mode"). Rounds go on until no bank records a fault or holds such an access.
 fn on_smmu_irq(_: IntId) {
+    let start = Cost::start();
+    let mut resumed = false;
     for _ in 0..STALL_ROUNDS {
         let mut stalled = heapless::Vec::<ContextFault, 16>::new();
         with_smmu(|s| {
@@ -426,6 +446,7 @@ fn on_smmu_irq(_: IntId) {
             // Decided before the SMMU lock is taken: the answer uses the process table.
             let answer = stall_answer(fault);
             with_smmu(|s| s.resume(fault.bank, answer));
+            resumed = true;
         }
         let unrecorded = with_smmu(|s| {
             let banks: heapless::Vec<ContextBank, { hal::smmu500::regs::CONTEXT_BANKS }> =
@@ -438,8 +459,47 @@ fn on_smmu_irq(_: IntId) {
         .unwrap_or(0);
         UNRECORDED_STALLS.fetch_add(unrecorded as u64, Ordering::Relaxed);
         if stalled.is_empty() && unrecorded == 0 {
-            return;
+            break;
         }
+    }
+    if resumed {
+        start.add_to(&STALL_IRQS, &STALL_IRQ_INSTRUCTIONS, &STALL_IRQ_FORWARDING);
+    }
+}
+
+/// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's); false when it cannot
+/// have one.
+fn resolve(pd: Pd, va: u64, write: bool) -> bool {
+    let start = arch::pmu::instructions();
+    let resolved = crate::process::paging::resolve_rdma_fault(pd, va, write).is_ok();
+    let spent = arch::pmu::instructions().wrapping_sub(start);
+    RESOLVE_INSTRUCTIONS.fetch_add(u64::from(spent), Ordering::Relaxed);
+    resolved
+}
+
+/// What a fault interrupt's handler costs this core (`cargo xtask bench pagefault`): its
+/// instructions (PMU counter 0, when it counts) and, of those, its forwarded accesses'.
+#[derive(Clone, Copy)]
+struct Cost {
+    instructions: u32,
+    forwarding: u64,
+}
+
+impl Cost {
+    fn start() -> Self {
+        Self {
+            instructions: arch::pmu::instructions(),
+            forwarding: crate::exception::forward::forwarding_instructions(),
+        }
+    }
+
+    /// Counts one interrupt, its instructions since [`start`](Self::start) and its forwarding.
+    fn add_to(self, irqs: &AtomicU64, instructions: &AtomicU64, forwarding: &AtomicU64) {
+        let spent = arch::pmu::instructions().wrapping_sub(self.instructions);
+        let forwarded = crate::exception::forward::forwarding_instructions().wrapping_sub(self.forwarding);
+        irqs.fetch_add(1, Ordering::Relaxed);
+        instructions.fetch_add(u64::from(spent), Ordering::Relaxed);
+        forwarding.fetch_add(forwarded, Ordering::Relaxed);
     }
 }
 
@@ -453,8 +513,7 @@ fn stall_answer(fault: &ContextFault) -> Resume {
         return Resume::Retry;
     }
     let Some(pd) = Pd::new(fault.bank.index() as u16) else { return Resume::Terminate };
-    let write = fault.access == Access::Write;
-    if crate::process::paging::resolve_rdma_fault(pd, fault.address, write).is_err() {
+    if !resolve(pd, fault.address, fault.access == Access::Write) {
         return Resume::Terminate;
     }
     FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);

@@ -303,15 +303,18 @@ fn rdma(icount: bool) -> Result<(), &'static str> {
 }
 
 /// Page faults during RDMA (`cargo xtask bench pagefault`), on this node: `rdma-faults` Time
-/// runs for each strategy (tag 0 touch-ahead, 1 touch-a-page), size and side, resident and
-/// faulting (the program prints their median times), and for the faulting ones how this node's
-/// counters moved: `pagefault_<tag>_<side>_<bytes>b_<counter>: <value>` lines. With `icount`
-/// only 16 KiB with touch-ahead, where the instructions of a fault interrupt count.
+/// runs for each way of answering faults (tag 0 touch-ahead, 1 touch-a-page, both in terminate
+/// mode; 2 touch-ahead in SMMU stall mode), size and side, resident and faulting (the program
+/// prints their median times), and for the faulting ones how this node's counters moved:
+/// `pagefault_<tag>_<side>_<bytes>b_<counter>: <value>` lines. With `icount` only 16 KiB with
+/// touch-ahead (tags 0 and 2), where the instructions of a fault interrupt count, and each
+/// forwarded access is timed so that its share can be told apart.
 fn pagefault(icount: bool) -> Result<(), &'static str> {
     use a53_kernel::mm::user_space::Touch;
     use a53_kernel::process::paging;
+    use a53_kernel::rdma_node;
     use unimem_user::args::rdma_faults::{Role, Side, pack};
-    if !a53_kernel::rdma_node::available() {
+    if !rdma_node::available() {
         return Err("this node has no RDMA");
     }
     if icount {
@@ -319,18 +322,24 @@ fn pagefault(icount: bool) -> Result<(), &'static str> {
             return Err("the PMU counts no instructions (QEMU counts them only under -icount)");
         }
         rpu::call(op::RDMA_CONFIG, [2_000_000, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_CONFIG reply")?;
+        forward::time_accesses(forward::TimingClock::Instructions);
     }
-    let strategies: &[(u8, Touch)] = if icount { &[(0, Touch::Block)] } else { &[(0, Touch::Block), (1, Touch::Page)] };
+    let ways: &[(u8, Touch, bool)] = if icount {
+        &[(0, Touch::Block, false), (2, Touch::Block, true)]
+    } else {
+        &[(0, Touch::Block, false), (1, Touch::Page, false), (2, Touch::Block, true)]
+    };
     let sizes: &[u8] = if icount { &[14] } else { &[14, 15, 16] };
     let mut result = Ok(());
-    for &(tag, touch) in strategies {
+    for &(tag, touch, stall) in ways {
         paging::set_rdma_touch(touch);
+        let mode = rdma_node::set_stall_mode(stall);
         for &log2 in sizes {
             for (side, name) in [(Side::Source, "source"), (Side::Destination, "destination")] {
                 for faulting in [false, true] {
-                    let before = (a53_kernel::rdma_node::counters(), crate::rdma::stats()?, forward::forwarded_count());
+                    let before = (rdma_node::counters(), crate::rdma::stats()?, forward::forwarded_count());
                     let exit = crate::gsas::run("rdma-faults", pack(Role::Time { log2, side, faulting, tag }))?;
-                    let after = (a53_kernel::rdma_node::counters(), crate::rdma::stats()?, forward::forwarded_count());
+                    let after = (rdma_node::counters(), crate::rdma::stats()?, forward::forwarded_count());
                     if exit != a53_kernel::process::table::Exit::Status(0) {
                         defmt::println!("rdma-faults Time ended with {}", defmt::Debug2Format(&exit));
                         result = Err("rdma-faults failed");
@@ -339,13 +348,19 @@ fn pagefault(icount: bool) -> Result<(), &'static str> {
                     if !faulting {
                         continue;
                     }
-                    let lines: [(&str, u64); 6] = [
-                        ("blocks", after.1.blocks_sent - before.1.blocks_sent),
-                        ("fault_irqs", after.0.fault_irqs - before.0.fault_irqs),
-                        ("fault_irq_instructions", after.0.fault_irq_instructions - before.0.fault_irq_instructions),
-                        ("timeouts", after.1.timeout_retransmits - before.1.timeout_retransmits),
-                        ("faults_resolved", after.0.faults_resolved - before.0.faults_resolved),
+                    let (k, r) = ((&before.0, &after.0), (&before.1, &after.1));
+                    let lines: [(&str, u64); 11] = [
+                        ("blocks", r.1.blocks_sent - r.0.blocks_sent),
+                        ("fault_irqs", k.1.fault_irqs - k.0.fault_irqs),
+                        ("fault_irq_instructions", k.1.fault_irq_instructions - k.0.fault_irq_instructions),
+                        ("fault_irq_forwarding", k.1.fault_irq_forwarding - k.0.fault_irq_forwarding),
+                        ("stall_irqs", k.1.stall_irqs - k.0.stall_irqs),
+                        ("stall_irq_instructions", k.1.stall_irq_instructions - k.0.stall_irq_instructions),
+                        ("stall_irq_forwarding", k.1.stall_irq_forwarding - k.0.stall_irq_forwarding),
+                        ("timeouts", r.1.timeout_retransmits - r.0.timeout_retransmits),
+                        ("faults_resolved", k.1.faults_resolved - k.0.faults_resolved),
                         ("a53_forwarded", after.2 - before.2),
+                        ("resolve_instructions", k.1.resolve_instructions - k.0.resolve_instructions),
                     ];
                     for (counter, value) in lines {
                         defmt::println!(
@@ -360,8 +375,10 @@ fn pagefault(icount: bool) -> Result<(), &'static str> {
                 }
             }
         }
+        rdma_node::set_stall_mode(mode);
     }
     paging::set_rdma_touch(Touch::Block);
+    forward::time_accesses(forward::TimingClock::Off);
     result
 }
 

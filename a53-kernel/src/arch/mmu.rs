@@ -164,6 +164,29 @@ pub fn switch_user_table(ttbr0: Option<u64>) {
     barrier::isb(barrier::SY);
 }
 
+/// Zeroes the 4 KiB page at `page` (a kernel address of normal memory, page-aligned) with DC
+/// ZVA, one block (DCZID_EL0.BS: 64 bytes on the A53) per instruction, or with stores where
+/// DC ZVA is prohibited (DCZID_EL0.DZP).
+///
+/// # Safety
+/// `page` must be a page of normal memory the caller may overwrite, mapped writable.
+pub unsafe fn zero_page(page: *mut u8) {
+    const PAGE: usize = 4096;
+    let dczid: u64;
+    // SAFETY: reads an identification register.
+    unsafe { asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack, preserves_flags)) };
+    let block = 4usize << (dczid & 0xf);
+    if dczid & 1 << 4 != 0 || block > PAGE {
+        // SAFETY: the caller's page (this function's contract).
+        unsafe { page.write_bytes(0, PAGE) };
+        return;
+    }
+    for at in (page as usize..page as usize + PAGE).step_by(block) {
+        // SAFETY: zeroes one block of the caller's page (normal memory: DC ZVA applies).
+        unsafe { asm!("dc zva, {}", in(reg) at, options(nostack, preserves_flags)) };
+    }
+}
+
 /// Cleans the data cache lines of `[start, start + len)` to the point of coherency, so that a
 /// walker that does not snoop the A53s' caches (the SMMU on the ZynqMP: IDR0.CTTW = 0) reads
 /// what the kernel wrote.

@@ -56,6 +56,16 @@ static TIMING_CLOCK: AtomicU8 = AtomicU8::new(TimingClock::Off as u8);
 static LAST_TIMING: spin::Mutex<[Timing; 4]> =
     spin::Mutex::new([Timing { kicked: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
 
+/// Instructions each core spent in forwarded accesses, from the trap handler's entry to its
+/// return, while the clock is [`TimingClock::Instructions`]: the emulator's share of whatever
+/// the core was doing (a board reads or writes its device in one instruction).
+static FORWARDING_INSTRUCTIONS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+
+/// This core's [`FORWARDING_INSTRUCTIONS`] so far (take differences).
+pub fn forwarding_instructions() -> u64 {
+    FORWARDING_INSTRUCTIONS[cpu::core_id()].load(Ordering::Relaxed)
+}
+
 /// Times every forwarded access with `clock` from now on ([`last_timing`] reads it).
 pub fn time_accesses(clock: TimingClock) {
     TIMING_CLOCK.store(clock as u8, Ordering::Release);
@@ -193,6 +203,19 @@ fn note(what: &'static str, addr: u64) -> Resolution {
 }
 
 fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
+    if TIMING_CLOCK.load(Ordering::Relaxed) != TimingClock::Instructions as u8 {
+        return serve_fault(frame, fault);
+    }
+    let start = pmu::instructions();
+    let resolution = serve_fault(frame, fault);
+    if resolution == Resolution::Resume {
+        let spent = pmu::instructions().wrapping_sub(start);
+        FORWARDING_INSTRUCTIONS[cpu::core_id()].fetch_add(u64::from(spent), Ordering::Relaxed);
+    }
+    resolution
+}
+
+fn serve_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
     use crate::exception::esr::ExceptionClass::{DataAbortLower, DataAbortSame};
     if !matches!(fault.esr.class(), DataAbortSame | DataAbortLower)
         || !matches!(fault.esr.fault_status(), FaultStatus::Translation { .. })

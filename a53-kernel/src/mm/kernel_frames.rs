@@ -2,7 +2,6 @@
 //! tables and the atomic service's shared pages. The lock masks interrupts: the PLDMA's fault
 //! interrupt maps pages too (`process::paging`).
 
-use super::PAGE_SIZE;
 use super::frames::FramePool;
 use super::user_space::{FrameSource, TABLE_RESERVE};
 use crate::Board;
@@ -25,8 +24,9 @@ pub fn free_frames() -> usize {
 }
 
 fn zero(pa: u64) -> u64 {
-    // SAFETY: a frame just taken from the pool, in the kernel's linear map.
-    unsafe { (phys_to_virt(pa) as *mut u8).write_bytes(0, PAGE_SIZE as usize) };
+    // SAFETY: a frame just taken from the pool: nobody else's, normal memory in the kernel's
+    // linear map.
+    unsafe { crate::arch::mmu::zero_page(phys_to_virt(pa) as *mut u8) };
     pa
 }
 

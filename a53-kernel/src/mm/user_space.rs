@@ -131,7 +131,25 @@ pub struct AddressSpace<F: FrameSource> {
     regions: Vec<Region>,
     /// Where the next region goes (regions never reuse addresses within the process's life).
     next_region: u64,
+    unpublished: Unpublished,
 }
+
+/// Table descriptors written since the last [`AddressSpace::publish`]: what a table walker that
+/// does not snoop the CPU's caches (the SMMU's) must be shown again.
+#[derive(Default)]
+struct Unpublished {
+    /// Kernel addresses of the leaf descriptors written (a page mapped or unmapped).
+    descriptors: Vec<usize>,
+    /// A table was added (so its parent descriptor changed), or too many to list: every page of
+    /// the tables.
+    all: bool,
+}
+
+/// Listed descriptors at most; past it, [`Unpublished::all`].
+const UNPUBLISHED_MAX: usize = 64;
+
+/// The data cache line the publishing cleans by (the A53's, the smallest a ZynqMP core has).
+const CACHE_LINE: usize = 64;
 
 fn flags(p: Permissions) -> A {
     use boot_attrs::NORMAL;
@@ -156,7 +174,14 @@ impl<F: FrameSource> AddressSpace<F> {
     pub fn new(asid: u16, frames: F) -> Self {
         let tables = FrameTables { source: frames, tables: Vec::new() };
         let mapping = Mapping::with_asid_and_va_range(tables, usize::from(asid), 1, El1And0, VaRange::Lower);
-        Self { mapping, asid, pages: BTreeMap::new(), regions: Vec::new(), next_region: layout::REGIONS_START }
+        Self {
+            mapping,
+            asid,
+            pages: BTreeMap::new(),
+            regions: Vec::new(),
+            next_region: layout::REGIONS_START,
+            unpublished: Unpublished { descriptors: Vec::new(), all: true },
+        }
     }
 
     pub fn asid(&self) -> u16 {
@@ -173,11 +198,59 @@ impl<F: FrameSource> AddressSpace<F> {
         &self.mapping.translation().source
     }
 
-    /// The kernel's pointers to every page of this space's tables (the root included), for
-    /// cleaning them to the point of coherency before a non-snooping walker uses them.
+    /// The kernel's pointers to every page of this space's tables (the root included).
     pub fn table_pages(&self) -> impl Iterator<Item = *const u8> + '_ {
         let tables = self.mapping.translation();
         tables.tables.iter().map(|&pa| tables.source.virt(pa) as *const u8)
+    }
+
+    /// Hands every table byte range written since the last call to `clean` (which cleans it to
+    /// the point of coherency), so that a walker that does not snoop the CPU's caches sees the
+    /// tables as the CPU does: the lines of the leaf descriptors written, merged into runs, or
+    /// every table page after a table was added. A new space publishes everything once.
+    pub fn publish(&mut self, mut clean: impl FnMut(*const u8, usize)) {
+        let Unpublished { mut descriptors, all } = core::mem::take(&mut self.unpublished);
+        if all {
+            for page in self.table_pages() {
+                clean(page, PAGE_SIZE as usize);
+            }
+            return;
+        }
+        for d in &mut descriptors {
+            *d &= !(CACHE_LINE - 1);
+        }
+        descriptors.sort_unstable();
+        descriptors.dedup();
+        let mut lines = descriptors.into_iter().peekable();
+        while let Some(first) = lines.next() {
+            let mut end = first + CACHE_LINE;
+            while lines.next_if_eq(&end).is_some() {
+                end += CACHE_LINE;
+            }
+            clean(first as *const u8, end - first);
+        }
+    }
+
+    /// `map_range` on the mapping, noting what it wrote for [`publish`](Self::publish).
+    fn map_range(&mut self, va: u64, end: u64, pa: u64, flags: A) -> Result<(), MapError> {
+        let region = MemoryRegion::new(va as usize, end as usize);
+        let tables = self.mapping.translation().tables.len();
+        let result =
+            self.mapping.map_range(&region, PhysicalAddress(pa as usize), flags, Constraints::NO_BLOCK_MAPPINGS);
+        let unpublished = &mut self.unpublished;
+        if unpublished.all || self.mapping.translation().tables.len() != tables {
+            unpublished.all = true;
+            return result;
+        }
+        let _ = self.mapping.walk_range(&region, &mut |_, descriptor, _| {
+            if unpublished.descriptors.len() == UNPUBLISHED_MAX {
+                unpublished.all = true;
+                return Err(());
+            }
+            unpublished.descriptors.push(descriptor as *const _ as usize);
+            Ok(())
+        });
+        result
     }
 
     /// Maps one zeroed page at `va` and returns its frame.
@@ -186,13 +259,7 @@ impl<F: FrameSource> AddressSpace<F> {
             return Err(SpaceError::BadAddress(va));
         }
         let pa = self.frames().alloc_zeroed().ok_or(SpaceError::OutOfFrames)?;
-        let region = MemoryRegion::new(va as usize, (va + PAGE_SIZE) as usize);
-        if let Err(e) = self.mapping.map_range(
-            &region,
-            PhysicalAddress(pa as usize),
-            flags(permissions),
-            Constraints::NO_BLOCK_MAPPINGS,
-        ) {
+        if let Err(e) = self.map_range(va, va + PAGE_SIZE, pa, flags(permissions)) {
             self.frames().free(pa);
             return Err(e.into());
         }
@@ -207,8 +274,7 @@ impl<F: FrameSource> AddressSpace<F> {
             return Err(SpaceError::BadAddress(va));
         }
         let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | A::ATTRIBUTE_INDEX_0;
-        let region = MemoryRegion::new(va as usize, (va + PAGE_SIZE) as usize);
-        self.mapping.map_range(&region, PhysicalAddress(pa as usize), f, Constraints::NO_BLOCK_MAPPINGS)?;
+        self.map_range(va, va + PAGE_SIZE, pa, f)?;
         Ok(())
     }
 
@@ -230,8 +296,7 @@ impl<F: FrameSource> AddressSpace<F> {
             | A::PXN
             | A::UXN
             | boot_attrs::NORMAL_NC;
-        let region = MemoryRegion::new(va as usize, end as usize);
-        self.mapping.map_range(&region, PhysicalAddress(pa as usize), f, Constraints::NO_BLOCK_MAPPINGS)?;
+        self.map_range(va, end, pa, f)?;
         Ok(())
     }
 
@@ -283,9 +348,8 @@ impl<F: FrameSource> AddressSpace<F> {
         }
         let resident: Vec<u64> = self.pages.range(first..end).map(|(&p, _)| p).collect();
         for &p in &resident {
-            let range = MemoryRegion::new(p as usize, (p + PAGE_SIZE) as usize);
             // Not VALID: the descriptor is cleared (the tables stay).
-            self.mapping.map_range(&range, PhysicalAddress(0), A::empty(), Constraints::NO_BLOCK_MAPPINGS)?;
+            self.map_range(p, p + PAGE_SIZE, 0, A::empty())?;
             if let Some(page) = self.pages.remove(&p) {
                 self.frames().free(page.pa);
             }
@@ -513,6 +577,41 @@ mod tests {
         );
         drop(space);
         assert_eq!(arena.used(), 0, "every page and table went back");
+    }
+
+    /// What `publish` hands to the cleaner: (kernel address, length) runs.
+    fn published(space: &mut AddressSpace<&Arena>) -> Vec<(usize, usize)> {
+        let mut runs = Vec::new();
+        space.publish(|p, len| runs.push((p as usize, len)));
+        runs
+    }
+
+    #[test]
+    fn publishing_cleans_only_the_descriptor_lines_written_unless_a_table_was_added() {
+        let arena = Arena::new(32);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let region = space.map_region(64 * 1024, rw).unwrap();
+        space.touch(region, true, Touch::Page).unwrap();
+        let pages: Vec<(usize, usize)> = space.table_pages().map(|p| (p as usize, 4096)).collect();
+        assert_eq!(published(&mut space), pages, "a new space: every table page");
+        assert_eq!(published(&mut space), [], "nothing written since");
+        // Touch-ahead maps the other three pages of the block: three descriptors in one line.
+        assert_eq!(space.touch(region, true, Touch::Block), Ok(3));
+        let runs = published(&mut space);
+        let [(line, 64)] = runs[..] else { panic!("one line: {runs:?}") };
+        assert!(pages.iter().any(|&(p, _)| (p..p + 4096).contains(&line)), "a line of a table page");
+        assert_eq!(line % 64, 0);
+        // Pages 8..16 of the region: descriptors 8..16 of the same table, two lines in one run.
+        space.make_resident(region + 8 * PAGE_SIZE, 8 * PAGE_SIZE as usize, true).unwrap();
+        let runs = published(&mut space);
+        assert_eq!(runs, [(line + 64, 64)], "descriptors 8..16 are the line after 0..8");
+        // Eviction clears descriptors: they are published too.
+        space.evict(region, 4 * PAGE_SIZE).unwrap();
+        assert_eq!(published(&mut space), [(line, 64)]);
+        // A page far away needs a new table: everything again.
+        space.map_page(layout::IMAGE_BASE, rw).unwrap();
+        assert_eq!(published(&mut space).len(), space.table_pages().count());
     }
 
     #[test]

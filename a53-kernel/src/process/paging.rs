@@ -64,6 +64,9 @@ fn take_back(
         let mut table = TABLE.lock();
         let p = table.slots[slot].as_mut().ok_or(Error::BadArgument)?;
         let freed = f(&mut p.space).map_err(|_| Error::BadArgument)?;
+        // The cleared descriptors reach memory before the SMMU's TLB lets go of the pages: a
+        // walk after the invalidation must not find the old ones there.
+        publish(p, freed);
         (freed, p.space.asid(), p.rdma_pd())
     };
     arch::mmu::tlbi_asid(asid);
@@ -121,10 +124,10 @@ fn touch_slot(slot: usize, va: u64, write: bool, touch: Touch) -> Result<usize, 
     Ok(mapped)
 }
 
-/// After `mapped` new pages: the SMMU's walker sees new descriptors only once the tables are
-/// cleaned to the point of coherency, so they are when the process holds its PD.
-fn publish(process: &Process, mapped: usize) {
-    if mapped > 0 && process.holds_pd {
-        rdma_node::publish_tables(&process.space);
+/// After `changed` pages were mapped or unmapped: the SMMU's walker sees the descriptors only
+/// once they are cleaned to the point of coherency, so they are when the process holds its PD.
+fn publish(process: &mut Process, changed: usize) {
+    if changed > 0 && process.holds_pd {
+        rdma_node::publish_tables(&mut process.space);
     }
 }

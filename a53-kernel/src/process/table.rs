@@ -178,7 +178,7 @@ impl Table {
         if with_rdma {
             map_rdma_pages(&mut space, pd).map_err(SpawnError::Memory)?;
             // The SMMU walks these tables without snooping the A53s' caches.
-            rdma_node::publish_tables(&space);
+            rdma_node::publish_tables(&mut space);
         }
         let key = ThreadKey { domain, thread: 0 };
         let grant = self.interfaces().acquire(key).map_err(|_| SpawnError::NoInterface)?;
