@@ -25,7 +25,9 @@ pub mod nr {
     /// words (at most its depth). Returns 0, `TimedOut`, or `Unreachable` as soon as node x2 is
     /// (or becomes) unreachable.
     pub const WAIT_MIF: u64 = 6;
-    /// x0 = opcode (8..=15, the user channels): this process receives that opcode's
+    /// x0 = opcode (8..=15, the user channels), x1 = how the process learns of a notification
+    /// (`MODE_READ`, `MODE_SIGNAL` or `MODE_EVENT`: the seed's `'r'`, `'s'`, `'e'`), x2 = the
+    /// signal number (0..=63) for `MODE_SIGNAL`, else 0: this process receives that opcode's
     /// notifications from now on.
     pub const MAILBOX_REGISTER: u64 = 7;
     /// x0 = opcode.
@@ -60,7 +62,23 @@ pub mod nr {
     /// `madvise(DONTNEED)`; the next touch gets a zeroed page). Returns x0 = the pages that were
     /// resident; `BadArgument`.
     pub const EVICT: u64 = 17;
+    /// x0 = `RECV_NONBLOCKING` or 0. The process's event counter (the seed's `'e'` mode, as an
+    /// eventfd): returns x0 = the notifications waiting on its `MODE_EVENT` opcodes, sleeping
+    /// until there is one; they stay queued for `MAILBOX_RECEIVE`. `WouldBlock`;
+    /// `NotRegistered` when it has no `MODE_EVENT` opcode.
+    pub const MAILBOX_EVENT: u64 = 18;
+    /// Returns x0 = the signals raised for this process since the last call (bit n: signal n),
+    /// and clears them. A signal (`MODE_SIGNAL`) also ends the process's current wait, if it is
+    /// in one, with `Interrupted`.
+    pub const SIGNALS: u64 = 19;
 }
+
+/// `MAILBOX_REGISTER` modes (seed §3.2.2).
+pub const MODE_READ: u64 = 0;
+pub const MODE_SIGNAL: u64 = 1;
+pub const MODE_EVENT: u64 = 2;
+/// Signal numbers are 0..SIGNALS_MAX.
+pub const SIGNALS_MAX: u64 = 64;
 
 /// `MAP` flag: the region is writable (else read-only).
 pub const MAP_WRITABLE: u64 = 1;
@@ -99,6 +117,8 @@ pub enum Error {
     /// The process holds no RDMA resources on this node: it does not hold its protection
     /// domain here, or the node has no RDMA (no R5 firmware, no engine).
     NoPd = -9,
+    /// A signal ended the wait (`SIGNALS` says which).
+    Interrupted = -10,
 }
 
 impl Error {
@@ -113,6 +133,7 @@ impl Error {
             -7 => Error::NotRegistered,
             -8 => Error::Unreachable,
             -9 => Error::NoPd,
+            -10 => Error::Interrupted,
             _ => return None,
         })
     }

@@ -18,6 +18,7 @@ pub const TESTS: &[Test] = &[
     Test::new("cluster", "gsas_remote_spawn_tree_of_depth_3_with_arguments", gsas::spawn_tree),
     Test::new("cluster", "gsas_another_nodes_process_cannot_touch_a_private_page", gsas::remote_intruder),
     Test::new("cluster", "gsas_a_notification_crosses_nodes", gsas::notification),
+    Test::new("cluster", "gsas_a_signal_mode_notification_from_another_node_ends_a_sleep", gsas::signal_across),
     Test::new("cluster", "gsas_fad_mesh_counts_exactly_and_a_dead_node_is_unreachable_at_once", gsas::fad_mesh),
 ];
 
@@ -168,6 +169,29 @@ mod gsas {
         let checked = expect_status_with_args("fad-mesh-check", &args[1..], 0);
         barrier(903)?;
         checked
+    }
+
+    /// Node 1's `mailbox-modes` Sleeper sleeps 30 s; node 0's Waker sends it an event-mode and
+    /// a signal-mode notification: the signal ends the sleep (`Interrupted`) at once.
+    pub fn signal_across() -> TestResult {
+        use unimem_user::args::mailbox_modes::{Role, pack};
+        let (me, _) = whoami()?;
+        barrier(810)?;
+        let sleeper = if me == 1 {
+            Some(table::spawn("mailbox-modes", Some(pack(Role::Sleeper)), Reap::Wait).map_err(|_| "no sleeper")?)
+        } else {
+            None
+        };
+        let woke = if me == 0 { expect_status("mailbox-modes", pack(Role::Waker { node: 1 }), 0) } else { Ok(()) };
+        let slept = match sleeper {
+            Some(h) => match finish(h, SECONDS) {
+                Ok(Exit::Status(0)) => Ok(()),
+                _ => Err("the sleeper was not woken by the signal"),
+            },
+            None => Ok(()),
+        };
+        barrier(811)?;
+        woke.and(slept)
     }
 
     /// Node 1's process blocks on opcode 10; node 0's process notifies it.

@@ -16,6 +16,8 @@ pub const TESTS: &[Test] = &[
     Test::new("gsas", "a_full_mailbox_fifo_loses_no_reply", mif_flood),
     Test::new("gsas", "ten_thousand_malformed_requests_get_errors_and_the_service_still_serves", malformed),
     Test::new("gsas", "notifications_reach_a_blocked_receiver", notify),
+    Test::new("gsas", "event_mode_counts_and_signal_mode_raises_and_interrupts", mailbox_modes),
+    Test::new("gsas", "a_kernel_handler_receives_its_opcode_from_the_kernel_and_from_processes", kernel_handler),
     Test::new("gsas", "bad_system_call_arguments_get_error_returns", bad_syscalls),
     Test::new("gsas", "a_spinning_or_sleeping_process_can_be_killed", kill),
 ];
@@ -168,6 +170,55 @@ fn notify() -> TestResult {
     match finish(receiver, PROGRAM_SECONDS).map_err(|_| "the receiver never woke")? {
         Exit::Status(p) if p == PAYLOAD => Ok(()),
         _ => Err("the receiver did not get the notification's payload"),
+    }
+}
+
+fn mailbox_modes() -> TestResult {
+    use unimem_user::args::mailbox_modes::{Role, pack};
+    expect_status("mailbox-modes", pack(Role::Local), 0)
+}
+
+/// What the test's kernel handler saw: payload and sender, last one first.
+static HANDLED: spin::Mutex<heapless::Vec<(u64, u64), 4>> = spin::Mutex::new(heapless::Vec::new());
+
+fn record(n: proto::gsas::Notification, from: proto::gsas::Pid) {
+    let _ = HANDLED.lock().push((n.payload(), from.raw()));
+}
+
+/// A kernel handler takes user channel 7: a notification the kernel sends itself and one a
+/// process sends both run it, with their senders; a process may not take the channel meanwhile
+/// nor send a kernel opcode; after unregistering, the channel is free again.
+fn kernel_handler() -> TestResult {
+    use a53_kernel::gsas_node::{self, handlers};
+    use proto::gsas::{MailboxOpcode, Message, Pid};
+    const CHANNEL: u8 = 7;
+    let op = MailboxOpcode::user(CHANNEL).map_err(|_| "channel 7")?;
+    let user = |payload| Message::User { channel: CHANNEL, payload }.encode().map_err(|_| "a user message");
+    HANDLED.lock().clear();
+    handlers::register(op, record).map_err(|_| "cannot register the kernel handler")?;
+    let result = (|| {
+        ensure(handlers::register(op, record).is_err(), "a second kernel handler for the channel")?;
+        gsas_node::notify_local(user(0x11)?).map_err(|_| "the kernel's own notification was refused")?;
+        let kernel = Pid::atomic_service(me() as u16).raw();
+        ensure(HANDLED.lock().as_slice() == [(0x11, kernel)], "the handler did not run for the kernel's notification")?;
+        expect_status("notify-sender", notify_arg(me() as u16, op.value(), 0x22)?, 0)?;
+        let handled = HANDLED.lock().clone();
+        ensure(handled.len() == 2 && handled[1].0 == 0x22, "the handler did not run for the process's notification")?;
+        ensure(Pid::from_low_bits(handled[1].1).domain() != 0, "the process's notification came from the kernel")?;
+        let ping = Message::Ping { nonce: 1 }.encode().map_err(|_| "ping")?;
+        ensure(gsas_node::notify_local(ping).is_err(), "a ping with no receiver was delivered")
+    })();
+    handlers::unregister(op).map_err(|_| "cannot unregister the kernel handler")?;
+    result?;
+    // The channel is free again: a process takes it.
+    let receiver =
+        table::spawn("notify-receiver", Some(u64::from(op.value())), Reap::Wait).map_err(|_| "no receiver")?;
+    let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 2;
+    a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
+    expect_status("notify-sender", notify_arg(me() as u16, op.value(), 0x33)?, 0)?;
+    match finish(receiver, PROGRAM_SECONDS)? {
+        Exit::Status(0x33) => Ok(()),
+        _ => Err("the process did not get the channel back"),
     }
 }
 

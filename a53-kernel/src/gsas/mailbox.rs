@@ -244,6 +244,16 @@ impl MailboxService {
         self.opcodes_of(domain, filter).map(|op| self.queues[op].len()).sum()
     }
 
+    /// The event counter of `domain` (seed §3.2.2 `'e'`, an eventfd): the notifications waiting
+    /// on its `Event` opcodes; `None` when it registered none in that mode.
+    pub fn event_count(&self, domain: u16) -> Option<usize> {
+        let mut event_opcodes = (1..MAILBOX_OPCODES).filter(|&op| {
+            matches!(self.receivers[op], Some(Receiver::Process { domain: d, wake: WakeMode::Event }) if d == domain)
+        });
+        let first = event_opcodes.next()?;
+        Some(self.queues[first].len() + event_opcodes.map(|op| self.queues[op].len()).sum::<usize>())
+    }
+
     pub fn deliver(&mut self, from: Pid, notification: Notification) -> Result<Delivery, DeliverError> {
         let result = self.route(from, notification);
         match result {
@@ -275,7 +285,7 @@ impl MailboxService {
             (Some(i), _) => Wakeup::Thread(self.waiters.remove(i).thread),
             (None, WakeMode::Read) => Wakeup::None,
             (None, WakeMode::Signal(s)) => Wakeup::Signal(s),
-            (None, WakeMode::Event) => Wakeup::Event { pending: self.pending(domain, None) },
+            (None, WakeMode::Event) => Wakeup::Event { pending: self.event_count(domain).unwrap_or(0) },
         };
         Ok(Delivery::Queued { domain, wake })
     }
@@ -397,6 +407,31 @@ mod tests {
         assert_eq!(got, [10, 11, 12], "oldest first across opcodes; the refused one is not there");
         assert_eq!(m.receive(APP, 1, None, RecvMode::NonBlocking), Ok(Received::WouldBlock));
         assert_eq!(m.receive(APP + 1, 1, None, RecvMode::NonBlocking), Err(MailboxError::NotRegistered));
+    }
+
+    #[test]
+    fn the_event_counter_counts_only_event_opcodes_and_receive_consumes_them() {
+        let mut m = service();
+        let (u0, u1, u2) =
+            (MailboxOpcode::user(0).unwrap(), MailboxOpcode::user(1).unwrap(), MailboxOpcode::user(2).unwrap());
+        assert_eq!(m.event_count(APP), None);
+        m.register(u0, Receiver::Process { domain: APP, wake: WakeMode::Event }).unwrap();
+        m.register(u1, Receiver::Process { domain: APP, wake: WakeMode::Event }).unwrap();
+        m.register(u2, Receiver::Process { domain: APP, wake: WakeMode::Read }).unwrap();
+        assert_eq!(m.event_count(APP), Some(0));
+        m.deliver(from_app(), user(2, 1)).unwrap();
+        assert_eq!(m.event_count(APP), Some(0), "a read-mode opcode does not count");
+        assert_eq!(
+            m.deliver(from_app(), user(0, 2)),
+            Ok(Delivery::Queued { domain: APP, wake: Wakeup::Event { pending: 1 } })
+        );
+        assert_eq!(
+            m.deliver(from_app(), user(1, 3)),
+            Ok(Delivery::Queued { domain: APP, wake: Wakeup::Event { pending: 2 } })
+        );
+        assert_eq!(m.event_count(APP + 1), None);
+        assert!(matches!(m.receive(APP, 1, Some(u0), RecvMode::NonBlocking), Ok(Received::Message { .. })));
+        assert_eq!(m.event_count(APP), Some(1), "receiving takes the message off the counter");
     }
 
     #[test]

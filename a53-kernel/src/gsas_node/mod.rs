@@ -7,6 +7,7 @@
 //! the process table, PIF 0 to the service core, and this module keeps the vmbox (every MIF's
 //! interrupt registers, MIF 0's data for the service, the control page), a lock per MIF.
 
+pub mod handlers;
 pub mod profile;
 
 use crate::arch::{cpu, phys_to_virt};
@@ -322,11 +323,45 @@ impl Outbox {
     }
 }
 
+/// What a delivery asks of the kernel: run the opcode's kernel handler, wake the thread blocked
+/// in `MAILBOX_RECEIVE`, raise a signal, or wake a process waiting on its event counter.
 fn run_deliveries(deliveries: &[Delivery]) {
-    for d in deliveries {
-        if let Delivery::Queued { wake: Wakeup::Thread(thread), .. } = d {
-            wake_mailbox_thread(*thread);
+    for &d in deliveries {
+        match d {
+            Delivery::Kernel { handler, notification, from } => handlers::run(handler, notification, from),
+            Delivery::Queued { wake: Wakeup::Thread(thread), .. } => wake_mailbox_thread(thread),
+            Delivery::Queued { domain, wake: Wakeup::Signal(signal) } => raise_signal(domain, signal),
+            Delivery::Queued { domain, wake: Wakeup::Event { .. } } => {
+                let slot = TABLE.lock().slot_of_domain(domain);
+                if let Some(slot) = slot {
+                    scheduler::wake_waiter(slot, |w| w == Wait::Mailbox);
+                }
+            }
+            Delivery::Queued { wake: Wakeup::None, .. } => {}
         }
+    }
+}
+
+/// Delivers `notification` to this node's mailbox as the kernel (domain 0, which may send the
+/// kernel opcodes) and does what the delivery asks: a kernel handler runs in the caller.
+pub fn notify_local(notification: Notification) -> Result<(), DeliverError> {
+    let delivery = mailbox().lock().deliver(Pid::atomic_service(node_id()), notification)?;
+    run_deliveries(&[delivery]);
+    Ok(())
+}
+
+/// Raises `signal` in the process of `domain`: `SIGNALS` reads it, and a wait the process is
+/// in ends with `Interrupted` (`docs/hw/gsas-packets.md`, "Notifications").
+fn raise_signal(domain: u16, signal: u8) {
+    let interrupted = {
+        let mut table = TABLE.lock();
+        let Some(slot) = table.slot_of_domain(domain) else { return };
+        let Some(p) = table.slots[slot].as_mut() else { return };
+        p.signals |= 1 << signal;
+        matches!(p.state, crate::process::table::State::Blocked { wait, .. } if wait.interruptible()).then_some(slot)
+    };
+    if let Some(slot) = interrupted {
+        scheduler::wake(slot, Some(proto::syscall::Error::Interrupted as i64));
     }
 }
 

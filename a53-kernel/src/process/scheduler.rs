@@ -143,10 +143,16 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
                 table.run_queue.push_back(slot);
             }
             Event::Block { wait, deadline } => {
-                if let Some(p) = table.slots[slot].as_mut() {
-                    p.frame = *frame;
-                    p.state = State::Blocked { wait, deadline };
+                let Some(p) = table.slots[slot].as_mut() else { return };
+                if p.signals != 0 && wait.interruptible() {
+                    // A signal is pending: the wait ends before it begins (`raise_signal` ends
+                    // one that has begun; both under the table lock, so none is missed).
+                    frame.x[0] = proto::syscall::Error::Interrupted as i64 as u64;
+                    frame.elr += resume_past_call(wait);
+                    return;
                 }
+                p.frame = *frame;
+                p.state = State::Blocked { wait, deadline };
             }
             Event::Exit(exit) => {
                 switch_user_table(None);

@@ -20,6 +20,15 @@ pub enum Wait {
     Cq,
 }
 
+impl Wait {
+    /// Whether a signal ends this wait (`Interrupted`): the waits a program asks for (sleep,
+    /// notifications, completions), not the user library's wait for a GSAS reply, which a
+    /// signal must not cut short.
+    pub fn interruptible(self) -> bool {
+        !matches!(self, Wait::Mif { .. })
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
     Status(u64),

@@ -11,7 +11,9 @@ use boot::a53::ExceptionFrame;
 use hal::vmbox::driver::MifIrq;
 use proto::gsas::MailboxOpcode;
 use proto::syscall::layout::{PD_PAGE, RDMA_QUEUE_SET};
-use proto::syscall::{ANY_OPCODE, Error, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
+use proto::syscall::{
+    ANY_OPCODE, Error, LOG_MAX, MODE_EVENT, MODE_READ, MODE_SIGNAL, NO_NODE, RECV_NONBLOCKING, SIGNALS_MAX, nr,
+};
 
 fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
     for (i, v) in values.iter().enumerate() {
@@ -67,7 +69,7 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         }
         nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1], args[2]),
         nr::ARGS => copy_args(frame, slot, args[0], args[1]),
-        nr::MAILBOX_REGISTER => mailbox_register(frame, slot, args[0]),
+        nr::MAILBOX_REGISTER => mailbox_register(frame, slot, args),
         nr::MAILBOX_UNREGISTER => mailbox_unregister(frame, slot, args[0]),
         nr::MAILBOX_RECEIVE => mailbox_receive(frame, slot, args[0], args[1]),
         nr::TIME_US => ok(frame, &[crate::kernel::uptime_us()]),
@@ -89,6 +91,11 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         nr::MAP => answer(frame, super::paging::map(slot, args[0], args[1])),
         nr::UNMAP => answer(frame, super::paging::unmap(slot, args[0], args[1])),
         nr::EVICT => answer(frame, super::paging::evict(slot, args[0], args[1])),
+        nr::MAILBOX_EVENT => mailbox_event(frame, slot, args[0]),
+        nr::SIGNALS => {
+            let raised = TABLE.lock().slots[slot].as_mut().map_or(0, |p| core::mem::take(&mut p.signals));
+            ok(frame, &[raised])
+        }
         _ => err(frame, Error::NoSuchCall),
     }
 }
@@ -196,11 +203,17 @@ fn user_opcode(raw: u64) -> Option<MailboxOpcode> {
     op.is_user().then_some(op)
 }
 
-fn mailbox_register(frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> Event {
+fn mailbox_register(frame: &mut ExceptionFrame, slot: usize, [opcode, mode, signal]: [u64; 3]) -> Event {
+    let wake = match (mode, signal) {
+        (MODE_READ, 0) => WakeMode::Read,
+        (MODE_SIGNAL, n) if n < SIGNALS_MAX => WakeMode::Signal(n as u8),
+        (MODE_EVENT, 0) => WakeMode::Event,
+        _ => return err(frame, Error::BadArgument),
+    };
     let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(slot)) else {
         return err(frame, Error::BadArgument);
     };
-    match gsas_node::mailbox().lock().register(op, Receiver::Process { domain, wake: WakeMode::Read }) {
+    match gsas_node::mailbox().lock().register(op, Receiver::Process { domain, wake }) {
         Ok(()) => ok(frame, &[0]),
         Err(_) => err(frame, Error::Busy),
     }
@@ -219,6 +232,22 @@ fn mailbox_unregister(frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> E
             ok(frame, &[0])
         }
         Err(_) => err(frame, Error::NotRegistered),
+    }
+}
+
+/// The event counter (`MODE_EVENT` opcodes' waiting notifications), sleeping until it is not
+/// zero; a delivery to one of those opcodes wakes the process (`gsas_node::run_deliveries`).
+fn mailbox_event(frame: &mut ExceptionFrame, slot: usize, flags: u64) -> Event {
+    let Some(domain) = domain_of(slot) else { return err(frame, Error::BadArgument) };
+    if flags & !RECV_NONBLOCKING != 0 {
+        return err(frame, Error::BadArgument);
+    }
+    let count = gsas_node::mailbox().lock().event_count(domain);
+    match count {
+        None => err(frame, Error::NotRegistered),
+        Some(0) if flags & RECV_NONBLOCKING != 0 => err(frame, Error::WouldBlock),
+        Some(0) => block_and_retry(frame, Wait::Mailbox, None),
+        Some(n) => ok(frame, &[n as u64]),
     }
 }
 

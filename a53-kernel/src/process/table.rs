@@ -50,6 +50,8 @@ pub struct Process {
     /// Whether it holds its PD on this node (`pds`).
     pub holds_pd: bool,
     pub rdma: Rdma,
+    /// Signals raised and not yet read (`SIGNALS`; bit n: signal n).
+    pub signals: u64,
 }
 
 impl Process {
@@ -222,6 +224,7 @@ impl Table {
             pd,
             holds_pd: holds,
             rdma: if with_rdma { Rdma::Starting } else { Rdma::None },
+            signals: 0,
         }));
         if rdma.is_none() {
             self.run_queue.push_back(slot);
@@ -336,6 +339,11 @@ impl Table {
     }
 
     /// The slot of the process holding interface `index`.
+    /// The slot of the live process of `domain`.
+    pub fn slot_of_domain(&self, domain: u16) -> Option<usize> {
+        self.slots.iter().position(|p| p.as_ref().is_some_and(|p| p.domain == domain))
+    }
+
     pub fn holder_of(&self, index: u8) -> Option<usize> {
         self.slots.iter().position(|p| p.as_ref().is_some_and(|p| p.grant.index == index))
     }

@@ -157,9 +157,10 @@ pub fn notify_when_ready(node: u16, n: Notification, within_us: u64) -> Result<(
     }
 }
 
-/// Receives `opcode`'s notifications from now on (user channels 0x8..=0xF).
+/// Receives `opcode`'s notifications from now on (user channels 0x8..=0xF), woken by a
+/// blocked `receive` only.
 pub fn register(opcode: MailboxOpcode) -> Result<(), Error> {
-    sys::mailbox_register(opcode)
+    sys::mailbox_register(opcode, sys::Wake::Read)
 }
 
 pub fn unregister(opcode: MailboxOpcode) -> Result<(), Error> {

@@ -295,3 +295,48 @@ pub mod rdma_pair {
         assert_eq!(unpack(9), None);
     }
 }
+
+/// `mailbox-modes`: the role in bits [3:0], a node in [19:4].
+pub mod mailbox_modes {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Every mode on this node, notifying itself, and the bad registrations.
+        Local,
+        /// Registers the signal and event channels, then sleeps until a signal ends the sleep.
+        Sleeper,
+        /// Wakes the `Sleeper` on `node`: an event-mode notification, then a signal-mode one.
+        Waker { node: u16 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Local => 0,
+            Role::Sleeper => 1,
+            Role::Waker { node } => 2 | u64::from(node) << 4,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let node = u16::try_from(arg >> 4).ok()?;
+        match arg & 0xf {
+            0 if node == 0 => Some(Role::Local),
+            1 if node == 0 => Some(Role::Sleeper),
+            2 => Some(Role::Waker { node }),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn roles_round_trip() {
+            for role in [Role::Local, Role::Sleeper, Role::Waker { node: 3 }, Role::Waker { node: 0xffff }] {
+                assert_eq!(unpack(pack(role)), Some(role));
+            }
+            assert_eq!(unpack(3), None);
+            assert_eq!(unpack(1 | 1 << 4), None);
+        }
+    }
+}

@@ -6,7 +6,9 @@
 //! have no kernel: every call answers `NoSuchCall` there.
 
 use proto::gsas::{EMPTY_THREAD_ARGUMENT, MailboxOpcode, Notification, Pid};
-use proto::syscall::{ANY_OPCODE, Error as SysError, LOG_MAX, NO_NODE, RECV_NONBLOCKING, nr};
+use proto::syscall::{
+    ANY_OPCODE, Error as SysError, LOG_MAX, MODE_EVENT, MODE_READ, MODE_SIGNAL, NO_NODE, RECV_NONBLOCKING, nr,
+};
 
 use crate::error::{Error, ProtocolError};
 
@@ -115,8 +117,36 @@ pub fn args(buf: &mut [u8]) -> Result<usize, Error> {
     call(nr::ARGS, buf.as_mut_ptr() as u64, buf.len() as u64).map(|r| r[0] as usize)
 }
 
-pub fn mailbox_register(opcode: MailboxOpcode) -> Result<(), Error> {
-    call(nr::MAILBOX_REGISTER, u64::from(opcode.value()), 0).map(drop)
+/// How a process learns that a notification arrived (seed §3.2.2 `'r'`, `'s'`, `'e'`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// Only a blocked `mailbox_receive` is woken.
+    Read,
+    /// Also raise this signal (0..=63): `signals` reads it, and it ends a wait with
+    /// `Syscall(Interrupted)`.
+    Signal(u8),
+    /// Also count it on the event counter (`mailbox_event`).
+    Event,
+}
+
+pub fn mailbox_register(opcode: MailboxOpcode, wake: Wake) -> Result<(), Error> {
+    let (mode, signal) = match wake {
+        Wake::Read => (MODE_READ, 0),
+        Wake::Signal(n) => (MODE_SIGNAL, u64::from(n)),
+        Wake::Event => (MODE_EVENT, 0),
+    };
+    call3(nr::MAILBOX_REGISTER, u64::from(opcode.value()), mode, signal).map(drop)
+}
+
+/// The event counter: the notifications waiting on the `Wake::Event` opcodes (they stay queued
+/// for `mailbox_receive`). Blocking: sleeps until it is not zero; else `Syscall(WouldBlock)`.
+pub fn mailbox_event(blocking: bool) -> Result<u64, Error> {
+    call(nr::MAILBOX_EVENT, if blocking { 0 } else { RECV_NONBLOCKING }, 0).map(|r| r[0])
+}
+
+/// The signals raised since the last call (bit n: signal n); they are cleared.
+pub fn signals() -> Result<u64, Error> {
+    call(nr::SIGNALS, 0, 0).map(|r| r[0])
 }
 
 pub fn mailbox_unregister(opcode: MailboxOpcode) -> Result<(), Error> {

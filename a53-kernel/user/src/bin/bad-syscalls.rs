@@ -19,7 +19,7 @@ const STACK_TOP: u64 = proto::syscall::layout::STACK_TOP;
 
 fn main() -> Result<u64, Error> {
     let line = b"sixteen bytes ok";
-    let calls: [(u64, [u64; 6], E); 14] = [
+    let calls: [(u64, [u64; 6], E); 19] = [
         (99, [0; 6], E::NoSuchCall),
         (u64::MAX, [0; 6], E::NoSuchCall),
         (nr::LOG, [UNMAPPED, 8, 0, 0, 0, 0], E::BadPointer),
@@ -36,6 +36,12 @@ fn main() -> Result<u64, Error> {
         (nr::MAILBOX_UNREGISTER, [9, 0, 0, 0, 0, 0], E::NotRegistered),
         (nr::MAILBOX_RECEIVE, [9, 2, 0, 0, 0, 0], E::BadArgument),
         (nr::MAILBOX_RECEIVE, [9, 1, 0, 0, 0, 0], E::NotRegistered),
+        // A mode past event, a signal number past 63, a signal number outside signal mode.
+        (nr::MAILBOX_REGISTER, [9, 3, 0, 0, 0, 0], E::BadArgument),
+        (nr::MAILBOX_REGISTER, [9, 1, 64, 0, 0, 0], E::BadArgument),
+        (nr::MAILBOX_REGISTER, [9, 2, 5, 0, 0, 0], E::BadArgument),
+        (nr::MAILBOX_EVENT, [2, 0, 0, 0, 0, 0], E::BadArgument),
+        (nr::MAILBOX_EVENT, [1, 0, 0, 0, 0, 0], E::NotRegistered),
     ];
     for (i, (number, args, expected)) in calls.iter().enumerate() {
         let got = sys::raw(*number, *args)[0] as i64;
