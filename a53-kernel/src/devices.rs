@@ -57,6 +57,16 @@ pub struct Packetizer {
     pub pif0: Pif,
 }
 
+impl Packetizer {
+    /// The PIF of interface pair `index` for the kernel's own requests (`gsas_node::kernel_client`).
+    /// The caller holds the pair in the interface table (as domain 0), so no process maps it and
+    /// only the kernel's client, behind its lock, uses the page.
+    pub fn kernel_pif(index: u8) -> Pif {
+        // SAFETY: as above: a PIF page of the packetizer block, held by the kernel alone.
+        unsafe { Pif::new(phys_to_virt(pl::PACKETIZER_BASE + u64::from(index) * hal::packetizer::PAGE_BYTES)) }
+    }
+}
+
 /// The vmbox as the kernel drives it: every MIF page (MIF 0's data is the service's; of the
 /// others the kernel uses only the interrupt registers) and the control page.
 pub struct Vmbox {

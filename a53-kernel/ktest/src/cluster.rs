@@ -19,13 +19,14 @@ pub const TESTS: &[Test] = &[
     Test::new("cluster", "gsas_another_nodes_process_cannot_touch_a_private_page", gsas::remote_intruder),
     Test::new("cluster", "gsas_a_notification_crosses_nodes", gsas::notification),
     Test::new("cluster", "gsas_a_signal_mode_notification_from_another_node_ends_a_sleep", gsas::signal_across),
+    Test::new("cluster", "gsas_every_kernel_pings_every_other_kernel", gsas::kernel_pings),
     Test::new("cluster", "gsas_fad_mesh_counts_exactly_and_a_dead_node_is_unreachable_at_once", gsas::fad_mesh),
 ];
 
 /// The global shared address space across nodes (seed D3.6 section 2): every node runs these
 /// together; one node sets a scene, publishes an address, and all take part.
 mod gsas {
-    use crate::cluster_support::{barrier, publish, published, whoami};
+    use crate::cluster_support::{barrier, publish, published, wait_for, whoami};
     use crate::ensure;
     use crate::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
     use crate::testkit::TestResult;
@@ -192,6 +193,28 @@ mod gsas {
         };
         barrier(811)?;
         woke.and(slept)
+    }
+
+    /// Every node's kernel sends a Ping (a kernel opcode) to every other node's kernel through
+    /// its own request interface; each one's ping handler answers with a Pong the same way.
+    pub fn kernel_pings() -> TestResult {
+        use a53_kernel::gsas_node::{self, kernel_client};
+        use core::sync::atomic::Ordering;
+        let (me, n) = whoami()?;
+        barrier(820)?;
+        let delivered = kernel_client::DELIVERED.load(Ordering::Relaxed);
+        let mut result = Ok(());
+        for other in (0..n).filter(|&o| o != me) {
+            match gsas_node::ping(other, 2 * a53_kernel::timer::hz()) {
+                Ok(true) => {}
+                Ok(false) => result = Err("a kernel's Pong did not come back within 2 s"),
+                Err(_) => result = Err("the kernel could not send its Ping"),
+            }
+        }
+        // Every Ping and every Pong got a status reply from its target's service.
+        let replied = wait_for(5, || kernel_client::DELIVERED.load(Ordering::Relaxed) >= delivered + u64::from(n - 1));
+        barrier(821)?;
+        result.and(replied.map_err(|_| "the targets' services did not confirm the kernel's notifications"))
     }
 
     /// Node 1's process blocks on opcode 10; node 0's process notifies it.

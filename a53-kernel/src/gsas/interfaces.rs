@@ -4,7 +4,8 @@
 //! Choice (the seed allocates the two independently): interfaces are handed out in pairs with
 //! the same index `i` (PIF i and MIF i), so the PID's interface field names both the sender's
 //! PIF and the mailbox interface its replies go to. Interface 0 is the atomic service's
-//! (seed §2.2.3), so 63 pairs are left for threads. A thread holds at most one pair; asking again
+//! (seed §2.2.3), so 63 pairs are left for threads; the kernel takes one of them at boot for its
+//! own requests (`gsas_node::kernel_client`). A thread holds at most one pair; asking again
 //! returns the same one (seed §2.2.4). Each reassignment of an index bumps its 10-bit generation,
 //! so a new holder never gets the PID of the previous one until 1024 reassignments later.
 //!

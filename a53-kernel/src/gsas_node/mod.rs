@@ -8,6 +8,7 @@
 //! interrupt registers, MIF 0's data for the service, the control page), a lock per MIF.
 
 pub mod handlers;
+pub mod kernel_client;
 pub mod profile;
 
 use crate::arch::{cpu, phys_to_virt};
@@ -31,7 +32,8 @@ use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use hal::packetizer::driver::{Pif, SendStatus};
 use hal::packetizer::{Destination, base_dest, base_window, words_from_words128};
 use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
-use proto::gsas::{Notification, PAGE_SIZE, Pid};
+use kernel_client::{KernelClient, SendError};
+use proto::gsas::{MailboxOpcode, Message, Notification, PAGE_SIZE, Pid};
 use spin::Once;
 
 /// The core the atomic service runs on.
@@ -103,20 +105,38 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     let Packetizer { mut tif, pif0 } = packetizer;
     tif.set_base_dest(base_dest_value());
     tif.grant(0, Pid::atomic_service(node_id()).raw());
-    TABLE.lock().take_tif(tif);
+    let kernel_index = {
+        let mut table = TABLE.lock();
+        table.take_tif(tif);
+        table.kernel_interface().map(|g| g.index)
+    };
+    let kernel_pif = kernel_index.map(Packetizer::kernel_pif);
     *SERVICE_PIF.lock() = Some(pif0);
     let Vmbox { mifs, control } = vmbox;
-    let mut reader0 = None;
-    // The kernel keeps every MIF's interrupt half; of the reading halves only MIF 0's (the other
-    // MIFs are read by the processes that hold them).
+    let (mut reader0, mut kernel_reader) = (None, None);
+    // The kernel keeps every MIF's interrupt half; of the reading halves only MIF 0's (the
+    // service's) and its own pair's (the other MIFs are read by the processes that hold them).
+    let mut index = 0u8;
     let irqs = mifs.map(|mif| {
         let (reader, irq) = mif.split();
-        reader0.get_or_insert(reader);
+        if index == 0 {
+            reader0 = Some(reader);
+        } else if Some(index) == kernel_index {
+            kernel_reader = Some(reader);
+        }
+        index = index.wrapping_add(1);
         IrqMutex::new(irq)
     });
     *SERVICE_MIF.lock() = reader0;
     VMBOX.call_once(|| Mailboxes { irqs, control });
+    if let (Some(index), Some(reader)) = (kernel_index, kernel_reader) {
+        *KERNEL_CLIENT.lock() = kernel_pif.map(|pif| KernelClient::new(index, pif, reader));
+        with_mif(index, KernelClient::arm);
+    } else {
+        defmt::error!("the kernel has no request interface: it cannot notify other nodes");
+    }
     mailbox();
+    register_ping();
     if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
         defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
     }
@@ -131,6 +151,9 @@ fn on_vmbox_irq(_: IntId) {
         if index == 0 {
             SERVICE_NEWS.store(true, Ordering::Release);
             irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
+        } else if let Some(client) = KERNEL_CLIENT.lock().as_mut().filter(|c| c.index == index) {
+            client.drain();
+            with_mif(index, KernelClient::arm);
         } else {
             // The guard must be gone before waking (which takes the table again).
             let holder = TABLE.lock().holder_of(index);
@@ -348,6 +371,72 @@ pub fn notify_local(notification: Notification) -> Result<(), DeliverError> {
     let delivery = mailbox().lock().deliver(Pid::atomic_service(node_id()), notification)?;
     run_deliveries(&[delivery]);
     Ok(())
+}
+
+/// The kernel's request interface (`kernel_client`), from [`init`].
+static KERNEL_CLIENT: IrqMutex<Option<KernelClient>> = IrqMutex::new(None);
+
+/// Why a notification the kernel sent did not arrive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotifyError {
+    /// This node's mailbox refused it.
+    Refused(DeliverError),
+    /// It could not leave for another node.
+    NotSent(SendError),
+}
+
+/// Sends `notification` as the kernel (domain 0: kernel opcodes allowed) to node `node`'s
+/// mailbox: delivered at once here, or sent through the kernel's request interface (the other
+/// node's answer is counted, not awaited: `kernel_client::DELIVERED`, `REFUSED`).
+pub fn notify(node: u16, notification: Notification) -> Result<(), NotifyError> {
+    if node == node_id() {
+        return notify_local(notification).map_err(NotifyError::Refused);
+    }
+    let mut client = KERNEL_CLIENT.lock();
+    let client = client.as_mut().ok_or(NotifyError::NotSent(SendError::NoRoute))?;
+    client.notify(node, notification).map_err(NotifyError::NotSent)
+}
+
+/// The nonce of the last Pong that came back (`ping`).
+static LAST_PONG: AtomicU64 = AtomicU64::new(0);
+static PINGS: AtomicU64 = AtomicU64::new(0);
+
+/// The kernel's ping service (`Message::Ping` / `Pong`, kernel opcodes): a Ping from another
+/// kernel is answered with a Pong carrying its nonce; a Pong is noted for [`ping`].
+fn register_ping() {
+    let on_ping = |n: Notification, from: Pid| {
+        if let Ok(Message::Ping { nonce }) = Message::decode(n)
+            && let Ok(pong) = (Message::Pong { nonce }).encode()
+        {
+            let _ = notify(from.node(), pong);
+        }
+    };
+    let on_pong = |n: Notification, _: Pid| {
+        if let Ok(Message::Pong { nonce }) = Message::decode(n) {
+            LAST_PONG.store(nonce, Ordering::Release);
+        }
+    };
+    for (opcode, handler) in [(MailboxOpcode::PING, on_ping as handlers::Handler), (MailboxOpcode::PONG, on_pong)] {
+        if handlers::register(opcode, handler).is_err() {
+            defmt::error!("the kernel's ping service could not take its opcodes");
+        }
+    }
+}
+
+/// Pings node `node`'s kernel: true once its Pong comes back within `ticks` timer ticks.
+pub fn ping(node: u16, ticks: u64) -> Result<bool, NotifyError> {
+    let count = PINGS.fetch_add(1, Ordering::Relaxed) + 1;
+    let nonce = ((u64::from(node_id()) << 40) | count) & ((1 << 60) - 1);
+    let ping = Message::Ping { nonce }.encode().map_err(|_| NotifyError::NotSent(SendError::NoRoute))?;
+    notify(node, ping)?;
+    let give_up = crate::timer::now() + ticks;
+    while LAST_PONG.load(Ordering::Acquire) != nonce {
+        if crate::timer::now() > give_up {
+            return Ok(false);
+        }
+        core::hint::spin_loop();
+    }
+    Ok(true)
 }
 
 /// Raises `signal` in the process of `domain`: `SIGNALS` reads it, and a wait the process is

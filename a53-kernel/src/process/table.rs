@@ -145,6 +145,15 @@ impl Table {
         self.tif = Some(tif);
     }
 
+    /// An interface pair for the kernel's own requests (domain 0), granted in the PIDT; the
+    /// same one on every call.
+    pub fn kernel_interface(&mut self) -> Option<Grant> {
+        let key = ThreadKey { domain: proto::gsas::KERNEL_DOMAIN, thread: u32::MAX };
+        let grant = self.interfaces().acquire(key).ok()?;
+        self.tif.as_mut()?.grant(usize::from(grant.index), grant.pid.raw());
+        Some(grant)
+    }
+
     /// The node's interface table, created on first use.
     fn interfaces(&mut self) -> &mut InterfaceTable {
         self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::gsas_node::node_id()))
