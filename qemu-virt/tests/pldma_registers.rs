@@ -97,6 +97,9 @@ fn doorbells_are_wired_to_their_pd_and_coalesced() {
     rig.write(0, pd_page(7, PD_DOORBELL), 4, 5).unwrap();
     rig.write(0, pd_page(7, PD_DOORBELL), 4, 6).unwrap();
     rig.write(0, pd_page(9, PD_DOORBELL), 4, 1).unwrap();
+    // The engine takes its inbox in order: once PD 9's event is out, PD 7's second ring has been
+    // seen too. Reading before that would let the second ring find the first one read.
+    assert!(eventually(LONG, || rig.counter(0, Counter::EventsPosted) >= 2), "the engine took the rings");
     let events = a.events(2, QUIET);
     assert!(events.contains(&Event::Doorbell { pd: pd(9), value: 1 }));
     assert!(events.contains(&Event::Doorbell { pd: pd(7), value: 5 }), "the first ring's; the second is merged");

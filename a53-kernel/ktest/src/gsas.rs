@@ -186,8 +186,9 @@ fn record(n: proto::gsas::Notification, from: proto::gsas::Pid) {
 }
 
 /// A kernel handler takes user channel 7: a notification the kernel sends itself and one a
-/// process sends both run it, with their senders; a process may not take the channel meanwhile
-/// nor send a kernel opcode; after unregistering, the channel is free again.
+/// process sends both run it, with their senders; the kernel's ping service answers the
+/// kernel's own Ping; a channel nobody holds refuses; after unregistering, the channel is free
+/// for a process again.
 fn kernel_handler() -> TestResult {
     use a53_kernel::gsas_node::{self, handlers};
     use proto::gsas::{MailboxOpcode, Message, Pid};
@@ -205,8 +206,10 @@ fn kernel_handler() -> TestResult {
         let handled = HANDLED.lock().clone();
         ensure(handled.len() == 2 && handled[1].0 == 0x22, "the handler did not run for the process's notification")?;
         ensure(Pid::from_low_bits(handled[1].1).domain() != 0, "the process's notification came from the kernel")?;
-        let ping = Message::Ping { nonce: 1 }.encode().map_err(|_| "ping")?;
-        ensure(gsas_node::notify_local(ping).is_err(), "a ping with no receiver was delivered")
+        // A kernel opcode: the kernel's ping service answers its own Ping.
+        ensure(gsas_node::ping(me() as u16, a53_kernel::timer::hz()) == Ok(true), "no Pong to the kernel's own Ping")?;
+        let unclaimed = Message::User { channel: 6, payload: 1 }.encode().map_err(|_| "channel 6")?;
+        ensure(gsas_node::notify_local(unclaimed).is_err(), "a notification with no receiver was delivered")
     })();
     handlers::unregister(op).map_err(|_| "cannot unregister the kernel handler")?;
     result?;
