@@ -171,7 +171,7 @@ enum Command {
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
-    /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma.
+    /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault.
     Bench {
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
