@@ -62,6 +62,15 @@ pub fn stats() -> Result<RdmaStats, &'static str> {
     Ok(RdmaStats::from_pages(pages))
 }
 
+/// Prints every timeout this node's R5 fired since boot (`proto::rdma::ipc::TIMEOUTS_LINE`),
+/// which the runner weighs against the packets the links dropped at the end of a lossy run.
+pub fn report_timeouts() {
+    match stats() {
+        Ok(s) => defmt::println!("{=str} {=u64}", proto::rdma::ipc::TIMEOUTS_LINE, s.timeout_retransmits),
+        Err(e) => defmt::println!("no RDMA counters: {=str}", e),
+    }
+}
+
 /// Prints the counters since `before` (the R5's and the kernel's); a slow R5 that does not answer
 /// costs the report, not the test.
 fn report(what: &str, before: &RdmaStats) -> TestResult {

@@ -86,6 +86,9 @@ pub fn run() -> Stop {
     if list {
         return Stop::Success;
     }
+    if args.flag("lossy") {
+        crate::rdma::report_timeouts();
+    }
     ConsoleReporter.summary(summary.passed, summary.failed);
     if summary.failed == 0 { Stop::Success } else { Stop::Failure }
 }

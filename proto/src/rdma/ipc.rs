@@ -184,6 +184,11 @@ pub struct RdmaStats {
 
 pub const STATS_PAGES: u64 = 4;
 
+/// The console line a test image prints at the end of a lossy run, followed by its R5's
+/// `timeout_retransmits`: the test runner weighs the nodes' sum against the datagrams the links
+/// dropped.
+pub const TIMEOUTS_LINE: &str = "rdma timeouts since boot:";
+
 impl Default for RdmaStats {
     fn default() -> Self {
         Self::ZERO

@@ -334,6 +334,7 @@ fn target_run(
         Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), link, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
     let mut parsers: Vec<Parser> = (0..run.nodes).map(|_| Parser::new()).collect();
     let ends = watch(run, &cluster, &rx, &mut parsers, totals);
+    let dropped: u64 = cluster.counters().iter().map(|c| c.packets_dropped).sum();
     drop(cluster);
     if opts.list {
         return Ok(());
@@ -343,6 +344,13 @@ fn target_run(
         totals.record(test, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
         if let Err(reason) = verdict {
             totals.failures.push(Failure { test: test.into(), reason, log: vec![] });
+        }
+    }
+    if run.lossy && run.r5 && opts.filter.as_deref().is_none_or(|f| LOSSY_TIMEOUTS_TEST.contains(f)) {
+        let verdict = check_lossy_timeouts(&parsers, dropped, opts.filter.is_none());
+        totals.record(LOSSY_TIMEOUTS_TEST, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
+        if let Err(reason) = verdict {
+            totals.failures.push(Failure { test: LOSSY_TIMEOUTS_TEST.into(), reason, log: vec![] });
         }
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
@@ -370,6 +378,34 @@ fn command_tests(opts: &Options, totals: &mut Totals) {
             }
         }
     }
+}
+
+/// The runner's check of a lossy run with RDMA (`runs::LOSSY_LINKS`).
+const LOSSY_TIMEOUTS_TEST: &str = "runner::lossy_rdma_timeouts_fire_only_for_packets_the_links_dropped";
+
+/// Every R5 timeout resends a block one of whose packets (data, ACK or PF-NACK) was lost, so
+/// over a lossy run the nodes' timeouts (each node prints its count at the end) cannot exceed
+/// the datagrams the links dropped. Over the `whole_run` the links must have dropped some, or the
+/// run proves nothing (a filtered run may have sent no RDMA packet at all).
+fn check_lossy_timeouts(parsers: &[Parser], dropped: u64, whole_run: bool) -> Result<(), String> {
+    const LINE: &str = proto::rdma::ipc::TIMEOUTS_LINE;
+    let mut timeouts = 0;
+    for (node, parser) in parsers.iter().enumerate() {
+        let count = parser
+            .log
+            .iter()
+            .find_map(|l| l.split_once(LINE).and_then(|(_, n)| n.trim().parse::<u64>().ok()))
+            .ok_or_else(|| format!("node{node} printed no `{LINE}` line"))?;
+        timeouts += count;
+    }
+    if whole_run && dropped == 0 {
+        return Err("the links dropped no packet: the run was not lossy".into());
+    }
+    if timeouts > dropped {
+        return Err(format!("{timeouts} timeouts for {dropped} dropped datagrams: some fired for nothing"));
+    }
+    println!("lossy run: {timeouts} RDMA timeouts, {dropped} datagrams dropped by the links");
+    Ok(())
 }
 
 /// The trace of a cluster run must be valid JSON with forwarded accesses, interrupts and
