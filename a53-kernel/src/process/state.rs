@@ -81,11 +81,13 @@ impl Event {
 
     /// The event that stands, with the process table held: a kill wins over anything (`killed`
     /// is always asked, and consumes the mark); a block that a wake-up overtook becomes a yield,
-    /// so that the call runs again and finds what woke it (`woken` is asked only for a block).
+    /// so that the call runs again and finds what woke it (`woken` is asked only for a block
+    /// that something can wake: a sleep ends at its deadline, so a wake-up meant for an earlier
+    /// wait must not cut it short).
     pub fn settle(self, killed: impl FnOnce() -> bool, woken: impl FnOnce() -> bool) -> Self {
         match self {
             _ if killed() => Event::Exit(Exit::Killed),
-            Event::Block { .. } if woken() => Event::Yield,
+            Event::Block { wait, .. } if wait != Wait::Sleep && woken() => Event::Yield,
             e => e,
         }
     }
@@ -261,6 +263,19 @@ mod tests {
             Event::Preempt
         );
         assert!(!asked, "a pending wake-up is kept for a block");
+        let sleep = Event::Block { wait: Wait::Sleep, deadline: Some(5) };
+        assert_eq!(
+            sleep.settle(
+                || false,
+                || {
+                    asked = true;
+                    true
+                }
+            ),
+            sleep,
+            "a sleep is not overtaken by a wake-up"
+        );
+        assert!(!asked, "and the wake-up is kept for a wait it may be for");
     }
 
     #[test]
