@@ -115,7 +115,7 @@ pub struct Counters {
     pub rapf_refused: u64,
     /// Fault entries of an attempt answered lately (skipped).
     pub duplicate_fault_entries: u64,
-    /// Fault entries whose page got a frame (answered Retry).
+    /// Fault entries and stalled accesses whose page got a frame (answered Retry, or resumed).
     pub faults_resolved: u64,
     /// Engine interrupts that found fault entries.
     pub fault_irqs: u64,
@@ -372,9 +372,6 @@ fn answer_faults(entries: &[FaultEntry], me: u16) {
             continue;
         }
         let resolved = page_access(entry).is_some_and(|write| resolve(entry.pd, entry.va(), write));
-        if resolved {
-            FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
-        }
         let _ = answers.push(answer(entry, me, action(entry, resolved)));
     }
     let mut posted = false;
@@ -467,13 +464,16 @@ fn on_smmu_irq(_: IntId) {
     }
 }
 
-/// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's); false when it cannot
-/// have one.
+/// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's), for a fault entry or
+/// a stalled access; false when it cannot have one.
 fn resolve(pd: Pd, va: u64, write: bool) -> bool {
     let start = arch::pmu::instructions();
     let resolved = crate::process::paging::resolve_rdma_fault(pd, va, write).is_ok();
     let spent = arch::pmu::instructions().wrapping_sub(start);
     RESOLVE_INSTRUCTIONS.fetch_add(u64::from(spent), Ordering::Relaxed);
+    if resolved {
+        FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
+    }
     resolved
 }
 
@@ -516,7 +516,6 @@ fn stall_answer(fault: &ContextFault) -> Resume {
     if !resolve(pd, fault.address, fault.access == Access::Write) {
         return Resume::Terminate;
     }
-    FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
     STALLS_RESUMED.fetch_add(1, Ordering::Relaxed);
     Resume::Retry
 }

@@ -238,8 +238,7 @@ fn faults_with(touch: Touch, stall: bool) -> TestResult {
     let kernel_after = rdma_node::counters();
     let resolved = kernel_after.faults_resolved - kernel_before.faults_resolved;
     let resumed = kernel_after.stalls_resumed - kernel_before.stalls_resumed;
-    let retransmitted =
-        (after.rapf_retransmits - before.rapf_retransmits) + (after.local_retransmits - before.local_retransmits);
+    let retransmitted = after.fault_retransmits() - before.fault_retransmits();
     if stall {
         // Stalled accesses are retried by RESUME: no fault message, no block sent again (the
         // error cases end with Abort, which retransmits nothing).
@@ -286,8 +285,7 @@ fn remote_faults() -> TestResult {
                 let lossy = a53_kernel::kernel::boot_args().flag("lossy");
                 ensure(lossy || after.timeout_retransmits == before.timeout_retransmits, "a timeout fired")?;
                 if stall {
-                    let resent = (after.rapf_retransmits - before.rapf_retransmits)
-                        + (after.local_retransmits - before.local_retransmits);
+                    let resent = after.fault_retransmits() - before.fault_retransmits();
                     ensure(resent == 0, "a block was retransmitted for a fault in stall mode")?;
                     ensure(kernel_after.stalls_resumed > kernel_before.stalls_resumed, "no source stall resumed")?;
                 }

@@ -191,9 +191,7 @@ pub unsafe fn zero_page(page: *mut u8) {
 /// walker that does not snoop the A53s' caches (the SMMU on the ZynqMP: IDR0.CTTW = 0) reads
 /// what the kernel wrote.
 pub fn clean_to_poc(start: *const u8, len: usize) {
-    // CTR_EL0.DminLine would give the line size; 64 bytes is the A53's and the smallest a
-    // ZynqMP core has, so stepping by it never skips a line.
-    const LINE: usize = 64;
+    use crate::mm::CACHE_LINE as LINE;
     let begin = start as usize & !(LINE - 1);
     let end = start as usize + len;
     for line in (begin..end).step_by(LINE) {

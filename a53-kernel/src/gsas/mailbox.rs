@@ -247,11 +247,10 @@ impl MailboxService {
     /// The event counter of `domain` (seed §3.2.2 `'e'`, an eventfd): the notifications waiting
     /// on its `Event` opcodes; `None` when it registered none in that mode.
     pub fn event_count(&self, domain: u16) -> Option<usize> {
-        let mut event_opcodes = (1..MAILBOX_OPCODES).filter(|&op| {
-            matches!(self.receivers[op], Some(Receiver::Process { domain: d, wake: WakeMode::Event }) if d == domain)
-        });
-        let first = event_opcodes.next()?;
-        Some(self.queues[first].len() + event_opcodes.map(|op| self.queues[op].len()).sum::<usize>())
+        let event = |&op: &usize| matches!(self.receivers[op], Some(Receiver::Process { wake: WakeMode::Event, .. }));
+        let mut opcodes = self.opcodes_of(domain, None).filter(event).peekable();
+        opcodes.peek()?;
+        Some(opcodes.map(|op| self.queues[op].len()).sum())
     }
 
     pub fn deliver(&mut self, from: Pid, notification: Notification) -> Result<Delivery, DeliverError> {

@@ -11,3 +11,8 @@ pub mod smmu;
 pub mod user_space;
 
 pub const PAGE_SIZE: u64 = 4096;
+
+/// The data cache line that cache maintenance by address steps by: CTR_EL0.DminLine would give
+/// it; 64 bytes is the A53's and the smallest a ZynqMP core has, so stepping by it never skips
+/// a line.
+pub const CACHE_LINE: usize = 64;

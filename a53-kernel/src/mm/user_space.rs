@@ -7,7 +7,7 @@
 //! touches user memory through user addresses: it translates and uses its own view of the
 //! frame, so a bad user pointer is an error, not a kernel fault.
 
-use super::PAGE_SIZE;
+use super::{CACHE_LINE, PAGE_SIZE};
 use crate::process::elf::{Permissions, Program};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
@@ -147,9 +147,6 @@ struct Unpublished {
 
 /// Listed descriptors at most; past it, [`Unpublished::all`].
 const UNPUBLISHED_MAX: usize = 64;
-
-/// The data cache line the publishing cleans by (the A53's, the smallest a ZynqMP core has).
-const CACHE_LINE: usize = 64;
 
 fn flags(p: Permissions) -> A {
     use boot_attrs::NORMAL;

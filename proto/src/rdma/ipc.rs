@@ -226,6 +226,12 @@ impl RdmaStats {
         stalls_resumed: 0,
     };
 
+    /// Blocks sent again because a fault was resolved: on a RAPF, or on this node's fault
+    /// message (none in stall mode, where RESUME retries the access itself).
+    pub fn fault_retransmits(&self) -> u64 {
+        self.rapf_retransmits + self.local_retransmits
+    }
+
     /// Page `page`, or `None` past the last one.
     pub fn page(&self, page: u64) -> Option<[u64; 7]> {
         Some(match page {

@@ -168,7 +168,7 @@ impl<'q> Scheduler<'q> {
         let paused = self.tids.get(txn.tid).is_some_and(|t| t.state == TxnState::Paused);
         if paused {
             self.stats.stalls_resumed += 1;
-            self.tids.resume(txn.tid, now.saturating_add(self.timeout_ticks));
+            self.tids.arm(txn.tid, now.saturating_add(self.timeout_ticks));
         }
         Ok(())
     }

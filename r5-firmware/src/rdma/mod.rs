@@ -202,7 +202,6 @@ impl<'q> Scheduler<'q> {
     fn retransmit(&mut self, engine: &mut impl Engine, tid: u16, now: u64) {
         if let Some(txn) = self.tids.get_mut(tid) {
             txn.seq = hal::pldma::seq_next(txn.seq);
-            txn.state = TxnState::InFlight;
             self.send(engine, tid, now);
         }
     }

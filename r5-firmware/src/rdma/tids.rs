@@ -40,11 +40,9 @@ pub struct Txn {
     pub deadline: u64,
     pub timeouts: u8,
     pub nacks: u8,
-    /// Timer-list neighbours, as tid + 1.
+    /// Timer-list neighbours, as tid + 1, on the list of its state (paused or in flight).
     prev: u16,
     next: u16,
-    /// On the paused list (else on the in-flight list, if linked).
-    on_paused: bool,
 }
 
 impl Txn {
@@ -59,7 +57,6 @@ impl Txn {
         nacks: 0,
         prev: NIL,
         next: NIL,
-        on_paused: false,
     };
 }
 
@@ -159,41 +156,33 @@ impl Tids {
         self.free.push_back(tid);
     }
 
-    /// (Re)arms the timeout of a transaction in flight: `deadline` must not be earlier than
-    /// any in-flight one's (deadlines are `now + timeout`), which keeps the list sorted.
+    /// Puts the transaction in flight (sent, resent, or taken off pause) and (re)arms its
+    /// timeout: `deadline` must not be earlier than any in-flight one's (deadlines are `now +
+    /// timeout`), which keeps the list sorted.
     pub fn arm(&mut self, tid: u16, deadline: u64) {
-        self.link(tid, deadline, false);
+        self.link(tid, deadline, TxnState::InFlight);
     }
 
     /// Pauses the transaction (a page-fault NACK came) with the paused timeout: `deadline`
     /// (`now + paused timeout`) must not be earlier than any paused one's.
     pub fn pause(&mut self, tid: u16, deadline: u64) {
-        if let Some(t) = self.get_mut(tid) {
-            t.state = TxnState::Paused;
-        }
-        self.link(tid, deadline, true);
+        self.link(tid, deadline, TxnState::Paused);
     }
 
-    /// Takes a paused transaction off pause, in flight again until `deadline` (`now +
-    /// timeout`, which keeps the in-flight list sorted).
-    pub fn resume(&mut self, tid: u16, deadline: u64) {
-        if let Some(t) = self.get_mut(tid) {
-            t.state = TxnState::InFlight;
-        }
-        self.link(tid, deadline, false);
-    }
-
-    fn link(&mut self, tid: u16, deadline: u64, paused: bool) {
+    /// Moves a live transaction to `state` (in flight or paused) and to the end of that state's
+    /// timer list.
+    fn link(&mut self, tid: u16, deadline: u64, state: TxnState) {
         if self.get(tid).is_none() {
             return;
         }
         self.unlink(tid);
+        let paused = state == TxnState::Paused;
         let i = usize::from(tid);
         let list = if paused { self.paused } else { self.in_flight };
+        self.txns[i].state = state;
         self.txns[i].deadline = deadline;
         self.txns[i].prev = list.last;
         self.txns[i].next = NIL;
-        self.txns[i].on_paused = paused;
         let mut list = list;
         match list.last {
             NIL => list.first = tid + 1,
@@ -252,7 +241,7 @@ impl Tids {
 
     fn unlink(&mut self, tid: u16) {
         let i = usize::from(tid);
-        let (prev, next, paused) = (self.txns[i].prev, self.txns[i].next, self.txns[i].on_paused);
+        let (prev, next, paused) = (self.txns[i].prev, self.txns[i].next, self.txns[i].state == TxnState::Paused);
         let mut list = *self.list_mut(paused);
         let linked = prev != NIL || next != NIL || list.first == tid + 1;
         if !linked {

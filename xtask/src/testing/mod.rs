@@ -47,6 +47,14 @@ impl Totals {
         println!("test {name} ... {verdict}");
     }
 
+    /// The runner's own check `name`: passed, or failed for the reason given.
+    fn record_check(&mut self, name: &str, verdict: Result<(), String>) {
+        self.record(name, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
+        if let Err(reason) = verdict {
+            self.failures.push(Failure { test: name.into(), reason, log: vec![] });
+        }
+    }
+
     /// Takes the run's failures: a test already reported FAILED is not counted twice, a test
     /// reported ok that failed afterwards (an unmet expectation) moves from passed to failed,
     /// and a failure outside any reported test (crash, hang, truncation) counts as one more.
@@ -262,18 +270,12 @@ fn judge_summary(run: &TargetRun, parsers: &[Parser], ends: &[RunEnd], may_be_em
             .iter()
             .enumerate()
             .all(|(n, e)| n == kill.node || *e == RunEnd::Exited(0) && parsers[n].summary.is_some());
-        let ok = killed && others_finished;
-        totals.record(kill.test, if ok { Outcome::Passed } else { Outcome::Failed });
-        if !ok {
-            totals.failures.push(Failure {
-                test: kill.test.into(),
-                reason: format!(
-                    "node{} ended {:?} (expected a kill), others ended {ends:?}",
-                    kill.node, ends[kill.node]
-                ),
-                log: vec![],
-            });
-        }
+        let verdict = if killed && others_finished {
+            Ok(())
+        } else {
+            Err(format!("node{} ended {:?} (expected a kill), others ended {ends:?}", kill.node, ends[kill.node]))
+        };
+        totals.record_check(kill.test, verdict);
     }
 }
 
@@ -340,18 +342,10 @@ fn target_run(
         return Ok(());
     }
     if let (Some(test), Some(path)) = (trace_check, &trace) {
-        let verdict = check_trace(path, run.nodes);
-        totals.record(test, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
-        if let Err(reason) = verdict {
-            totals.failures.push(Failure { test: test.into(), reason, log: vec![] });
-        }
+        totals.record_check(test, check_trace(path, run.nodes));
     }
     if run.lossy && run.r5 && opts.filter.as_deref().is_none_or(|f| LOSSY_TIMEOUTS_TEST.contains(f)) {
-        let verdict = check_lossy_timeouts(&parsers, dropped, opts.filter.is_none());
-        totals.record(LOSSY_TIMEOUTS_TEST, if verdict.is_ok() { Outcome::Passed } else { Outcome::Failed });
-        if let Err(reason) = verdict {
-            totals.failures.push(Failure { test: LOSSY_TIMEOUTS_TEST.into(), reason, log: vec![] });
-        }
+        totals.record_check(LOSSY_TIMEOUTS_TEST, check_lossy_timeouts(&parsers, dropped, opts.filter.is_none()));
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
     match run.expect {
@@ -538,16 +532,10 @@ fn counts_check(qemu: &std::path::Path, images: &images::Images, release: bool, 
         anyhow::ensure!(c.instructions_median <= instructions && c.forwarded_per_fad <= forwarded, "{line}");
         Ok(line)
     });
-    match verdict {
-        Ok(line) => {
-            println!("counts: {line}");
-            totals.record(COUNTS_CHECK, Outcome::Passed);
-        }
-        Err(e) => {
-            totals.record(COUNTS_CHECK, Outcome::Failed);
-            totals.failures.push(Failure { test: COUNTS_CHECK.into(), reason: format!("{e:#}"), log: vec![] });
-        }
+    if let Ok(line) = &verdict {
+        println!("counts: {line}");
     }
+    totals.record_check(COUNTS_CHECK, verdict.map(drop).map_err(|e| format!("{e:#}")));
 }
 
 impl Expect {

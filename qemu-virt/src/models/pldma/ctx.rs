@@ -8,7 +8,7 @@ use crate::counters::NodeCounters;
 use crate::interconnect::{Datagram, Interconnect, channel};
 use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
 use crate::shm::Ddr;
-use hal::pldma::codes::PfNackCode;
+use hal::pldma::codes::{NackCode, PfNackCode};
 use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::fault::FaultEntry;
 use hal::pldma::packet::{MAX_BYTES, Packet, Route};
@@ -79,6 +79,18 @@ impl Ctx<'_> {
         } else {
             let route = Route { src: self.node, owner };
             self.send(owner, &Packet::PfNack { route, txn, index, code, va });
+        }
+    }
+
+    /// A NACK (`code`) about `txn`'s packet `index` to the owner's R5: an event if the owner is
+    /// this node, else a packet.
+    pub fn nack(&mut self, owner: u16, txn: TxnRef, index: u16, code: NackCode) {
+        self.count(Counter::NacksSent);
+        if owner == self.node {
+            self.post(Event::Nack { node: self.node, txn, index, code });
+        } else {
+            let route = Route { src: self.node, owner };
+            self.send(owner, &Packet::Nack { route, txn, index, code });
         }
     }
 

@@ -108,7 +108,7 @@ impl Receiver {
                     ctx.post(Event::ReadRequest { node: route.src, attempt, src: src_va, dst: dst_va, len });
                 } else {
                     let txn = TxnRef { pd: attempt.pd, tid: attempt.tid, seq: attempt.seq };
-                    nack(ctx, route.src, txn, 0, NackCode::NoPd);
+                    ctx.nack(route.src, txn, 0, NackCode::NoPd);
                 }
                 Received::Done
             }
@@ -120,7 +120,7 @@ impl Receiver {
         let owner = p.route.owner;
         let txn = TxnRef { pd: a.pd, tid: a.tid, seq: a.seq };
         if !ctx.pd_enabled(a.pd) {
-            nack(ctx, owner, txn, p.index.into(), NackCode::NoPd);
+            ctx.nack(owner, txn, p.index.into(), NackCode::NoPd);
             return Received::Done;
         }
         let key = (owner, a.tid);
@@ -180,7 +180,7 @@ impl Receiver {
             }
             Dma::BusError(va) => {
                 ctx.fault(FaultEntry::new(FaultCode::DestinationBusError, a.pd, owner, a.tid, a.seq, va));
-                nack(ctx, owner, txn, p.index.into(), NackCode::WriteError);
+                ctx.nack(owner, txn, p.index.into(), NackCode::WriteError);
                 return Received::Done;
             }
         }
@@ -236,14 +236,5 @@ fn ack(ctx: &mut Ctx<'_>, owner: u16, txn: TxnRef) {
         ctx.post(Event::Ack { node: ctx.node, txn });
     } else {
         ctx.send(owner, &Packet::Ack { route: Route { src: ctx.node, owner }, txn });
-    }
-}
-
-fn nack(ctx: &mut Ctx<'_>, owner: u16, txn: TxnRef, index: u16, code: NackCode) {
-    ctx.count(Counter::NacksSent);
-    if owner == ctx.node {
-        ctx.post(Event::Nack { node: ctx.node, txn, index, code });
-    } else {
-        ctx.send(owner, &Packet::Nack { route: Route { src: ctx.node, owner }, txn, index, code });
     }
 }

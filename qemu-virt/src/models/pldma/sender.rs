@@ -145,15 +145,9 @@ fn stop(ctx: &mut Ctx<'_>, job: &BlockJob, why: Dma) {
     let a = job.attempt;
     ctx.fault(FaultEntry::new(code, a.pd, owner, a.tid, a.seq, va));
     let (txn, index) = (job.txn(), job.next as u16);
-    let route = Route { src: ctx.node, owner };
     if code == FaultCode::SourceFault {
         ctx.pf_nack(owner, txn, index, PfNackCode::Source, va);
     } else {
-        ctx.count(Counter::NacksSent);
-        if owner == ctx.node {
-            ctx.post(Event::Nack { node: ctx.node, txn, index, code: NackCode::ReadError });
-        } else {
-            ctx.send(owner, &Packet::Nack { route, txn, index, code: NackCode::ReadError });
-        }
+        ctx.nack(owner, txn, index, NackCode::ReadError);
     }
 }
