@@ -91,6 +91,7 @@ fn on_irq(_: IntId) {
         }
         for node in before.without(alive()).iter() {
             defmt::warn!("node {=u16} is unreachable", node);
+            crate::socket_node::node_lost(node);
         }
         wake_mailbox_waiters();
     }

@@ -78,6 +78,8 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
             defmt::info!("RPU firmware {=u32:#x} is up", version);
             if let Err(e) = crate::rdma_node::start() {
                 defmt::warn!("no RDMA on this node: {}", defmt::Debug2Format(&e));
+            } else if let Err(e) = crate::socket_node::start() {
+                defmt::warn!("no sockets on this node: {}", defmt::Debug2Format(&e));
             }
             Some(version)
         }

@@ -15,6 +15,7 @@ pub mod irq;
 pub mod mm;
 pub mod process;
 pub mod rdma;
+pub mod socket;
 
 #[cfg(target_arch = "aarch64")]
 pub mod arch;
@@ -34,6 +35,8 @@ pub mod rdma_node;
 pub mod rpu;
 #[cfg(target_arch = "aarch64")]
 pub mod smp;
+#[cfg(target_arch = "aarch64")]
+pub mod socket_node;
 #[cfg(target_arch = "aarch64")]
 pub mod sync;
 #[cfg(target_arch = "aarch64")]

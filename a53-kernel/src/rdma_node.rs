@@ -305,6 +305,12 @@ pub fn invalidate(pd: Pd, va: u64, pages: usize) {
     }
 }
 
+/// Rings PD `pd`'s doorbell with its work queue's new `head`, for a queue set the kernel itself
+/// fills (`socket_node`).
+pub fn ring_doorbell(pd: Pd, head: u32) {
+    with_engine(|e| e.pd_pages[pd.index()].ring(head));
+}
+
 fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
     ENGINE.lock().as_mut().map(f)
 }
@@ -395,10 +401,14 @@ fn answer_faults(entries: &[FaultEntry], me: u16) {
     }
 }
 
-/// Wakes the holders of the PDs in `pending` that wait on their completion queue.
+/// Wakes the holders of the PDs in `pending` that wait on their completion queue; the socket
+/// PD's completions are the kernel's own (`socket_node`).
 fn wake_cq_waiters(pending: u16) {
     if pending == 0 {
         return;
+    }
+    if pending & (1 << proto::socket::SOCKET_PD.raw()) != 0 {
+        crate::socket_node::on_completions();
     }
     let slots: heapless::Vec<usize, { hal::pldma::PDS }> =
         TABLE.lock().cq_holders(pending).map(|(_, slot)| slot).collect();

@@ -112,6 +112,7 @@ fn on_interrupt(_: IntId) {
         timer().set_deadline(next);
         if boot_core {
             crate::process::scheduler::expire(now);
+            crate::socket_node::on_tick();
         } else {
             crate::process::scheduler::on_tick();
         }

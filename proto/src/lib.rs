@@ -26,5 +26,6 @@ pub mod gsas;
 pub mod ipc;
 pub mod rand;
 pub mod rdma;
+pub mod socket;
 pub mod syscall;
 pub mod trace_ring;

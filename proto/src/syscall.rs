@@ -71,6 +71,37 @@ pub mod nr {
     /// and clears them. A signal (`MODE_SIGNAL`) also ends the process's current wait, if it is
     /// in one, with `Interrupted`.
     pub const SIGNALS: u64 = 19;
+    /// Sockets over RDMA (`docs/hw/sockets.md`). x0 = port (1..=65535): listens on it. Returns
+    /// x0 = the listener's handle; `AddressInUse`; `Busy` when the node's listeners are taken;
+    /// `NoPd` when the node has no sockets (no RDMA).
+    pub const SOCKET_LISTEN: u64 = 20;
+    /// x0 = listener, x1 = `socket::NONBLOCKING` or 0: takes a connection made to it, sleeping
+    /// until there is one. Returns x0 = its handle, x1 = the peer's node; `WouldBlock`.
+    pub const SOCKET_ACCEPT: u64 = 21;
+    /// x0 = node, x1 = port, x2 = timeout in microseconds (0 = none): connects, sleeping until
+    /// the peer's kernel answers. Returns x0 = the handle; `ConnectionRefused`; `Unreachable`;
+    /// `TimedOut`; `Busy` when the node's connections are taken.
+    pub const SOCKET_CONNECT: u64 = 22;
+    /// x0 = connection, x1 = pointer, x2 = length (1..=`socket::IO_MAX`), x3 = flags: reads
+    /// what has arrived, sleeping until something has. Returns x0 = the bytes read, 0 at the
+    /// end of the stream; `WouldBlock`; `ConnectionReset`.
+    pub const SOCKET_READ: u64 = 23;
+    /// x0 = connection, x1 = pointer, x2 = length (1..=`socket::IO_MAX`), x3 = flags: copies
+    /// what fits into the send ring and sends it, sleeping until something fits. Returns x0 =
+    /// the bytes taken; `WouldBlock`; `ConnectionReset`; `Closed` after a write shutdown.
+    pub const SOCKET_WRITE: u64 = 24;
+    /// x0 = connection, x1 = `socket::shutdown::*`: ends one direction, or both.
+    pub const SOCKET_SHUTDOWN: u64 = 25;
+    /// x0 = a connection or a listener: gives it up (a connection's unsent data still goes; a
+    /// listener's connections not yet accepted are closed).
+    pub const SOCKET_CLOSE: u64 = 26;
+    /// x0 = pointer to `socket::PollEntry` array, x1 = entries (1..=`socket::POLL_MAX`),
+    /// x2 = timeout in microseconds (0 = return at once, `u64::MAX` = none): writes each
+    /// entry's `ready`, sleeping until one is not 0. Returns x0 = the entries ready; 0 after
+    /// the timeout.
+    pub const SOCKET_POLL: u64 = 27;
+    /// x0 = pointer to 4 words: writes the process's `socket::SocketStats`.
+    pub const SOCKET_STATS: u64 = 28;
 }
 
 /// `MAILBOX_REGISTER` modes (seed §3.2.2).
@@ -119,6 +150,14 @@ pub enum Error {
     NoPd = -9,
     /// A signal ended the wait (`SIGNALS` says which).
     Interrupted = -10,
+    /// Nobody listens on that port, or its listener's backlog is full.
+    ConnectionRefused = -11,
+    /// The peer closed, stopped reading, or its node died; or the transfer to it failed.
+    ConnectionReset = -12,
+    /// The port has a listener already.
+    AddressInUse = -13,
+    /// That direction of the connection was shut down.
+    Closed = -14,
 }
 
 impl Error {
@@ -134,6 +173,10 @@ impl Error {
             -8 => Error::Unreachable,
             -9 => Error::NoPd,
             -10 => Error::Interrupted,
+            -11 => Error::ConnectionRefused,
+            -12 => Error::ConnectionReset,
+            -13 => Error::AddressInUse,
+            -14 => Error::Closed,
             _ => return None,
         })
     }
@@ -186,6 +229,11 @@ mod tests {
             Error::NotRegistered,
             Error::Unreachable,
             Error::NoPd,
+            Error::Interrupted,
+            Error::ConnectionRefused,
+            Error::ConnectionReset,
+            Error::AddressInUse,
+            Error::Closed,
         ] {
             assert_eq!(Error::from_return(e as i64), Some(e));
         }

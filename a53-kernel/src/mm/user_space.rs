@@ -280,19 +280,24 @@ impl<F: FrameSource> AddressSpace<F> {
     /// because the other side of that memory (the R5) does not snoop the A53s' caches. They are
     /// not freed with the space.
     pub fn map_uncached(&mut self, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
+        self.map_borrowed(va, pa, pages, A::OUTER_SHAREABLE | boot_attrs::NORMAL_NC)
+    }
+
+    /// Maps `pages` pages of the kernel's own memory at `va`, from `pa`: read/write, never
+    /// executable, normal write-back, for a space only a DMA engine walks (the socket rings,
+    /// which the engine reads and writes coherently: `docs/hw/pldma.md`). Not freed with the
+    /// space.
+    pub fn map_kernel_memory(&mut self, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
+        self.map_borrowed(va, pa, pages, A::INNER_SHAREABLE | boot_attrs::NORMAL)
+    }
+
+    fn map_borrowed(&mut self, va: u64, pa: u64, pages: u64, memory: A) -> Result<(), SpaceError> {
         let end = pages.checked_mul(PAGE_SIZE).and_then(|len| va.checked_add(len)).ok_or(SpaceError::BadAddress(va))?;
         let taken = (va..end).step_by(PAGE_SIZE as usize).any(|p| self.page(p).is_some());
         if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) || end > layout::USER_END || taken {
             return Err(SpaceError::BadAddress(va));
         }
-        let f = A::VALID
-            | A::ACCESSED
-            | A::OUTER_SHAREABLE
-            | A::NON_GLOBAL
-            | A::USER
-            | A::PXN
-            | A::UXN
-            | boot_attrs::NORMAL_NC;
+        let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | memory;
         self.map_range(va, end, pa, f)?;
         Ok(())
     }

@@ -12,6 +12,8 @@ pub mod pds;
 pub mod scheduler;
 pub mod state;
 #[cfg(target_arch = "aarch64")]
+pub mod socket_syscall;
+#[cfg(target_arch = "aarch64")]
 pub mod syscall;
 #[cfg(target_arch = "aarch64")]
 pub mod table;

@@ -169,15 +169,15 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
             CURRENT[core].store(next, Ordering::Release);
             SLICE[core].store(0, Ordering::Relaxed);
             drop(table);
-            if let Some(t) = down {
-                super::table::take_down(t);
+            if let Some(ended) = down {
+                ended.finish();
             }
             switch_user_table(Some(ttbr0));
             return;
         }
     }
-    if let Some(t) = down {
-        super::table::take_down(t);
+    if let Some(ended) = down {
+        ended.finish();
     }
     idle()
 }
@@ -237,8 +237,14 @@ pub fn expire(now: u64) {
         expired(states, now).collect()
     };
     for (slot, wait) in expired {
-        if let Wait::Mif { .. } = wait {
-            crate::gsas_node::disarm_process_mif(slot);
+        match wait {
+            Wait::Mif { .. } => crate::gsas_node::disarm_process_mif(slot),
+            // The connect runs again and gives its connection up (`socket_syscall`).
+            Wait::Connect => {
+                wake(slot, None);
+                continue;
+            }
+            _ => {}
         }
         wake(slot, Some(timeout_result(wait)));
     }

@@ -18,6 +18,11 @@ pub enum Wait {
     Sleep,
     /// An entry in its RDMA completion queue (the PLDMA's completion interrupt).
     Cq,
+    /// A change in one of its sockets (`socket_node`): data, room, a connection, a hang-up.
+    /// At the deadline the call ends with 0 (a poll that found nothing ready).
+    Socket,
+    /// The answer to its connect. At the deadline the call runs again, and gives up.
+    Connect,
 }
 
 impl Wait {
@@ -106,8 +111,8 @@ impl Event {
 /// What a deadline that passed ends a wait with, in x0: a timed-out error, or 0 for a sleep.
 pub fn timeout_result(wait: Wait) -> i64 {
     match wait {
-        Wait::Mif { .. } | Wait::Mailbox | Wait::Cq => Error::TimedOut as i64,
-        Wait::Sleep => 0,
+        Wait::Mif { .. } | Wait::Mailbox | Wait::Cq | Wait::Connect => Error::TimedOut as i64,
+        Wait::Sleep | Wait::Socket => 0,
     }
 }
 

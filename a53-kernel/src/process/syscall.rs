@@ -33,7 +33,7 @@ fn block_and_retry(frame: &mut ExceptionFrame, wait: Wait, deadline: Option<u64>
     Event::Block { wait, deadline }
 }
 
-fn deadline_after_us(us: u64) -> Option<u64> {
+pub(super) fn deadline_after_us(us: u64) -> Option<u64> {
     (us != 0).then(|| {
         crate::timer::now().saturating_add(crate::timer::timer().rate().ticks_from_ns(us.saturating_mul(1000)))
     })
@@ -96,6 +96,7 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             let raised = TABLE.lock().slots[slot].as_mut().map_or(0, |p| core::mem::take(&mut p.signals));
             ok(frame, &[raised])
         }
+        nr::SOCKET_LISTEN..=nr::SOCKET_STATS => super::socket_syscall::handle(frame, slot),
         _ => err(frame, Error::NoSuchCall),
     }
 }

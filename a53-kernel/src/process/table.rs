@@ -312,11 +312,17 @@ impl Table {
     /// resources keeps its slot and memory until they are down: the caller takes them down
     /// (returned) once it has released the table.
     #[must_use]
-    pub fn exit(&mut self, slot: usize, exit: Exit) -> Option<Teardown> {
+    pub fn exit(&mut self, slot: usize, exit: Exit) -> Option<Ended> {
         let p = self.slots[slot].as_mut()?;
         if matches!(p.state, State::Exited(_)) {
             return None;
         }
+        let owner = crate::socket::Owner { slot, domain: p.domain };
+        Some(Ended { owner, teardown: self.end(slot, exit) })
+    }
+
+    fn end(&mut self, slot: usize, exit: Exit) -> Option<Teardown> {
+        let p = self.slots[slot].as_mut()?;
         p.state = State::Exited(exit);
         let down = p.rdma.exit();
         let (domain, index, reap, pd, rdma) = (p.domain, p.grant.index, p.reap, p.pd, p.rdma);
@@ -415,6 +421,23 @@ fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, pd: Pd) -> Result<(), 
 
 /// Takes down the RDMA resources of an ended process (the table not held), then lets its slot
 /// and PD go.
+/// What an ended process leaves to do once the table is let go ([`Ended::finish`]).
+#[must_use]
+pub struct Ended {
+    owner: crate::socket::Owner,
+    teardown: Option<Teardown>,
+}
+
+impl Ended {
+    /// Closes the process's sockets, then takes its RDMA resources down.
+    pub fn finish(self) {
+        crate::socket_node::exited(self.owner);
+        if let Some(t) = self.teardown {
+            take_down(t);
+        }
+    }
+}
+
 pub fn take_down(t: Teardown) {
     rdma_node::detach(&t);
     TABLE.lock().torn_down(t.slot);
@@ -435,8 +458,8 @@ pub fn kill(handle: Handle) {
             State::Runnable | State::Blocked { .. } => table.exit(slot, Exit::Killed),
         }
     };
-    if let Some(t) = down {
-        take_down(t);
+    if let Some(ended) = down {
+        ended.finish();
     }
 }
 

@@ -340,3 +340,47 @@ pub mod mailbox_modes {
         }
     }
 }
+
+/// The socket programs' spawned parts (`sock-echo`, `sock-perf`, `sock-kv`, `sock-check`):
+/// role in [7:0], port in [23:8], a node in [39:24], a count in [63:40].
+pub mod socket_part {
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Part {
+        /// What the process does; each program numbers its own roles.
+        pub role: u8,
+        pub port: u16,
+        pub node: u16,
+        /// Connections, operations, or bytes: the program says.
+        pub count: u32,
+    }
+
+    pub const COUNT_MAX: u32 = (1 << 24) - 1;
+
+    /// `None` when `count` does not fit its 24 bits.
+    pub fn pack(p: Part) -> Option<u64> {
+        (p.count <= COUNT_MAX).then(|| {
+            u64::from(p.role) | u64::from(p.port) << 8 | u64::from(p.node) << 24 | u64::from(p.count) << 40
+        })
+    }
+
+    pub fn unpack(arg: u64) -> Part {
+        Part { role: arg as u8, port: (arg >> 8) as u16, node: (arg >> 24) as u16, count: (arg >> 40) as u32 }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn parts_round_trip() {
+            for p in [
+                Part { role: 0, port: 0, node: 0, count: 0 },
+                Part { role: 0xff, port: 0xffff, node: 0xffff, count: COUNT_MAX },
+                Part { role: 3, port: 7000, node: 2, count: 32 },
+            ] {
+                assert_eq!(unpack(pack(p).unwrap()), p);
+            }
+            assert_eq!(pack(Part { role: 0, port: 0, node: 0, count: COUNT_MAX + 1 }), None);
+        }
+    }
+}

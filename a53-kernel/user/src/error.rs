@@ -143,3 +143,31 @@ impl From<ProtocolError> for Error {
         Error::Protocol(e)
     }
 }
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(self, f)
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// The kinds `embedded-io` code sees (`crate::socket::Stream`'s errors).
+impl embedded_io::Error for Error {
+    fn kind(&self) -> embedded_io::ErrorKind {
+        use embedded_io::ErrorKind as K;
+        match self {
+            Error::Syscall(SysError::ConnectionRefused) => K::ConnectionRefused,
+            Error::Syscall(SysError::ConnectionReset) => K::ConnectionReset,
+            Error::Syscall(SysError::AddressInUse) => K::AddrInUse,
+            Error::Syscall(SysError::Closed) => K::BrokenPipe,
+            Error::Syscall(SysError::Interrupted) => K::Interrupted,
+            Error::Syscall(SysError::BadArgument | SysError::BadPointer) => K::InvalidInput,
+            Error::Syscall(SysError::Unreachable) | Error::NodeUnreachable(_) => K::ConnectionAborted,
+            Error::Syscall(SysError::Busy | SysError::NoPd) => K::OutOfMemory,
+            Error::Timeout => K::TimedOut,
+            Error::NoSuchNode(_) => K::AddrNotAvailable,
+            _ => K::Other,
+        }
+    }
+}

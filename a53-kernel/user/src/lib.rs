@@ -37,6 +37,7 @@ pub mod rdma;
 pub use proto::rand;
 pub mod channel;
 pub mod rt;
+pub mod socket;
 pub mod sys;
 pub mod unim;
 

@@ -48,7 +48,12 @@ fn call(number: u64, a0: u64, a1: u64) -> Result<[u64; 3], Error> {
 }
 
 fn call3(number: u64, a0: u64, a1: u64, a2: u64) -> Result<[u64; 3], Error> {
-    let r = raw(number, [a0, a1, a2, 0, 0, 0]);
+    call4(number, [a0, a1, a2, 0])
+}
+
+/// A call with four arguments (x4 and x5 are 0, as the kernel's retried calls need).
+pub(crate) fn call4(number: u64, args: [u64; 4]) -> Result<[u64; 3], Error> {
+    let r = raw(number, [args[0], args[1], args[2], args[3], 0, 0]);
     match r[0] as i64 {
         v if v < 0 => Err(SysError::from_return(v).map_or(Error::UnknownReturn(v), Error::from)),
         _ => Ok(r),
@@ -189,6 +194,23 @@ pub fn rdma_wait(timeout_us: u64) -> Result<(), Error> {
 /// touched. Returns its address.
 pub fn map(len: u64, writable: bool) -> Result<u64, Error> {
     map_with_flags(len, if writable { proto::syscall::MAP_WRITABLE } else { 0 })
+}
+
+/// A new writable region of `len` bytes as a slice, for buffers too large for the 64 KiB
+/// stack; it lasts as long as the process (host builds: leaked memory).
+pub fn map_buffer(len: usize) -> Result<&'static mut [u8], Error> {
+    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+    {
+        let va = map(len as u64, true)?;
+        // SAFETY: a fresh writable region of `len` bytes that nothing else names; it is never
+        // unmapped, so the slice lives as long as the process.
+        Ok(unsafe { core::slice::from_raw_parts_mut(va as *mut u8, len) })
+    }
+    #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+    {
+        let _ = len;
+        Err(Error::Syscall(SysError::NoSuchCall))
+    }
 }
 
 /// MAP with raw `flags` (`proto::syscall::MAP_WRITABLE`; others are refused).

@@ -16,7 +16,10 @@ mod spawn;
 pub use address::{AddressError, GlobalAddress, GlobalPage, OFFSET_BITS, PAGE_SHIFT, PAGE_SIZE, PAGES_PER_NODE};
 pub use check::{MAX_ALLOC_PAGES, Sharing, static_check};
 pub use error::{ErrorCode, UnknownErrorCode};
-pub use notification::{MailboxOpcode, Message, Notification, NotificationError, OPCODES as MAILBOX_OPCODES};
+pub use notification::{
+    MailboxOpcode, Message, Notification, NotificationError, OPCODES as MAILBOX_OPCODES,
+    PAYLOAD_BITS as NOTIFICATION_PAYLOAD_BITS,
+};
 pub use opcode::{AddressUse, Opcode, UnknownOpcode};
 pub use pid::{DomainId, GENERATIONS, INTERFACES, KERNEL_DOMAIN, PID_BITS, Pid, PidError};
 pub use request::{RawRequest, Request, RequestError};

@@ -130,10 +130,10 @@ pub enum Message {
     RdmaComplete {
         transfer: u64,
     },
-    /// Sockets over RDMA: connection `connection` moved its ring position to `position` (44 bits).
+    /// Sockets over RDMA: kernel to kernel, about one connection (`crate::socket::Doorbell`
+    /// gives the payload its layout).
     SocketDoorbell {
-        connection: u16,
-        position: u64,
+        payload: u64,
     },
     /// User channel 0..=7, opaque 60-bit payload.
     User {
@@ -160,9 +160,7 @@ impl Message {
                 (MailboxOpcode::SPAWN_RESULT, ((image as u64) << 48) | child, fits(image as u64, 12) && fits(child, 48))
             }
             Message::RdmaComplete { transfer } => (MailboxOpcode::RDMA_COMPLETE, transfer, fits(transfer, 60)),
-            Message::SocketDoorbell { connection, position } => {
-                (MailboxOpcode::SOCKET_DOORBELL, ((connection as u64) << 44) | position, fits(position, 44))
-            }
+            Message::SocketDoorbell { payload } => (MailboxOpcode::SOCKET_DOORBELL, payload, fits(payload, 60)),
             Message::User { channel, payload } => match MailboxOpcode::user(channel) {
                 Ok(op) => (op, payload, fits(payload, 60)),
                 Err(e) => return Err(e),
@@ -184,7 +182,7 @@ impl Message {
             0x3 => Message::SpawnRequest { image, argument: low48 },
             0x4 => Message::SpawnResult { image, child: low48 },
             0x5 => Message::RdmaComplete { transfer: p },
-            0x6 => Message::SocketDoorbell { connection: (p >> 44) as u16, position: p & ((1 << 44) - 1) },
+            0x6 => Message::SocketDoorbell { payload: p },
             op @ 0x8..=0xf => Message::User { channel: op - MailboxOpcode::FIRST_USER, payload: p },
             op => return Err(NotificationError::Unassigned(op)),
         })
@@ -213,7 +211,7 @@ mod tests {
             Message::SpawnRequest { image: 0xfff, argument: (1 << 48) - 1 },
             Message::SpawnResult { image: 1, child: 0 },
             Message::RdmaComplete { transfer: 42 },
-            Message::SocketDoorbell { connection: 0xffff, position: (1 << 44) - 1 },
+            Message::SocketDoorbell { payload: PAYLOAD_MASK },
             Message::User { channel: 7, payload: 5 },
             Message::User { channel: 0, payload: 5 },
         ];
@@ -243,7 +241,7 @@ mod tests {
         assert_eq!(Message::SpawnRequest { image: 0x1000, argument: 0 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(Message::SpawnResult { image: 0, child: 1 << 48 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(
-            Message::SocketDoorbell { connection: 0, position: 1 << 44 }.encode(),
+            Message::SocketDoorbell { payload: 1 << 60 }.encode(),
             Err(NotificationError::FieldTooWide)
         );
         assert_eq!(Message::User { channel: 8, payload: 0 }.encode(), Err(NotificationError::FieldTooWide));

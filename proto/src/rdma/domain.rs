@@ -25,12 +25,13 @@ pub const NO_RDMA: Pd = match Pd::new(PDS as u16 - 1) {
 };
 
 /// The PDs node `node` of `nodes` may start jobs in, as a mask of `1 << p`: every `p` with
-/// `p % nodes == node`, except [`NO_RDMA`]. The shares do not overlap, so two jobs started on
-/// different nodes never have the same PD (a job's members elsewhere inherit it).
+/// `p % nodes == node`, except [`NO_RDMA`] and the kernels' `crate::socket::SOCKET_PD`. The
+/// shares do not overlap, so two jobs started on different nodes never have the same PD (a job's
+/// members elsewhere inherit it).
 pub const fn share(node: u16, nodes: u16) -> u16 {
     let mut mask = 0u16;
     let mut p = 0;
-    while p < NO_RDMA.raw() {
+    while p < crate::socket::SOCKET_PD.raw() {
         if nodes != 0 && p % nodes == node {
             mask |= 1 << p;
         }
@@ -45,6 +46,7 @@ pub const PD_BITS: u32 = PDS.trailing_zeros();
 pub const SERIALS_PER_PD: u16 = (1 << (16 - PD_BITS)) - 1;
 
 const _: () = assert!(PDS.is_power_of_two() && PD_BITS == 4);
+const _: () = assert!(crate::socket::SOCKET_PD.raw() + 1 == NO_RDMA.raw());
 
 /// The PD a process with domain number `domain` belongs to.
 pub const fn pd_of_domain(domain: u16) -> Pd {
@@ -83,17 +85,19 @@ mod tests {
     }
 
     #[test]
-    fn the_shares_split_every_pd_but_no_rdma_between_the_nodes() {
+    fn the_shares_split_every_pd_but_no_rdma_and_the_sockets_between_the_nodes() {
         for nodes in 1..=20u16 {
             let shares: Vec<u16> = (0..nodes).map(|node| share(node, nodes)).collect();
             let all = shares.iter().fold(0, |a, s| {
                 assert_eq!(a & s, 0, "{nodes} nodes: shares overlap");
                 a | s
             });
-            assert_eq!(all, !NO_RDMA.bit() as u16, "{nodes} nodes: every PD but NO_RDMA is someone's");
+            let kernels = NO_RDMA.bit() as u16 | crate::socket::SOCKET_PD.bit() as u16;
+            assert_eq!(all, !kernels, "{nodes} nodes: every PD but NO_RDMA and SOCKET_PD is someone's");
         }
-        assert_eq!(share(0, 1), 0x7fff);
+        assert_eq!(share(0, 1), 0x3fff);
         assert_eq!(share(1, 4), 0b0010_0010_0010_0010);
+        assert_eq!(share(2, 4), 0b0000_0100_0100_0100, "PD 14 is the sockets'");
         assert_eq!(share(3, 4), 0b0000_1000_1000_1000, "PD 15 is NO_RDMA");
         assert_eq!(share(16, 17), 0, "beyond 15 nodes, a node starts every job without RDMA");
     }

@@ -1,0 +1,306 @@
+//! The socket calls (`proto::syscall::nr::SOCKET_*`, `docs/hw/sockets.md`): every argument
+//! checked, user memory reached through the process's own tables, the protocol's decisions
+//! (`socket::Sockets`) carried out by `socket_node`. A call that would wait blocks on
+//! `Wait::Socket` and runs again when one of the process's sockets changes.
+//!
+//! Lock order: the process table, then the sockets; the wake-ups and doorbells a call causes go
+//! out once both are let go (`socket_node::Deferred`).
+
+use super::paging::make_resident;
+use super::scheduler::Event;
+use super::table::{Process, TABLE, Wait};
+use crate::socket::{Action, Owner, Readable, Sockets};
+use crate::socket_node::{Rings, with_rings, with_sockets};
+use alloc::vec::Vec;
+use boot::a53::ExceptionFrame;
+use proto::socket::{IO_MAX, NONBLOCKING, POLL_MAX, PollEntry, SocketStats};
+use proto::syscall::{Error, nr};
+
+/// A call's outcome: values for x0.., an error, or a wait (and the call again).
+enum Outcome {
+    Done(heapless::Vec<u64, 2>),
+    Failed(Error),
+    Wait { wait: Wait, deadline: Option<u64> },
+}
+
+impl From<Result<u64, Error>> for Outcome {
+    fn from(r: Result<u64, Error>) -> Self {
+        match r {
+            Ok(v) => Outcome::Done(heapless::Vec::from_slice(&[v]).expect("one value")),
+            Err(e) => Outcome::Failed(e),
+        }
+    }
+}
+
+/// Handles socket call `frame.x[8]` for the process in `slot`.
+pub fn handle(frame: &mut ExceptionFrame, slot: usize) -> Event {
+    let Some(domain) = TABLE.lock().slots[slot].as_ref().map(|p| p.domain) else {
+        return finish(frame, Outcome::Failed(Error::BadArgument));
+    };
+    let owner = Owner { slot, domain };
+    let [a0, a1, a2, a3] = [frame.x[0], frame.x[1], frame.x[2], frame.x[3]];
+    let outcome = match frame.x[8] {
+        nr::SOCKET_LISTEN => listen(owner, a0),
+        nr::SOCKET_ACCEPT => accept(owner, a0, a1),
+        nr::SOCKET_CONNECT => connect(frame, owner, a0, a1, a2),
+        nr::SOCKET_READ => transfer(owner, a0, a1, a2, a3, Direction::Read),
+        nr::SOCKET_WRITE => transfer(owner, a0, a1, a2, a3, Direction::Write),
+        nr::SOCKET_SHUTDOWN => simple(|s, out| s.shutdown(owner, a0, a1, out).map(|()| 0)),
+        nr::SOCKET_CLOSE => simple(|s, out| s.close(owner, a0, out).map(|()| 0)),
+        nr::SOCKET_POLL => poll(frame, owner, a0, a1, a2),
+        nr::SOCKET_STATS => stats(owner, a0),
+        _ => Outcome::Failed(Error::NoSuchCall),
+    };
+    finish(frame, outcome)
+}
+
+fn finish(frame: &mut ExceptionFrame, outcome: Outcome) -> Event {
+    match outcome {
+        Outcome::Done(values) => {
+            for (i, v) in values.iter().enumerate() {
+                frame.x[i] = *v;
+            }
+            Event::Continue
+        }
+        Outcome::Failed(e) => {
+            frame.x[0] = e as i64 as u64;
+            Event::Continue
+        }
+        Outcome::Wait { wait, deadline } => {
+            frame.elr -= 4;
+            Event::Block { wait, deadline }
+        }
+    }
+}
+
+/// Runs `f` on the sockets and sends what it caused; `NoPd` on a node without sockets.
+fn sockets<R>(f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> Result<R, Error>) -> Result<R, Error> {
+    let (result, deferred) = with_sockets(f).ok_or(Error::NoPd)?;
+    deferred.run();
+    result
+}
+
+fn simple(f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> Result<u64, Error>) -> Outcome {
+    sockets(f).into()
+}
+
+fn listen(owner: Owner, port: u64) -> Outcome {
+    let Ok(port) = u16::try_from(port) else { return Outcome::Failed(Error::BadArgument) };
+    sockets(|s, _| s.listen(owner, port)).into()
+}
+
+fn blocking(flags: u64) -> Result<bool, Error> {
+    match flags {
+        0 => Ok(true),
+        NONBLOCKING => Ok(false),
+        _ => Err(Error::BadArgument),
+    }
+}
+
+fn accept(owner: Owner, listener: u64, flags: u64) -> Outcome {
+    let block = match blocking(flags) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Failed(e),
+    };
+    match sockets(|s, _| s.accept(owner, listener)) {
+        Ok(Some((handle, node))) => Outcome::Done(heapless::Vec::from_slice(&[handle, u64::from(node)]).expect("two")),
+        Ok(None) if block => Outcome::Wait { wait: Wait::Socket, deadline: None },
+        Ok(None) => Outcome::Failed(Error::WouldBlock),
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+/// The first run sends the Connect and keeps the handle in x4 (plus one) and the deadline in
+/// x5; each run after a wake-up looks at the answer, and gives the connection up once the
+/// deadline has passed.
+fn connect(frame: &mut ExceptionFrame, owner: Owner, node: u64, port: u64, timeout_us: u64) -> Outcome {
+    let handle = match frame.x[4] {
+        0 => {
+            let (_, nodes) = crate::gsas_node::identity();
+            let (Ok(node), Ok(port)) = (u16::try_from(node), u16::try_from(port)) else {
+                return Outcome::Failed(Error::BadArgument);
+            };
+            if node >= nodes {
+                return Outcome::Failed(Error::BadArgument);
+            }
+            if !crate::cluster::is_alive(u64::from(node)) {
+                return Outcome::Failed(Error::Unreachable);
+            }
+            let handle = match sockets(|s, out| s.connect(owner, node, port, out)) {
+                Ok(h) => h,
+                Err(e) => return Outcome::Failed(e),
+            };
+            frame.x[4] = handle + 1;
+            frame.x[5] = super::syscall::deadline_after_us(timeout_us).unwrap_or(0);
+            handle
+        }
+        pending => pending - 1,
+    };
+    let deadline = (frame.x[5] != 0).then_some(frame.x[5]);
+    match sockets(|s, out| s.connected(owner, handle, out)) {
+        Ok(true) => Outcome::Done(heapless::Vec::from_slice(&[handle]).expect("one")),
+        Ok(false) if deadline.is_some_and(|d| crate::timer::now() >= d) => {
+            let _ = sockets(|s, out| {
+                s.abandon(owner, handle, out);
+                Ok(())
+            });
+            Outcome::Failed(Error::TimedOut)
+        }
+        Ok(false) => Outcome::Wait { wait: Wait::Connect, deadline },
+        Err(e) => Outcome::Failed(e),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Read,
+    Write,
+}
+
+/// `SOCKET_READ` and `SOCKET_WRITE`: as much as the ring gives or takes now (both pieces of a
+/// wrapped ring), copied between the process's buffer and the ring under both locks. A bad
+/// buffer is `BadPointer`, and what was not copied stays where it was.
+fn transfer(owner: Owner, handle: u64, ptr: u64, len: u64, flags: u64, direction: Direction) -> Outcome {
+    let block = match blocking(flags) {
+        Ok(b) => b,
+        Err(e) => return Outcome::Failed(e),
+    };
+    if len == 0 || len > IO_MAX {
+        return Outcome::Failed(Error::BadArgument);
+    }
+    let mut table = TABLE.lock();
+    let Some(p) = table.slots[owner.slot].as_deref_mut() else { return Outcome::Failed(Error::BadArgument) };
+    let Some((result, deferred)) = with_rings(|s, rings, out| match direction {
+        Direction::Read => read(s, rings, p, owner, handle, ptr, len as u32, out),
+        Direction::Write => write(s, rings, p, owner, handle, ptr, len as u32, out),
+    }) else {
+        return Outcome::Failed(Error::NoPd);
+    };
+    drop(table);
+    deferred.run();
+    match result {
+        Err(Error::WouldBlock) if block => Outcome::Wait { wait: Wait::Socket, deadline: None },
+        r => r.into(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read(
+    s: &mut Sockets,
+    rings: &Rings,
+    p: &mut Process,
+    owner: Owner,
+    handle: u64,
+    ptr: u64,
+    len: u32,
+    out: &mut Vec<Action>,
+) -> Result<u64, Error> {
+    let mut done = 0u32;
+    while done < len {
+        let (index, offset, n) = match s.readable(owner, handle, len - done) {
+            Ok(Readable::Bytes { index, offset, len }) => (index, offset, len),
+            Ok(Readable::EndOfStream) if done == 0 => return Ok(0),
+            Err(e) if done == 0 => return Err(e),
+            _ => break,
+        };
+        let at = ptr + u64::from(done);
+        let copied = make_resident(p, at, n as usize, true).and_then(|()| p.space.copy_to_user(at, rings.receive(index, offset, n)));
+        if copied.is_err() {
+            return if done == 0 { Err(Error::BadPointer) } else { Ok(u64::from(done)) };
+        }
+        s.consumed(index, n, out);
+        done += n;
+    }
+    Ok(u64::from(done))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write(
+    s: &mut Sockets,
+    rings: &Rings,
+    p: &mut Process,
+    owner: Owner,
+    handle: u64,
+    ptr: u64,
+    len: u32,
+    out: &mut Vec<Action>,
+) -> Result<u64, Error> {
+    let mut done = 0u32;
+    while done < len {
+        let w = match s.writable(owner, handle, len - done) {
+            Ok(w) => w,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        };
+        let at = ptr + u64::from(done);
+        let copied = make_resident(p, at, w.len as usize, false).and_then(|()| p.space.read(at, rings.send(w.index, w.offset, w.len)));
+        if copied.is_err() {
+            return if done == 0 { Err(Error::BadPointer) } else { Ok(u64::from(done)) };
+        }
+        s.written(w.index, w.len, out);
+        done += w.len;
+    }
+    Ok(u64::from(done))
+}
+
+/// `SOCKET_POLL`: reads the entries, writes their `ready`, and sleeps (until the deadline kept
+/// in x5) while none is ready.
+fn poll(frame: &mut ExceptionFrame, owner: Owner, ptr: u64, count: u64, timeout_us: u64) -> Outcome {
+    let Some(count) = usize::try_from(count).ok().filter(|c| (1..=POLL_MAX).contains(c)) else {
+        return Outcome::Failed(Error::BadArgument);
+    };
+    let bytes = count * PollEntry::BYTES;
+    let mut buf = [0u8; POLL_MAX * PollEntry::BYTES];
+    let buf = &mut buf[..bytes];
+    let mut table = TABLE.lock();
+    let Some(p) = table.slots[owner.slot].as_deref_mut() else { return Outcome::Failed(Error::BadArgument) };
+    if make_resident(p, ptr, bytes, true).is_err() || p.space.read(ptr, buf).is_err() {
+        return Outcome::Failed(Error::BadPointer);
+    }
+    let Some((ready, deferred)) = with_sockets(|s, _| {
+        let mut ready = 0u64;
+        for chunk in buf.chunks_exact_mut(PollEntry::BYTES) {
+            let mut e = PollEntry::from_bytes(chunk.try_into().expect("an entry"));
+            e.ready = s.readiness(owner, u64::from(e.handle)) & (e.interest | ALWAYS);
+            ready += u64::from(e.ready != 0);
+            chunk.copy_from_slice(&e.to_bytes());
+        }
+        ready
+    }) else {
+        return Outcome::Failed(Error::NoPd);
+    };
+    let written = p.space.copy_to_user(ptr, buf);
+    drop(table);
+    deferred.run();
+    if written.is_err() {
+        return Outcome::Failed(Error::BadPointer);
+    }
+    if ready > 0 || timeout_us == 0 {
+        return Ok(ready).into();
+    }
+    let deadline = match frame.x[5] {
+        0 if timeout_us == u64::MAX => None,
+        0 => super::syscall::deadline_after_us(timeout_us),
+        d => Some(d),
+    };
+    frame.x[5] = deadline.unwrap_or(0);
+    Outcome::Wait { wait: Wait::Socket, deadline }
+}
+
+/// The readiness bits reported whatever the interest.
+const ALWAYS: u16 = proto::socket::ready::HANGUP | proto::socket::ready::INVALID;
+
+fn stats(owner: Owner, ptr: u64) -> Outcome {
+    let Some((stats, deferred)) = with_sockets(|s, _| s.stats(owner)) else { return Outcome::Failed(Error::NoPd) };
+    deferred.run();
+    let mut bytes = [0u8; SocketStats::WORDS * 8];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(stats.to_words()) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    let mut table = TABLE.lock();
+    let Some(p) = table.slots[owner.slot].as_deref_mut() else { return Outcome::Failed(Error::BadArgument) };
+    if make_resident(p, ptr, bytes.len(), true).is_err() || p.space.copy_to_user(ptr, &bytes).is_err() {
+        return Outcome::Failed(Error::BadPointer);
+    }
+    Ok(0).into()
+}

@@ -1,0 +1,380 @@
+//! Sockets over RDMA on the hardware (`docs/hw/sockets.md`): the node's socket space (the rings,
+//! walked by context bank `SOCKET_PD`), the kernel's own PLDMA queue set for that PD, the
+//! doorbells to and from other kernels, and the processes' socket calls.
+//!
+//! The protocol is `socket::Sockets`, host-tested; this module carries out what it asks. Lock
+//! order: the process table, then this module's lock. Nothing is sent and nobody is woken with
+//! either held: doorbells for other nodes wait in an outbox, in the order the protocol produced
+//! them, and one core at a time sends them ([`flush`]); doorbells for this node are applied at
+//! once, under the lock.
+
+use crate::arch::{phys_to_virt, virt_to_phys};
+use crate::gsas_node::{self, NotifyError, handlers, kernel_client::SendError};
+use crate::mm::kernel_frames::KernelFrames;
+use crate::mm::user_space::AddressSpace;
+use crate::process::scheduler;
+use crate::process::table::Wait;
+use crate::rdma_node::{self, Setup};
+use crate::socket::{Action, Counters, Owner, Sockets};
+use crate::sync::IrqMutex;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::alloc::Layout;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use proto::gsas::{KERNEL_DOMAIN, MailboxOpcode, Message, Notification, Pid};
+use proto::rdma::queue::{CQ_ENTRIES, Cqe, CqeStatus, Direction, QueueSet, WQ_ENTRIES, Wqe};
+use proto::socket::{Doorbell, MAX_CONNECTIONS, RING_BYTES, SOCKET_PD, SPACE_BASE};
+
+/// The socket space's ASID: after every process's (slot + 1, `process::table`). Only bank
+/// `SOCKET_PD` uses it; no CPU ever runs on this space.
+const SOCKET_ASID: u16 = crate::process::MAX_DOMAINS as u16 + 1;
+
+/// Bytes of one connection's two rings (receive, then send), one allocation.
+const RINGS_BYTES: usize = 2 * RING_BYTES as usize;
+
+// One RDMA write in flight per connection at most: the work queue never fills.
+const _: () = assert!(MAX_CONNECTIONS <= WQ_ENTRIES && MAX_CONNECTIONS <= CQ_ENTRIES);
+
+struct SocketNode {
+    logic: Sockets,
+    /// Kept for its tables, which bank `SOCKET_PD` walks; nothing changes them after `start`.
+    #[expect(dead_code, reason = "owned for the SMMU's walks, never read by the CPU")]
+    space: AddressSpace<KernelFrames>,
+    /// Every connection slot's rings, in the kernel's linear map: slot `i`'s at
+    /// `i * RINGS_BYTES`, as the socket space maps them from `SPACE_BASE`.
+    rings: Rings,
+    queues: &'static QueueSet,
+    /// Doorbells for other nodes, in the order the protocol produced them.
+    outbox: VecDeque<(u16, Doorbell)>,
+}
+
+// SAFETY: the rings are the kernel's own heap memory, used only under `NODE`'s lock.
+unsafe impl Send for SocketNode {}
+
+static NODE: IrqMutex<Option<SocketNode>> = IrqMutex::new(None);
+/// A core is sending the outbox ([`flush`]).
+static SENDING: AtomicBool = AtomicBool::new(false);
+/// The outbox is not empty: the next tick tries again ([`on_tick`]).
+static OUTBOX_WAITING: AtomicBool = AtomicBool::new(false);
+/// Doorbells the peer's service did not take at once (its request FIFO stayed full): retried.
+static DOORBELLS_DEFERRED: AtomicU64 = AtomicU64::new(0);
+static DOORBELLS_SENT: AtomicU64 = AtomicU64::new(0);
+static DOORBELLS_RECEIVED: AtomicU64 = AtomicU64::new(0);
+/// Doorbells not from a kernel, or that do not decode.
+static BAD_DOORBELLS: AtomicU64 = AtomicU64::new(0);
+
+/// What the sockets of this node have counted (`cargo xtask bench sockets`, tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub protocol: Counters,
+    pub doorbells_sent: u64,
+    pub doorbells_received: u64,
+    pub doorbells_deferred: u64,
+    pub bad_doorbells: u64,
+    pub connections: usize,
+}
+
+pub fn stats() -> Stats {
+    let (protocol, connections) = NODE.lock().as_ref().map_or_else(Default::default, |n| {
+        (n.logic.counters(), n.logic.connections())
+    });
+    Stats {
+        protocol,
+        doorbells_sent: DOORBELLS_SENT.load(Ordering::Relaxed),
+        doorbells_received: DOORBELLS_RECEIVED.load(Ordering::Relaxed),
+        doorbells_deferred: DOORBELLS_DEFERRED.load(Ordering::Relaxed),
+        bad_doorbells: BAD_DOORBELLS.load(Ordering::Relaxed),
+        connections,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StartError {
+    /// The node has no RDMA.
+    NoRdma,
+    Rdma(rdma_node::RdmaError),
+    /// The doorbell opcode has a receiver already.
+    Opcode,
+    /// No memory for the rings, or no room for them in the socket space.
+    NoMemory,
+}
+
+/// Brings sockets up once RDMA runs (boot core): every connection's rings mapped in the socket
+/// space on bank `SOCKET_PD`, the kernel's queue set registered with the R5, its completion
+/// queue armed, and the doorbell opcode taken.
+pub fn start() -> Result<(), StartError> {
+    if !rdma_node::available() {
+        return Err(StartError::NoRdma);
+    }
+    let mut space = AddressSpace::new(SOCKET_ASID, KernelFrames);
+    let bytes = RINGS_BYTES * MAX_CONNECTIONS;
+    let layout = Layout::from_size_align(bytes, crate::mm::PAGE_SIZE as usize).map_err(|_| StartError::NoMemory)?;
+    // SAFETY: a non-zero size. The rings need no zeroing: a reader only reads what the
+    // connection's own writer put there.
+    let base = unsafe { alloc::alloc::alloc(layout) };
+    if base.is_null() {
+        return Err(StartError::NoMemory);
+    }
+    let pages = bytes as u64 / crate::mm::PAGE_SIZE;
+    space.map_kernel_memory(SPACE_BASE, virt_to_phys(base as usize), pages).map_err(|_| StartError::NoMemory)?;
+    rdma_node::publish_tables(&mut space);
+    let queue_pa = rdma_node::queue_set_pa(SOCKET_PD);
+    rdma_node::attach(&Setup { pd: SOCKET_PD, ttbr0: space.ttbr0(), queue_pa }).map_err(StartError::Rdma)?;
+    // SAFETY: the PD's queue-set slot, mapped uncached in the kernel's linear map for good;
+    // this module is its only user on the A53 side (no process holds `SOCKET_PD`).
+    let queues = unsafe { &*(phys_to_virt(queue_pa) as *const QueueSet) };
+    queues.arm_once();
+    *NODE.lock() = Some(SocketNode {
+        logic: Sockets::new(gsas_node::node_id()),
+        space,
+        rings: Rings(base),
+        queues,
+        outbox: VecDeque::new(),
+    });
+    handlers::register(MailboxOpcode::SOCKET_DOORBELL, on_doorbell).map_err(|_| StartError::Opcode)
+}
+
+/// Whether processes can have sockets on this node.
+pub fn available() -> bool {
+    NODE.lock().is_some()
+}
+
+/// What must happen once the locks are let go: processes to wake, the outbox to send.
+#[must_use]
+pub struct Deferred {
+    wakes: heapless::Vec<usize, { crate::process::MAX_DOMAINS }>,
+}
+
+impl Deferred {
+    pub fn run(self) {
+        flush();
+        for slot in self.wakes {
+            scheduler::wake_waiter(slot, |w| matches!(w, Wait::Socket | Wait::Connect));
+        }
+    }
+}
+
+/// Runs `f` on the node's sockets and carries out what it asked, under the lock; returns its
+/// result and what is left for after the lock (`None` without sockets).
+pub fn with_sockets<R>(f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> R) -> Option<(R, Deferred)> {
+    let mut guard = NODE.lock();
+    let node = guard.as_mut()?;
+    let mut out = Vec::new();
+    let result = f(&mut node.logic, &mut out);
+    let deferred = node.apply(out);
+    Some((result, deferred))
+}
+
+/// Like [`with_sockets`], with the ring memory at hand: `f` gets each connection slot's rings
+/// (receive ring, then send ring), which the read and write calls copy to and from.
+pub fn with_rings<R>(f: impl FnOnce(&mut Sockets, &Rings, &mut Vec<Action>) -> R) -> Option<(R, Deferred)> {
+    let mut guard = NODE.lock();
+    let node = guard.as_mut()?;
+    let mut out = Vec::new();
+    let result = f(&mut node.logic, &node.rings, &mut out);
+    let deferred = node.apply(out);
+    Some((result, deferred))
+}
+
+/// The rings of every connection slot (see [`with_rings`]).
+pub struct Rings(*mut u8);
+
+impl Rings {
+    fn at(&self, index: u8, offset: u32, len: u32) -> *mut u8 {
+        assert!(usize::from(index) < MAX_CONNECTIONS && offset + len <= RINGS_BYTES as u32);
+        // SAFETY: inside the allocation of `MAX_CONNECTIONS * RINGS_BYTES` (asserted).
+        unsafe { self.0.add(usize::from(index) * RINGS_BYTES + offset as usize) }
+    }
+
+    /// Connection `index`'s receive ring from `offset`, `len` bytes.
+    pub fn receive(&self, index: u8, offset: u32, len: u32) -> &[u8] {
+        assert!(offset + len <= RING_BYTES);
+        // SAFETY: the slot's receive ring, kept for good; the engine writes only positions
+        // beyond what the protocol gave the reader (`socket::Sockets::readable`).
+        unsafe { core::slice::from_raw_parts(self.at(index, offset, len), len as usize) }
+    }
+
+    /// Connection `index`'s send ring from `offset`, `len` bytes.
+    #[allow(clippy::mut_from_ref)]
+    pub fn send(&self, index: u8, offset: u32, len: u32) -> &mut [u8] {
+        assert!(offset + len <= RING_BYTES);
+        // SAFETY: the slot's send ring; the engine reads only posted positions, and the
+        // protocol hands the writer only room that is not posted (`Sockets::writable`); one
+        // caller at a time, under `NODE`.
+        unsafe { core::slice::from_raw_parts_mut(self.at(index, RING_BYTES + offset, len), len as usize) }
+    }
+}
+
+impl SocketNode {
+    /// Carries out `out` (and what that causes here): local doorbells applied, remote ones
+    /// queued, writes posted; the wake-ups are left for after the lock.
+    fn apply(&mut self, mut out: Vec<Action>) -> Deferred {
+        let me = self.logic.node();
+        let mut deferred = Deferred { wakes: heapless::Vec::new() };
+        let mut i = 0;
+        while i < out.len() {
+            match out[i] {
+                Action::Notify { node, doorbell } if node == me => self.logic.doorbell(me, doorbell, &mut out),
+                Action::Notify { node, doorbell } => {
+                    self.outbox.push_back((node, doorbell));
+                    OUTBOX_WAITING.store(true, Ordering::Release);
+                }
+                Action::Write { node, local, remote, len, tag } => {
+                    if !self.post(node, local, remote, len, tag) {
+                        self.logic.completed(tag, false, &mut out);
+                    }
+                }
+                Action::Wake(slot) => {
+                    if !deferred.wakes.contains(&slot) {
+                        let _ = deferred.wakes.push(slot);
+                    }
+                }
+            }
+            i += 1;
+        }
+        deferred
+    }
+
+    /// Posts one WQE on the kernel's work queue; false when it cannot (never, with one write
+    /// in flight per connection).
+    fn post(&mut self, node: u16, local: u64, remote: u64, len: u32, tag: u64) -> bool {
+        let wqe = Wqe { direction: Direction::Write, node, len, local, remote, tag, notify: None };
+        // SAFETY: this module is the only producer of the socket PD's work queue, under `NODE`.
+        let mut wq = unsafe { self.queues.wq.producer() };
+        if wq.push(wqe.encode()).is_err() {
+            return false;
+        }
+        if self.queues.doorbell_needed() {
+            rdma_node::ring_doorbell(SOCKET_PD, self.queues.wq.produced());
+        }
+        true
+    }
+
+    /// Takes every completion, then re-arms the queue for the next one.
+    fn reap(&mut self, out: &mut Vec<Action>) {
+        loop {
+            // SAFETY: the only consumer of the socket PD's completion queue, under `NODE`.
+            let mut cq = unsafe { self.queues.cq.consumer() };
+            while let Some(raw) = cq.pop() {
+                if let Ok(Cqe::Local { tag, status, .. }) = Cqe::decode(&raw) {
+                    self.logic.completed(tag, status == CqeStatus::Ok, out);
+                }
+            }
+            self.queues.arm_once();
+            if self.queues.cq.is_empty() {
+                return;
+            }
+        }
+    }
+}
+
+/// The PLDMA's completion interrupt found `SOCKET_PD`'s bit (`rdma_node`).
+pub fn on_completions() {
+    let deferred = {
+        let mut guard = NODE.lock();
+        let Some(node) = guard.as_mut() else { return };
+        let mut out = Vec::new();
+        node.reap(&mut out);
+        node.apply(out)
+    };
+    deferred.run();
+}
+
+/// The kernel handler of `SOCKET_DOORBELL`: only another kernel (domain 0) may ring it; the
+/// protocol checks that it comes from the connection's peer node.
+fn on_doorbell(n: Notification, from: Pid) {
+    let decoded = match Message::decode(n) {
+        Ok(Message::SocketDoorbell { payload }) => Doorbell::decode(payload).ok(),
+        _ => None,
+    };
+    let Some(doorbell) = decoded.filter(|_| from.domain() == KERNEL_DOMAIN) else {
+        BAD_DOORBELLS.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    DOORBELLS_RECEIVED.fetch_add(1, Ordering::Relaxed);
+    let deferred = {
+        let mut guard = NODE.lock();
+        let Some(node) = guard.as_mut() else { return };
+        let mut out = Vec::new();
+        node.logic.doorbell(from.node(), doorbell, &mut out);
+        node.apply(out)
+    };
+    deferred.run();
+}
+
+/// Node `node` became unreachable (`cluster`, or a doorbell that could not be sent): its
+/// connections are reset and the doorbells for it dropped.
+pub fn node_lost(node: u16) {
+    let deferred = {
+        let mut guard = NODE.lock();
+        let Some(n) = guard.as_mut() else { return };
+        n.outbox.retain(|&(to, _)| to != node);
+        let mut out = Vec::new();
+        n.logic.node_lost(node, &mut out);
+        n.apply(out)
+    };
+    deferred.run();
+}
+
+/// Process `owner` ended: its sockets are closed.
+pub fn exited(owner: Owner) {
+    if let Some(((), deferred)) = with_sockets(|s, out| s.exited(owner, out)) {
+        deferred.run();
+    }
+}
+
+/// Core 0's tick: doorbells that could not go yet are tried again.
+pub fn on_tick() {
+    if OUTBOX_WAITING.load(Ordering::Acquire) {
+        flush();
+    }
+}
+
+/// Sends the outbox in order, one core at a time: a core that finds another sending leaves its
+/// doorbells to it (that core looks at the outbox again before it stops).
+pub fn flush() {
+    while !SENDING.swap(true, Ordering::Acquire) {
+        let mut lost = None;
+        let mut deferred_one = false;
+        loop {
+            let next = NODE.lock().as_mut().and_then(|n| n.outbox.pop_front());
+            let Some((node, doorbell)) = next else { break };
+            match send(node, doorbell) {
+                Ok(()) => {
+                    DOORBELLS_SENT.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(NotifyError::NotSent(SendError::Busy)) => {
+                    // The peer's service is flooded: the order must hold, so it goes back first.
+                    DOORBELLS_DEFERRED.fetch_add(1, Ordering::Relaxed);
+                    if let Some(n) = NODE.lock().as_mut() {
+                        n.outbox.push_front((node, doorbell));
+                    }
+                    deferred_one = true;
+                    break;
+                }
+                Err(_) => {
+                    lost = Some(node);
+                    break;
+                }
+            }
+        }
+        let empty = NODE.lock().as_ref().is_none_or(|n| n.outbox.is_empty());
+        OUTBOX_WAITING.store(!empty, Ordering::Release);
+        SENDING.store(false, Ordering::Release);
+        if let Some(node) = lost {
+            // The node is gone: its connections are reset (which queues nothing for it).
+            node_lost(node);
+            continue;
+        }
+        if empty || deferred_one {
+            return;
+        }
+    }
+}
+
+fn send(node: u16, doorbell: Doorbell) -> Result<(), NotifyError> {
+    let notification = Message::SocketDoorbell { payload: doorbell.encode() }
+        .encode()
+        .map_err(|_| NotifyError::NotSent(SendError::NoRoute))?;
+    gsas_node::notify(node, notification)
+}

@@ -1,0 +1,207 @@
+//! `sock-perf`: stream throughput over sockets, an iperf for Unimem (`docs/hw/sockets.md`).
+//!
+//! `cargo xtask run sock-perf --nodes 2 -- [NODE] [MIB] [WRITE_KIB] [CONNECTIONS]`
+//!
+//! Spawns a sink on NODE (default: the last node), opens CONNECTIONS connections to it (default
+//! 1, at most 32), and streams MIB MiB (default 8) on each in writes of WRITE_KIB KiB (default
+//! 64), all connections at once through `poll`. The sink hashes what each connection brings
+//! (FNV-1a) and sends the hash back at its end; every hash must match the sender's. Prints the
+//! throughput, each connection's share and the process's socket statistics.
+//!
+//! The sink (thread argument `socket_part::pack`, role 1, `count` = connections) accepts the
+//! connections and serves them all from one non-blocking loop.
+//!
+//! Exit status: 0; 1 = bad argument; 10.. = a check failed (the log says which).
+#![no_std]
+#![no_main]
+
+use unimem_user::args::socket_part::{Part, pack, unpack};
+use unimem_user::socket::{self, Entry, Fnv, Listener, Ready, Stream, fill_pattern};
+use unimem_user::{Error, SysError, arguments, board_count, ensure, log, remote_spawn, sys};
+
+unimem_user::entry!(main);
+
+const PORT: u16 = 5001;
+const SINK: u8 = 1;
+const MAX_CONNECTIONS: usize = 32;
+const BUF: usize = 64 * 1024;
+
+fn main() -> Result<u64, Error> {
+    match sys::thread_argument() {
+        Ok(arg) => match unpack(arg) {
+            Part { role: SINK, port, count, .. } if (1..=MAX_CONNECTIONS as u32).contains(&count) => {
+                sink(port, count as usize)
+            }
+            _ => {
+                log!("argument {:#x} is no part", arg);
+                Ok(1)
+            }
+        },
+        Err(Error::NoArgument) => source(),
+        Err(e) => Err(e),
+    }
+}
+
+struct Options {
+    node: u16,
+    bytes: u64,
+    write: usize,
+    connections: usize,
+}
+
+fn options() -> Result<Option<Options>, Error> {
+    let args = arguments()?;
+    let nodes = board_count()?;
+    let number = |i: usize, default: u64| if args.count() > i { args.number(i).ok() } else { Some(default) };
+    let (Some(node), Some(mib), Some(kib), Some(connections)) =
+        (number(0, u64::from(nodes - 1)), number(1, 8), number(2, 64), number(3, 1))
+    else {
+        return Ok(None);
+    };
+    let valid = node < u64::from(nodes)
+        && (1..=4096).contains(&mib)
+        && (1..=1024).contains(&kib)
+        && (1..=MAX_CONNECTIONS as u64).contains(&connections);
+    Ok(valid.then(|| Options { node: node as u16, bytes: mib << 20, write: (kib as usize) << 10, connections: connections as usize }))
+}
+
+struct Sending {
+    stream: Stream,
+    sent: u64,
+    hash: Fnv,
+    done_us: u64,
+}
+
+fn source() -> Result<u64, Error> {
+    let Some(o) = options()? else {
+        log!("usage: sock-perf [NODE] [MIB 1..=4096] [WRITE_KIB 1..=1024] [CONNECTIONS 1..=32]");
+        return Ok(1);
+    };
+    let part = Part { role: SINK, port: PORT, node: 0, count: o.connections as u32 };
+    remote_spawn(env!("CARGO_BIN_NAME"), pack(part).expect("fits"), o.node)?;
+    let mut conns: heapless::Vec<Sending, MAX_CONNECTIONS> = heapless::Vec::new();
+    for _ in 0..o.connections {
+        let mut stream = socket::connect_when_listening(o.node, PORT, 20_000_000)?;
+        stream.set_nonblocking(true);
+        let _ = conns.push(Sending { stream, sent: 0, hash: Fnv::default(), done_us: 0 });
+    }
+    log!("{} connection(s) to node {}: {} MiB each in {} KiB writes", o.connections, o.node, o.bytes >> 20, o.write >> 10);
+    let buf = sys::map_buffer(BUF)?;
+    let start = sys::time_us()?;
+    let mut open = o.connections;
+    while open > 0 {
+        let mut entries: heapless::Vec<Entry, MAX_CONNECTIONS> = conns
+            .iter()
+            .filter(|c| c.sent < o.bytes)
+            .map(|c| Entry { handle: c.stream.handle(), interest: Ready::WRITABLE, ready: 0 })
+            .collect();
+        socket::poll(&mut entries, u64::MAX)?;
+        for (i, c) in conns.iter_mut().enumerate().filter(|(_, c)| c.sent < o.bytes) {
+            let entry = entries.iter().find(|e| e.handle == c.stream.handle()).copied().unwrap_or_default();
+            ensure!(entry.ready & (Ready::HANGUP | Ready::INVALID) == 0, 10, "connection {}: hang-up {:#x}", i, entry.ready);
+            if entry.ready & Ready::WRITABLE == 0 {
+                continue;
+            }
+            let len = (o.bytes - c.sent).min(o.write as u64).min(BUF as u64) as usize;
+            fill_pattern(i as u64, c.sent, &mut buf[..len]);
+            match c.stream.write(&buf[..len]) {
+                Ok(n) => {
+                    c.hash.update(&buf[..n]);
+                    c.sent += n as u64;
+                }
+                Err(Error::Syscall(SysError::WouldBlock)) => {}
+                Err(e) => return Err(e),
+            }
+            if c.sent == o.bytes {
+                c.stream.shutdown(socket::Shutdown::Write)?;
+                c.done_us = sys::time_us()?;
+                open -= 1;
+            }
+        }
+    }
+    let mut status = 0;
+    for (i, c) in conns.iter_mut().enumerate() {
+        c.stream.set_nonblocking(false);
+        let mut hash = [0u8; 8];
+        c.stream.read_exact(&mut hash)?;
+        if u64::from_le_bytes(hash) != c.hash.0 {
+            log!("connection {}: the sink's hash {:#x} is not {:#x}", i, u64::from_le_bytes(hash), c.hash.0);
+            status = 11;
+        }
+    }
+    let end = sys::time_us()?;
+    let total = o.bytes * o.connections as u64;
+    let mbps = |bytes: u64, us: u64| bytes / us.max(1);
+    log!("sock-perf: {} bytes in {} us: {} MB/s", total, end - start, mbps(total, end - start));
+    for (i, c) in conns.iter().enumerate() {
+        log!("  connection {}: {} bytes, {} MB/s, hash {:#x}", i, c.sent, mbps(c.sent, c.done_us - start), c.hash.0);
+    }
+    let s = socket::stats()?;
+    log!(
+        "  process: {} connections, {} RDMA writes, {} bytes out, {} bytes in",
+        s.connections,
+        s.rdma_writes,
+        s.bytes_out,
+        s.bytes_in
+    );
+    if status == 0 {
+        log!("sock-perf: every hash matches");
+    }
+    Ok(status)
+}
+
+struct Receiving {
+    stream: Stream,
+    hash: Fnv,
+    bytes: u64,
+    ended: bool,
+}
+
+/// Accepts `count` connections and reads them all to their end from one non-blocking loop;
+/// answers each with its hash.
+fn sink(port: u16, count: usize) -> Result<u64, Error> {
+    let mut listener = Listener::bind(port)?;
+    listener.set_nonblocking(true);
+    let mut conns: heapless::Vec<Receiving, MAX_CONNECTIONS> = heapless::Vec::new();
+    let buf = sys::map_buffer(BUF)?;
+    let mut ended = 0;
+    while ended < count {
+        let mut entries: heapless::Vec<Entry, { MAX_CONNECTIONS + 1 }> = heapless::Vec::new();
+        if conns.len() < count {
+            let _ = entries.push(Entry { handle: listener.handle(), interest: Ready::READABLE, ready: 0 });
+        }
+        for c in conns.iter().filter(|c| !c.ended) {
+            let _ = entries.push(Entry { handle: c.stream.handle(), interest: Ready::READABLE, ready: 0 });
+        }
+        socket::poll(&mut entries, 30_000_000)?;
+        ensure!(entries.iter().any(|e| e.ready != 0), 12, "sink: nothing happened in 30 s");
+        if conns.len() < count {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let mut stream = stream;
+                    stream.set_nonblocking(true);
+                    let _ = conns.push(Receiving { stream, hash: Fnv::default(), bytes: 0, ended: false });
+                }
+                Err(Error::Syscall(SysError::WouldBlock)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        for c in conns.iter_mut().filter(|c| !c.ended) {
+            match c.stream.read(buf) {
+                Ok(0) => {
+                    c.ended = true;
+                    ended += 1;
+                    c.stream.set_nonblocking(false);
+                    c.stream.write_all(&c.hash.0.to_le_bytes())?;
+                }
+                Ok(n) => {
+                    c.hash.update(&buf[..n]);
+                    c.bytes += n as u64;
+                }
+                Err(Error::Syscall(SysError::WouldBlock)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(0)
+}
