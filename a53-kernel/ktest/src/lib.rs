@@ -50,6 +50,8 @@ mod rpu_rdma;
 #[cfg(target_arch = "aarch64")]
 mod smp;
 #[cfg(target_arch = "aarch64")]
+mod sockets;
+#[cfg(target_arch = "aarch64")]
 mod suites;
 #[cfg(target_arch = "aarch64")]
 mod timer;

@@ -1,6 +1,8 @@
 //! The suites, in the order they run, and the runner that the image calls.
 
-use crate::{bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, rdma, rpu, rpu_rdma, smp, timer};
+use crate::{
+    bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, rdma, rpu, rpu_rdma, smp, sockets, timer,
+};
 
 use crate::testkit::{self, Reporter, Test, TestResult};
 use a53_kernel::kernel::{Stop, boot_args};
@@ -18,14 +20,16 @@ pub const TESTS: &[&[Test]] = &[
     rdma::TESTS,
     platform::TESTS,
     gsas::TESTS,
+    sockets::TESTS,
 ];
 
 /// The tests every node of a cluster runs together (boot argument `cluster`), before the
 /// single-node ones.
-pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS];
+pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS];
 
 /// The same, with the RDMA stress (boot argument `rdma-stress`).
-const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS, rdma::STRESS_TESTS];
+const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] =
+    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, rdma::STRESS_TESTS];
 
 /// The cluster tests of a run without the R5 firmware, which RDMA needs: they are not run
 /// there (not passed without checking anything); the runs with the R5 have them.

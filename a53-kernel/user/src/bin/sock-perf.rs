@@ -1,9 +1,9 @@
 //! `sock-perf`: stream throughput over sockets, an iperf for Unimem (`docs/hw/sockets.md`).
 //!
-//! `cargo xtask run sock-perf --nodes 2 -- [NODE] [MIB] [WRITE_KIB] [CONNECTIONS]`
+//! `cargo xtask run sock-perf --nodes 2 --on 0 -- [NODE] [KIB] [WRITE_KIB] [CONNECTIONS]`
 //!
 //! Spawns a sink on NODE (default: the last node), opens CONNECTIONS connections to it (default
-//! 1, at most 32), and streams MIB MiB (default 8) on each in writes of WRITE_KIB KiB (default
+//! 1, at most 32), and streams KIB KiB (default 8192) on each in writes of WRITE_KIB KiB (default
 //! 64), all connections at once through `poll`. The sink hashes what each connection brings
 //! (FNV-1a) and sends the hash back at its end; every hash must match the sender's. Prints the
 //! throughput, each connection's share and the process's socket statistics.
@@ -24,7 +24,7 @@ unimem_user::entry!(main);
 const PORT: u16 = 5001;
 const SINK: u8 = 1;
 const MAX_CONNECTIONS: usize = 32;
-const BUF: usize = 64 * 1024;
+const BUF: usize = 1024 * 1024;
 
 fn main() -> Result<u64, Error> {
     match sys::thread_argument() {
@@ -53,16 +53,16 @@ fn options() -> Result<Option<Options>, Error> {
     let args = arguments()?;
     let nodes = board_count()?;
     let number = |i: usize, default: u64| if args.count() > i { args.number(i).ok() } else { Some(default) };
-    let (Some(node), Some(mib), Some(kib), Some(connections)) =
-        (number(0, u64::from(nodes - 1)), number(1, 8), number(2, 64), number(3, 1))
+    let (Some(node), Some(kib_total), Some(kib), Some(connections)) =
+        (number(0, u64::from(nodes - 1)), number(1, 8192), number(2, 64), number(3, 1))
     else {
         return Ok(None);
     };
     let valid = node < u64::from(nodes)
-        && (1..=4096).contains(&mib)
+        && (1..=4 << 20).contains(&kib_total)
         && (1..=1024).contains(&kib)
         && (1..=MAX_CONNECTIONS as u64).contains(&connections);
-    Ok(valid.then(|| Options { node: node as u16, bytes: mib << 20, write: (kib as usize) << 10, connections: connections as usize }))
+    Ok(valid.then(|| Options { node: node as u16, bytes: kib_total << 10, write: (kib as usize) << 10, connections: connections as usize }))
 }
 
 struct Sending {
@@ -74,7 +74,7 @@ struct Sending {
 
 fn source() -> Result<u64, Error> {
     let Some(o) = options()? else {
-        log!("usage: sock-perf [NODE] [MIB 1..=4096] [WRITE_KIB 1..=1024] [CONNECTIONS 1..=32]");
+        log!("usage: sock-perf [NODE] [KIB 1..=4194304] [WRITE_KIB 1..=1024] [CONNECTIONS 1..=32]");
         return Ok(1);
     };
     let part = Part { role: SINK, port: PORT, node: 0, count: o.connections as u32 };
@@ -85,7 +85,7 @@ fn source() -> Result<u64, Error> {
         stream.set_nonblocking(true);
         let _ = conns.push(Sending { stream, sent: 0, hash: Fnv::default(), done_us: 0 });
     }
-    log!("{} connection(s) to node {}: {} MiB each in {} KiB writes", o.connections, o.node, o.bytes >> 20, o.write >> 10);
+    log!("{} connection(s) to node {}: {} KiB each in {} KiB writes", o.connections, o.node, o.bytes >> 10, o.write >> 10);
     let buf = sys::map_buffer(BUF)?;
     let start = sys::time_us()?;
     let mut open = o.connections;

@@ -1,0 +1,129 @@
+//! Sockets over RDMA (`docs/hw/sockets.md`): the node suite on one node (connections to itself,
+//! through the PLDMA's own loop), the cluster tests between nodes (node 0 drives, the last node
+//! serves). The programs check their own bytes and replies; these tests check that they did, and
+//! what the kernels counted.
+
+use crate::cluster_support::{barrier, wait_for, whoami};
+use crate::ensure;
+use crate::gsas::{expect_status, expect_status_with_args, finish};
+use crate::testkit::{Test, TestResult};
+use a53_kernel::process::table::{self, Exit, Reap};
+use a53_kernel::socket_node;
+use alloc::format;
+use alloc::string::String;
+use unimem_user::args::socket_part::{Part, pack};
+
+pub const TESTS: &[Test] = &[
+    Test::new("sockets", "every_bad_input_is_refused_and_loses_nothing", bad_inputs),
+    Test::new("sockets", "another_process_cannot_use_a_connection_or_listener_it_does_not_own", isolation),
+    Test::new("sockets", "an_echo_of_every_size_on_one_node", echo_here),
+];
+
+pub const CLUSTER_TESTS: &[Test] = &[
+    Test::new("cluster", "rdma_sockets_echo_of_every_size_between_nodes", echo_across),
+    Test::new("cluster", "rdma_sockets_64_mib_streamed_and_checked_by_hash", stream_64_mib),
+    Test::new("cluster", "rdma_sockets_32_connections_served_by_one_polling_process", fan_in),
+    Test::new("cluster", "rdma_sockets_key_value_server_answers_three_clients_right", key_value),
+    Test::new("cluster", "rdma_sockets_a_peer_killed_mid_stream_resets_the_writer", peer_killed),
+];
+
+fn needs_sockets() -> TestResult {
+    ensure(socket_node::available(), "this node has no sockets (no RDMA)")
+}
+
+fn part(role: u8, port: u16, node: u16) -> u64 {
+    pack(Part { role, port, node, count: 0 }).expect("no count")
+}
+
+/// The protocol saw no stranger, violation or failed write on this node.
+fn clean_protocol() -> TestResult {
+    let s = socket_node::stats();
+    if s.protocol.violations != 0 || s.protocol.failed_writes != 0 || s.bad_doorbells != 0 {
+        defmt::println!("socket stats: {}", defmt::Debug2Format(&s));
+        return Err("the socket protocol saw violations or failed writes");
+    }
+    Ok(())
+}
+
+fn bad_inputs() -> TestResult {
+    needs_sockets()?;
+    expect_status("sock-check", part(1, 4100, 0), 0)
+}
+
+/// An owner's connection to itself; an intruder tries every handle of the node with every call.
+fn isolation() -> TestResult {
+    needs_sockets()?;
+    let owner = table::spawn("sock-check", Some(part(2, 4200, 0)), Reap::Wait).map_err(|_| "no owner")?;
+    let intruded = expect_status("sock-check", part(3, 0, 0), 0);
+    let owned = match finish(owner, 60) {
+        Ok(Exit::Status(0)) => Ok(()),
+        _ => Err("the owner's connection was touched, or it never heard from the intruder"),
+    };
+    intruded.and(owned)
+}
+
+fn echo_here() -> TestResult {
+    needs_sockets()?;
+    let (me, _) = whoami()?;
+    expect_status_with_args("sock-echo", &[&format!("{me}"), "20"], 0)?;
+    clean_protocol()
+}
+
+/// Node 0 runs `program` with `args` (the last node serves its spawns); everyone waits.
+fn from_node_0(generation: u64, program: &str, args: &[String]) -> TestResult {
+    needs_sockets()?;
+    let (me, _) = whoami()?;
+    barrier(generation)?;
+    let args: alloc::vec::Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = if me == 0 { expect_status_with_args(program, &args, 0) } else { Ok(()) };
+    barrier(generation + 1)?;
+    result.and(clean_protocol())
+}
+
+fn last_node() -> Result<u16, &'static str> {
+    whoami().map(|(_, n)| n - 1)
+}
+
+fn echo_across() -> TestResult {
+    from_node_0(1400, "sock-echo", &[format!("{}", last_node()?), String::from("50")])
+}
+
+/// 64 MiB in 64 KiB writes, hashed at both ends.
+fn stream_64_mib() -> TestResult {
+    from_node_0(1410, "sock-perf", &[format!("{}", last_node()?), String::from("65536"), String::from("64")])
+}
+
+/// 32 connections at once, 128 KiB each, to a sink that serves them all from one `poll` loop.
+fn fan_in() -> TestResult {
+    let args = [format!("{}", last_node()?), String::from("128"), String::from("16"), String::from("32")];
+    from_node_0(1420, "sock-perf", &args)
+}
+
+/// The server on the last node, three clients on the others (in turn), every reply checked.
+fn key_value() -> TestResult {
+    from_node_0(1430, "sock-kv", &[String::from("120"), String::from("3")])
+}
+
+/// The last node's sink is killed once data flows; node 0's writer must see `ConnectionReset`.
+fn peer_killed() -> TestResult {
+    const PORT: u16 = 4300;
+    needs_sockets()?;
+    let (me, n) = whoami()?;
+    let victim = n - 1;
+    barrier(1440)?;
+    let result = if me == victim {
+        let before = socket_node::stats().doorbells_received;
+        let sink = table::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
+        let flowing = wait_for(60, || socket_node::stats().doorbells_received >= before + 16);
+        table::kill(sink);
+        let killed = matches!(finish(sink, 10), Ok(Exit::Killed));
+        flowing.map_err(|_| "no data reached the sink")?;
+        ensure(killed, "the sink was not killed")
+    } else if me == 0 {
+        expect_status("sock-check", part(5, PORT, victim), 0)
+    } else {
+        Ok(())
+    };
+    barrier(1441)?;
+    result
+}
