@@ -68,10 +68,15 @@ pub fn wait_for(seconds: u64, mut ready: impl FnMut() -> bool) -> Result<(), &'s
 /// Every node calls this with the same, increasing `generation`; it returns when all have (a
 /// node that is gone does not count: its survivors go on without it).
 pub fn barrier(generation: u64) -> Result<(), &'static str> {
+    barrier_within(generation, 60)
+}
+
+/// [`barrier`], waiting up to `seconds` for the others (after a long piece of work on one node).
+pub fn barrier_within(generation: u64, seconds: u64) -> Result<(), &'static str> {
     let (me, n) = whoami()?;
     // SAFETY: the rendezvous page is reserved for these words; the window forwards the store.
     unsafe { remote::<u64>(0, rendezvous(BARRIER, me)).write_volatile(generation) };
-    wait_for(60, || {
+    wait_for(seconds, || {
         (0..n).all(|i| {
             // SAFETY: as above; reads of other nodes' words.
             !a53_kernel::cluster::is_alive(u64::from(i))

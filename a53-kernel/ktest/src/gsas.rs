@@ -64,13 +64,18 @@ pub fn run_together(name: &str, arg: u64, count: usize, seconds: u64) -> TestRes
 
 /// Runs `name` with string arguments `args` to its end.
 pub fn run_with_args(name: &str, args: &[&str]) -> Result<Exit, &'static str> {
+    run_with_args_within(name, args, PROGRAM_SECONDS)
+}
+
+/// [`run_with_args`] for a program that may take up to `seconds`.
+pub fn run_with_args_within(name: &str, args: &[&str], seconds: u64) -> Result<Exit, &'static str> {
     let packed =
         a53_kernel::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
     let handle = table::spawn_with_args(name, None, &packed, Reap::Wait).map_err(|e| {
         defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
         "the program could not be started"
     })?;
-    finish(handle, PROGRAM_SECONDS)
+    finish(handle, seconds)
 }
 
 /// Runs `name` and expects exit status `expected`.
@@ -83,7 +88,7 @@ pub fn expect_status_with_args(name: &str, args: &[&str], expected: u64) -> Test
     judge(name, run_with_args(name, args)?, expected)
 }
 
-fn judge(name: &str, exit: Exit, expected: u64) -> TestResult {
+pub fn judge(name: &str, exit: Exit, expected: u64) -> TestResult {
     match exit {
         Exit::Status(s) if s == expected => Ok(()),
         Exit::Status(s) => {

@@ -3,9 +3,9 @@
 //! serves). The programs check their own bytes and replies; these tests check that they did, and
 //! what the kernels counted.
 
-use crate::cluster_support::{barrier, wait_for, whoami};
+use crate::cluster_support::{barrier, barrier_within, wait_for, whoami};
 use crate::ensure;
-use crate::gsas::{expect_status, expect_status_with_args, finish};
+use crate::gsas::{expect_status, expect_status_with_args, finish, judge, run_with_args_within};
 use crate::testkit::{Test, TestResult};
 use a53_kernel::process::table::{self, Exit, Reap};
 use a53_kernel::socket_node;
@@ -26,6 +26,9 @@ pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_sockets_key_value_server_answers_three_clients_right", key_value),
     Test::new("cluster", "rdma_sockets_a_peer_killed_mid_stream_resets_the_writer", peer_killed),
 ];
+
+/// Seconds a cluster program may take, which the waiting nodes wait too.
+const PROGRAM_SECONDS: u64 = 300;
 
 fn needs_sockets() -> TestResult {
     ensure(socket_node::available(), "this node has no sockets (no RDMA)")
@@ -75,8 +78,8 @@ fn from_node_0(generation: u64, program: &str, args: &[String]) -> TestResult {
     let (me, _) = whoami()?;
     barrier(generation)?;
     let args: alloc::vec::Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = if me == 0 { expect_status_with_args(program, &args, 0) } else { Ok(()) };
-    barrier(generation + 1)?;
+    let result = if me == 0 { run_with_args_within(program, &args, PROGRAM_SECONDS).and_then(|e| judge(program, e, 0)) } else { Ok(()) };
+    barrier_within(generation + 1, PROGRAM_SECONDS)?;
     result.and(clean_protocol())
 }
 
@@ -90,12 +93,13 @@ fn echo_across() -> TestResult {
 
 /// 64 MiB in 64 KiB writes, hashed at both ends.
 fn stream_64_mib() -> TestResult {
-    from_node_0(1410, "sock-perf", &[format!("{}", last_node()?), String::from("65536"), String::from("64")])
+    let args = [format!("{}", last_node()?), String::from("65536"), String::from("64"), String::from("1"), String::from("5001")];
+    from_node_0(1410, "sock-perf", &args)
 }
 
 /// 32 connections at once, 128 KiB each, to a sink that serves them all from one `poll` loop.
 fn fan_in() -> TestResult {
-    let args = [format!("{}", last_node()?), String::from("128"), String::from("16"), String::from("32")];
+    let args = [format!("{}", last_node()?), String::from("128"), String::from("16"), String::from("32"), String::from("5002")];
     from_node_0(1420, "sock-perf", &args)
 }
 
@@ -124,6 +128,6 @@ fn peer_killed() -> TestResult {
     } else {
         Ok(())
     };
-    barrier(1441)?;
+    barrier_within(1441, PROGRAM_SECONDS)?;
     result
 }

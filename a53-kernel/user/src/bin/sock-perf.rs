@@ -1,10 +1,10 @@
 //! `sock-perf`: stream throughput over sockets, an iperf for Unimem (`docs/hw/sockets.md`).
 //!
-//! `cargo xtask run sock-perf --nodes 2 --on 0 -- [NODE] [KIB] [WRITE_KIB] [CONNECTIONS]`
+//! `cargo xtask run sock-perf --nodes 2 --on 0 -- [NODE] [KIB] [WRITE_KIB] [CONNECTIONS] [PORT]`
 //!
 //! Spawns a sink on NODE (default: the last node), opens CONNECTIONS connections to it (default
 //! 1, at most 32), and streams KIB KiB (default 8192) on each in writes of WRITE_KIB KiB (default
-//! 64), all connections at once through `poll`. The sink hashes what each connection brings
+//! 64), all connections at once through `poll`, on PORT (default 5001). The sink hashes what each connection brings
 //! (FNV-1a) and sends the hash back at its end; every hash must match the sender's. Prints the
 //! throughput, each connection's share and the process's socket statistics.
 //!
@@ -21,7 +21,6 @@ use unimem_user::{Error, SysError, arguments, board_count, ensure, log, remote_s
 
 unimem_user::entry!(main);
 
-const PORT: u16 = 5001;
 const SINK: u8 = 1;
 const MAX_CONNECTIONS: usize = 32;
 const BUF: usize = 1024 * 1024;
@@ -47,22 +46,24 @@ struct Options {
     bytes: u64,
     write: usize,
     connections: usize,
+    port: u16,
 }
 
 fn options() -> Result<Option<Options>, Error> {
     let args = arguments()?;
     let nodes = board_count()?;
     let number = |i: usize, default: u64| if args.count() > i { args.number(i).ok() } else { Some(default) };
-    let (Some(node), Some(kib_total), Some(kib), Some(connections)) =
-        (number(0, u64::from(nodes - 1)), number(1, 8192), number(2, 64), number(3, 1))
+    let (Some(node), Some(kib_total), Some(kib), Some(connections), Some(port)) =
+        (number(0, u64::from(nodes - 1)), number(1, 8192), number(2, 64), number(3, 1), number(4, 5001))
     else {
         return Ok(None);
     };
     let valid = node < u64::from(nodes)
         && (1..=4 << 20).contains(&kib_total)
         && (1..=1024).contains(&kib)
-        && (1..=MAX_CONNECTIONS as u64).contains(&connections);
-    Ok(valid.then(|| Options { node: node as u16, bytes: kib_total << 10, write: (kib as usize) << 10, connections: connections as usize }))
+        && (1..=MAX_CONNECTIONS as u64).contains(&connections)
+        && (1..=0xffff).contains(&port);
+    Ok(valid.then(|| Options { node: node as u16, bytes: kib_total << 10, write: (kib as usize) << 10, connections: connections as usize, port: port as u16 }))
 }
 
 struct Sending {
@@ -74,14 +75,14 @@ struct Sending {
 
 fn source() -> Result<u64, Error> {
     let Some(o) = options()? else {
-        log!("usage: sock-perf [NODE] [KIB 1..=4194304] [WRITE_KIB 1..=1024] [CONNECTIONS 1..=32]");
+        log!("usage: sock-perf [NODE] [KIB 1..=4194304] [WRITE_KIB 1..=1024] [CONNECTIONS 1..=32] [PORT]");
         return Ok(1);
     };
-    let part = Part { role: SINK, port: PORT, node: 0, count: o.connections as u32 };
+    let part = Part { role: SINK, port: o.port, node: 0, count: o.connections as u32 };
     remote_spawn(env!("CARGO_BIN_NAME"), pack(part).expect("fits"), o.node)?;
     let mut conns: heapless::Vec<Sending, MAX_CONNECTIONS> = heapless::Vec::new();
     for _ in 0..o.connections {
-        let mut stream = socket::connect_when_listening(o.node, PORT, 20_000_000)?;
+        let mut stream = socket::connect_when_listening(o.node, o.port, 20_000_000)?;
         stream.set_nonblocking(true);
         let _ = conns.push(Sending { stream, sent: 0, hash: Fnv::default(), done_us: 0 });
     }
