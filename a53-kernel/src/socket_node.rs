@@ -46,6 +46,8 @@ struct SocketNode {
     queues: &'static QueueSet,
     /// Doorbells for other nodes, in the order the protocol produced them.
     outbox: VecDeque<(u16, Doorbell)>,
+    /// When each slot's write in flight was posted (counter ticks), for [`Stats::write_us`].
+    posted_at: [u64; MAX_CONNECTIONS],
 }
 
 // SAFETY: the rings are the kernel's own heap memory, used only under `NODE`'s lock.
@@ -62,6 +64,9 @@ static DOORBELLS_SENT: AtomicU64 = AtomicU64::new(0);
 static DOORBELLS_RECEIVED: AtomicU64 = AtomicU64::new(0);
 /// Doorbells not from a kernel, or that do not decode.
 static BAD_DOORBELLS: AtomicU64 = AtomicU64::new(0);
+/// RDMA writes completed, and the counter ticks from their post to their completion's reaping.
+static WRITES_COMPLETED: AtomicU64 = AtomicU64::new(0);
+static WRITE_TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// What the sockets of this node have counted (`cargo xtask bench sockets`, tests).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -72,6 +77,9 @@ pub struct Stats {
     pub doorbells_deferred: u64,
     pub bad_doorbells: u64,
     pub connections: usize,
+    /// RDMA writes completed, and their mean time from post to completion (µs).
+    pub writes_completed: u64,
+    pub write_us: u64,
 }
 
 pub fn stats() -> Stats {
@@ -85,6 +93,10 @@ pub fn stats() -> Stats {
         doorbells_deferred: DOORBELLS_DEFERRED.load(Ordering::Relaxed),
         bad_doorbells: BAD_DOORBELLS.load(Ordering::Relaxed),
         connections,
+        writes_completed: WRITES_COMPLETED.load(Ordering::Relaxed),
+        write_us: WRITE_TICKS.load(Ordering::Relaxed) * 1_000_000
+            / crate::timer::hz().max(1)
+            / WRITES_COMPLETED.load(Ordering::Relaxed).max(1),
     }
 }
 
@@ -130,6 +142,7 @@ pub fn start() -> Result<(), StartError> {
         rings: Rings(base),
         queues,
         outbox: VecDeque::new(),
+        posted_at: [0; MAX_CONNECTIONS],
     });
     handlers::register(MailboxOpcode::SOCKET_DOORBELL, on_doorbell).map_err(|_| StartError::Opcode)
 }
@@ -247,6 +260,7 @@ impl SocketNode {
         if self.queues.doorbell_needed() {
             rdma_node::ring_doorbell(SOCKET_PD, self.queues.wq.produced());
         }
+        self.posted_at[(tag >> 48) as usize % MAX_CONNECTIONS] = crate::timer::now();
         true
     }
 
@@ -257,6 +271,9 @@ impl SocketNode {
             let mut cq = unsafe { self.queues.cq.consumer() };
             while let Some(raw) = cq.pop() {
                 if let Ok(Cqe::Local { tag, status, .. }) = Cqe::decode(&raw) {
+                    let posted = self.posted_at[(tag >> 48) as usize % MAX_CONNECTIONS];
+                    WRITE_TICKS.fetch_add(crate::timer::now().saturating_sub(posted), Ordering::Relaxed);
+                    WRITES_COMPLETED.fetch_add(1, Ordering::Relaxed);
                     self.logic.completed(tag, status == CqeStatus::Ok, out);
                 }
             }

@@ -19,12 +19,16 @@ pub const TESTS: &[Test] = &[
     Test::new("sockets", "an_echo_of_every_size_on_one_node", echo_here),
 ];
 
+/// Between nodes. The `sockets_` ones move megabytes: they run where the links lose nothing
+/// (`cluster-2`, `cluster-4-sockets`), since over lossy links every lost packet costs its whole
+/// 16 KiB block a timeout. The `rdma_sockets_` ones run there and over lossy links too
+/// (`cluster-4-rdma`, whose filter is `cluster::rdma_`).
 pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_sockets_echo_of_every_size_between_nodes", echo_across),
-    Test::new("cluster", "rdma_sockets_64_mib_streamed_and_checked_by_hash", stream_64_mib),
-    Test::new("cluster", "rdma_sockets_32_connections_served_by_one_polling_process", fan_in),
     Test::new("cluster", "rdma_sockets_key_value_server_answers_three_clients_right", key_value),
     Test::new("cluster", "rdma_sockets_a_peer_killed_mid_stream_resets_the_writer", peer_killed),
+    Test::new("cluster", "sockets_64_mib_streamed_and_checked_by_hash", stream_64_mib),
+    Test::new("cluster", "sockets_32_connections_served_by_one_polling_process", fan_in),
 ];
 
 /// Seconds a cluster program may take, which the waiting nodes wait too.

@@ -174,6 +174,22 @@ pub const RUNS: &[TargetRun] = &[
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },
+    // Sockets over RDMA on a QFDB's worth of nodes, where the links lose nothing: 64 MiB
+    // streamed from node 0 to node 3 and 32 connections into one polling process (the lossy
+    // run above has the socket tests that move little: echo, the key-value server, a peer
+    // killed mid-stream).
+    TargetRun {
+        name: "cluster-4-sockets",
+        nodes: 4,
+        kill: None,
+        trace_check: None,
+        r5: true,
+        virtualization: false,
+        lossy: false,
+        boot_args: "cluster cluster-only cluster-filter=cluster::sockets_",
+        timeout: Duration::from_secs(600),
+        expect: Expect::Summary,
+    },
     TargetRun {
         name: "crash-panic",
         nodes: 1,
