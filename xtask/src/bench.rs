@@ -455,6 +455,54 @@ pub fn service_counts(qemu: &Path, image: &Path) -> anyhow::Result<ServiceCounts
     ServiceCounts::from_lines(&lines)
 }
 
+/// How counter `counter` of the `sockets` round-trip phases moved per round trip between
+/// phases `a` and `b` (which differ only in their round trips).
+fn per_round_trip(lines: &[String], counter: &str) -> anyhow::Result<f64> {
+    let get = |phase: &str, c: &str| required(lines, &format!("sockets_rtt_{phase}_{c}"));
+    let trips = get("b", "trips")? - get("a", "trips")?;
+    anyhow::ensure!(trips > 0.0, "the round-trip phases have the same count");
+    Ok((get("b", counter)? - get("a", counter)?) / trips)
+}
+
+/// Sockets over RDMA (`docs/hw/sockets.md`; `a53-kernel/ktest/src/bench.rs`, `sockets`).
+/// - Timed, node 0 to node 1: raw RDMA (64 writes of 64 KiB, one at a time, by `rdma-bench`)
+///   and a stream (4 MiB in 64 KiB writes, by `sock-perf`, hash checked); the stream's
+///   throughput as a ratio of the raw one, both measured in this run. Then the cost of a 64 B
+///   round trip (`sock-echo`) in packets, doorbells and forwarded accesses, from two phases
+///   that differ only in their round trips.
+/// - Counted: one node under `-icount` echoing to itself: the node's instructions per round
+///   trip (every vCPU shares the count, the R5's idle polling included) and the R5's busy ones.
+fn sockets(bench: &Bench) -> anyhow::Result<()> {
+    let (timed, counted) = timed_and_counted(bench, 2, "sockets")?;
+    println!("--- figures (each computed from the lines above) ---");
+    let raw_bytes = 64.0 * 65536.0;
+    let raw_us = required(&timed, "rdma_write_65536b_total_us")?;
+    let stream_bytes = required(&timed, "sock_perf_bytes")?;
+    let stream_us = required(&timed, "sock_perf_us")?;
+    anyhow::ensure!(raw_us > 0.0 && stream_us > 0.0, "a phase took no time");
+    let mib = |bytes: f64, us: f64| bytes / us * 1e6 / (1024.0 * 1024.0);
+    println!("sockets_raw_rdma_64kib_writes: {:.2} MiB/s", mib(raw_bytes, raw_us));
+    println!("sockets_stream_64kib_writes: {:.2} MiB/s", mib(stream_bytes, stream_us));
+    let ratio = (stream_bytes / stream_us) / (raw_bytes / raw_us);
+    with_goal("sockets_stream_vs_raw_rdma", ratio * 100.0, "%", ">= 80%", ratio >= 0.8);
+    let median = required(&timed, "sock_echo_round_trip_median_us")?;
+    println!("sockets_64b_round_trip_median: {median:.0} us (timed run, between two nodes)");
+    let packets = per_round_trip(&timed, "packets")?;
+    let doorbells = per_round_trip(&timed, "doorbells")?;
+    println!("sockets_64b_round_trip_rdma_packets: {packets:.2} packets (sent and received by node 0's engine)");
+    println!("sockets_64b_round_trip_doorbells: {doorbells:.2} doorbells (sent and received by node 0's kernel)");
+    let a53 = per_round_trip(&timed, "a53_forwarded")?;
+    let r5 = per_round_trip(&timed, "r5_forwarded")?;
+    println!("sockets_64b_round_trip_forwarded_accesses: {:.2} accesses (node 0: A53 {a53:.2}, R5 {r5:.2})", a53 + r5);
+    let instructions = per_round_trip(&counted, "instructions")?;
+    let r5_busy = per_round_trip(&counted, "r5_busy_cycles")?;
+    println!(
+        "sockets_64b_round_trip_instructions: {instructions:.0} instructions (one node echoing to itself: every vCPU, \
+         the R5's idle polling included; the R5's busy rounds {r5_busy:.0})"
+    );
+    Ok(())
+}
+
 /// How `cargo xtask bench` was asked to run.
 pub struct Options<'a> {
     /// The release build (fw-release), or the development build.
@@ -477,7 +525,8 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "gsas" => gsas(&bench),
         "rdma" => rdma(&bench),
         "pagefault" => pagefault(&bench),
-        other => bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma` or `pagefault`"),
+        "sockets" => sockets(&bench),
+        other => bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault` or `sockets`"),
     }
 }
 

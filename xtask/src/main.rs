@@ -171,7 +171,8 @@ enum Command {
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
-    /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault.
+    /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
+    /// sockets.
     Bench {
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).

@@ -398,6 +398,8 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
         "rdma" => rdma(false),
         "rdma-icount" => rdma(true),
         "pagefault" => pagefault(false),
+        "sockets" => sockets(false),
+        "sockets-icount" => sockets(true),
         "pagefault-icount" => pagefault(true),
         // Nothing after the boot itself: the host times boot-to-ready.
         "boot" => Ok(()),
@@ -413,4 +415,91 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
             Stop::Failure
         }
     }
+}
+
+/// What a socket phase moved on this node: the engine's packets, the doorbells, the forwarded
+/// accesses of the A53s and the R5, the R5's busy cycles, and (under `-icount`, where every
+/// vCPU of the node shares the count) the instructions.
+struct SocketSnapshot {
+    rdma: RdmaSnapshot,
+    doorbells: u64,
+    instructions: u32,
+}
+
+fn socket_snapshot() -> Result<SocketSnapshot, &'static str> {
+    let s = a53_kernel::socket_node::stats();
+    Ok(SocketSnapshot {
+        rdma: rdma_snapshot()?,
+        doorbells: s.doorbells_sent + s.doorbells_received,
+        instructions: a53_kernel::arch::pmu::instructions(),
+    })
+}
+
+/// `sock-echo` with `trips` 64 B round trips to `node`, and how this node's counters moved, as
+/// `sockets_rtt_<phase>_<counter>` lines. Two phases that differ only in `trips` give the cost
+/// of one round trip (the host takes the difference).
+fn socket_phase(phase: &str, node: u16, trips: u64, icount: bool) -> Result<(), &'static str> {
+    let before = socket_snapshot()?;
+    let args = [alloc::format!("{node}"), alloc::format!("{trips}")];
+    let exit = crate::gsas::run_with_args_within("sock-echo", &[&args[0], &args[1]], 300)?;
+    let after = socket_snapshot()?;
+    crate::gsas::judge("sock-echo", exit, 0)?;
+    let (b, a) = (&before.rdma.r5, &after.rdma.r5);
+    let instructions = if icount { u64::from(after.instructions.wrapping_sub(before.instructions)) } else { 0 };
+    let lines: [(&str, u64, &str); 7] = [
+        ("trips", trips, "round trips"),
+        ("packets", after.rdma.packets.wrapping_sub(before.rdma.packets), "packets"),
+        ("doorbells", after.doorbells - before.doorbells, "doorbells"),
+        ("a53_forwarded", after.rdma.a53_forwarded - before.rdma.a53_forwarded, "accesses"),
+        ("r5_forwarded", a.forwarded_accesses.wrapping_sub(b.forwarded_accesses) & 0xffff_ffff, "accesses"),
+        ("r5_busy_cycles", a.busy_cycles - b.busy_cycles, "cycles"),
+        ("instructions", instructions, "instructions"),
+    ];
+    for (name, value, unit) in lines {
+        defmt::println!("bench sockets_rtt_{=str}_{=str}: {=u64} {=str}", phase, name, value, unit);
+    }
+    Ok(())
+}
+
+/// Sockets over RDMA (`cargo xtask bench sockets`), node 0 towards node 1: 64 writes of 64 KiB
+/// by `rdma-bench` (raw RDMA, one at a time) and 4 MiB streamed by `sock-perf` in 64 KiB writes
+/// (each program prints its bytes and time), then two `sock-echo` phases of 64 B round trips.
+/// `icount`: one node under `-icount`, echoing to itself, for the instructions.
+fn sockets(icount: bool) -> Result<(), &'static str> {
+    use unimem_user::args::rdma_bench::{Role, pack};
+    let (me, n) = whoami()?;
+    if !icount && n < 2 {
+        return Err("the sockets benchmark needs two nodes");
+    }
+    barrier(30)?;
+    let drive = || {
+        if !a53_kernel::socket_node::available() {
+            return Err("this node has no sockets");
+        }
+        let target = if icount { me } else { 1 };
+        if icount {
+            if !a53_kernel::arch::pmu::count_instructions() {
+                return Err("the PMU counts no instructions (QEMU counts them only under -icount)");
+            }
+            rpu::call(op::RDMA_CONFIG, [2_000_000, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_CONFIG reply")?;
+        } else {
+            let raw = crate::gsas::run("rdma-bench", pack(Role::Writes { node: target, count: 64, log2: 16 }))?;
+            crate::gsas::judge("rdma-bench", raw, 0)?;
+            let args = [alloc::format!("{target}"), alloc::format!("{}", 64 * 64), alloc::format!("64")];
+            let stream = crate::gsas::run_with_args_within("sock-perf", &[&args[0], &args[1], &args[2], "1", "5003"], 300)?;
+            crate::gsas::judge("sock-perf", stream, 0)?;
+        }
+        socket_phase("a", target, 20, icount)?;
+        socket_phase("b", target, 120, icount)
+    };
+    let result = if me == 0 { drive() } else { Ok(()) };
+    let mut waited = barrier(31);
+    for _ in 0..10 {
+        if waited.is_ok() {
+            break;
+        }
+        waited = barrier(31);
+    }
+    waited?;
+    result
 }

@@ -22,6 +22,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes", run: demo_one_node },
     CommandTest { name: "runner::qemu_on_four_nodes_runs_the_demo_and_ends_together", run: demo_four_nodes },
     CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
+    CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::a_failing_program_makes_run_exit_with_its_status", run: failing_program },
     CommandTest { name: "runner::a_run_that_times_out_exits_non_zero_and_names_the_nodes", run: timed_out_run },
     CommandTest { name: "runner::bad_input_to_xtask_gets_a_one_line_error", run: bad_input },
@@ -86,6 +87,19 @@ fn readme_example() -> Verdict {
     let counted = done.stdout.lines().filter(|l| l.contains("counted to 100 on node")).count();
     if counted != 4 {
         return Err(Failed { reason: format!("{counted} of 4 nodes counted to 100"), log: done.log() });
+    }
+    Ok(())
+}
+
+/// The README's three socket commands, as it shows them.
+fn readme_sockets() -> Verdict {
+    for (args, verdict) in [
+        (&["run", "sock-echo", "--nodes", "2", "--on", "0"][..], "echoed whole"),
+        (&["run", "sock-perf", "--nodes", "2", "--on", "0"][..], "sock-perf: every hash matches"),
+        (&["run", "sock-kv", "--nodes", "4", "--on", "0"][..], "every reply of every client was right"),
+    ] {
+        let done = start(args, CLUSTER_RUN)?;
+        check(&done, 0, &["every node finished cleanly", verdict])?;
     }
     Ok(())
 }
@@ -168,5 +182,18 @@ mod tests {
         let program = std::fs::read_to_string(root.join("a53-kernel/user/src/bin/shared-counter.rs")).unwrap();
         assert_eq!(code, program);
         assert!(section.contains("```sh\ncargo xtask run shared-counter --nodes 4\n```"));
+    }
+
+    /// The socket commands the README shows are the ones `readme_sockets` runs.
+    #[test]
+    fn the_readme_socket_commands_are_the_ones_the_suite_runs() {
+        let readme = std::fs::read_to_string(crate::images::workspace_root().join("README.md")).unwrap();
+        for command in [
+            "cargo xtask run sock-echo --nodes 2 --on 0",
+            "cargo xtask run sock-perf --nodes 2 --on 0",
+            "cargo xtask run sock-kv --nodes 4 --on 0",
+        ] {
+            assert!(readme.contains(&format!("{command}\n")), "{command}");
+        }
     }
 }

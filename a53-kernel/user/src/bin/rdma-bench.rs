@@ -6,7 +6,8 @@
 //!   and waits for it; then `count` writes of 2^`log2` bytes from its buffer to `node`, one at a
 //!   time, each waited for (to this node: from the first half of its buffer to the second).
 //!   Checks the last one byte for byte where it can (this node) and logs
-//!   `bench rdma_write_<bytes>b_best_us: <us> us`, the fastest write. Releases the peer.
+//!   `bench rdma_write_<bytes>b_best_us: <us> us`, the fastest write, and `..._total_us`, all
+//!   of them. Releases the peer.
 //! - `Peer { node }`: tells `node` it is there (opcode 10), waits for the release (opcode 11),
 //!   and checks that the bytes written into it are the writer's pattern.
 //!
@@ -67,10 +68,13 @@ fn writes(node: u16, count: u16, len: usize) -> Result<u64, Error> {
     // The peer's buffer is at the same address as ours; here, the second half.
     let remote = if node == me { destination.as_ptr() as u64 } else { source.as_ptr() as u64 };
     let mut best = u64::MAX;
+    let mut total = 0;
     for _ in 0..count {
         let t0 = sys::time_us()?;
         rdma.write(&source[..len], node, remote)?.wait(TRANSFER_US)?;
-        best = best.min(sys::time_us()? - t0);
+        let took = sys::time_us()? - t0;
+        best = best.min(took);
+        total += took;
     }
     if node == me {
         ensure!(destination[..len] == source[..len], 1, "the write of {} B landed wrong", len);
@@ -79,6 +83,7 @@ fn writes(node: u16, count: u16, len: usize) -> Result<u64, Error> {
     }
     if count > 0 {
         log!("bench rdma_write_{}b_best_us: {} us", len, best);
+        log!("bench rdma_write_{}b_total_us: {} us", len, total);
     }
     Ok(0)
 }

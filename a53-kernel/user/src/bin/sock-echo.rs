@@ -113,6 +113,7 @@ fn client() -> Result<u64, Error> {
     let mut rest = [0u8; 16];
     ensure!(Read::read(&mut stream, &mut rest)? == 0, 14, "the server sent more than the echo");
     let s = socket::stats()?;
+    log!("bench sock_echo_round_trip_median_us: {} us", times[kept / 2]);
     log!(
         "sock-echo: {} sizes up to {} bytes echoed whole; {}-byte round trip median {} us (last {}); {} RDMA writes",
         SIZES.len(),

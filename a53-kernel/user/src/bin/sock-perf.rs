@@ -134,6 +134,8 @@ fn source() -> Result<u64, Error> {
     let total = o.bytes * o.connections as u64;
     let mbps = |bytes: u64, us: u64| bytes / us.max(1);
     log!("sock-perf: {} bytes in {} us: {} MB/s", total, end - start, mbps(total, end - start));
+    log!("bench sock_perf_bytes: {} B", total);
+    log!("bench sock_perf_us: {} us", end - start);
     for (i, c) in conns.iter().enumerate() {
         log!("  connection {}: {} bytes, {} MB/s, hash {:#x}", i, c.sent, mbps(c.sent, c.done_us - start), c.hash.0);
     }
