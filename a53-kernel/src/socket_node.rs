@@ -62,7 +62,7 @@ static OUTBOX_WAITING: AtomicBool = AtomicBool::new(false);
 static DOORBELLS_DEFERRED: AtomicU64 = AtomicU64::new(0);
 static DOORBELLS_SENT: AtomicU64 = AtomicU64::new(0);
 static DOORBELLS_RECEIVED: AtomicU64 = AtomicU64::new(0);
-/// Doorbells not from a kernel, or that do not decode.
+/// Doorbells not from a kernel, or that do not decode; and doorbells with no route out.
 static BAD_DOORBELLS: AtomicU64 = AtomicU64::new(0);
 /// RDMA writes completed, and the counter ticks from their post to their completion's reaping.
 static WRITES_COMPLETED: AtomicU64 = AtomicU64::new(0);
@@ -369,9 +369,13 @@ pub fn flush() {
                     deferred_one = true;
                     break;
                 }
-                Err(_) => {
+                Err(NotifyError::NotSent(SendError::Unreachable)) => {
                     lost = Some(node);
                     break;
+                }
+                Err(_) => {
+                    // No route to it (no such node): nothing to connect to there.
+                    BAD_DOORBELLS.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
