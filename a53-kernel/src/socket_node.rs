@@ -32,8 +32,8 @@ const SOCKET_ASID: u16 = crate::process::MAX_DOMAINS as u16 + 1;
 /// Bytes of one connection's two rings (receive, then send), one allocation.
 const RINGS_BYTES: usize = 2 * RING_BYTES as usize;
 
-// One RDMA write in flight per connection at most: the work queue never fills.
-const _: () = assert!(MAX_CONNECTIONS <= WQ_ENTRIES && MAX_CONNECTIONS <= CQ_ENTRIES);
+// The protocol keeps at most a work queue's worth of writes in flight: the queue never fills.
+const _: () = assert!(crate::socket::WRITES_MAX <= WQ_ENTRIES && crate::socket::WRITES_MAX <= CQ_ENTRIES);
 
 struct SocketNode {
     logic: Sockets,
@@ -46,7 +46,7 @@ struct SocketNode {
     queues: &'static QueueSet,
     /// Doorbells for other nodes, in the order the protocol produced them.
     outbox: VecDeque<(u16, Doorbell)>,
-    /// When each slot's write in flight was posted (counter ticks), for [`Stats::write_us`].
+    /// When each slot last posted a write (counter ticks), for [`Stats::write_us`].
     posted_at: [u64; MAX_CONNECTIONS],
 }
 
@@ -77,7 +77,8 @@ pub struct Stats {
     pub doorbells_deferred: u64,
     pub bad_doorbells: u64,
     pub connections: usize,
-    /// RDMA writes completed, and their mean time from post to completion (µs).
+    /// RDMA writes completed, and their mean time from their connection's last post to their
+    /// completion (µs; with several writes of a connection in flight, a lower bound).
     pub writes_completed: u64,
     pub write_us: u64,
 }
@@ -248,8 +249,8 @@ impl SocketNode {
         deferred
     }
 
-    /// Posts one WQE on the kernel's work queue; false when it cannot (never, with one write
-    /// in flight per connection).
+    /// Posts one WQE on the kernel's work queue; false when it cannot (never: the protocol
+    /// keeps at most `WRITES_MAX` writes in flight).
     fn post(&mut self, node: u16, local: u64, remote: u64, len: u32, tag: u64) -> bool {
         let wqe = Wqe { direction: Direction::Write, node, len, local, remote, tag, notify: None };
         // SAFETY: this module is the only producer of the socket PD's work queue, under `NODE`.

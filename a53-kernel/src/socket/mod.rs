@@ -77,7 +77,7 @@ struct Conn {
     posted: u32,
     delivered: u32,
     credit: u32,
-    in_flight: bool,
+    flight: Flight,
     write_shut: bool,
     fin_sent: bool,
     arrived: u32,
@@ -105,7 +105,7 @@ impl Conn {
         posted: 0,
         delivered: 0,
         credit: 0,
-        in_flight: false,
+        flight: Flight::EMPTY,
         write_shut: false,
         fin_sent: false,
         arrived: 0,
@@ -148,6 +148,62 @@ impl Conn {
     }
 }
 
+/// Bytes of one RDMA write at most: a quarter ring, so that the reader hears of data (and
+/// credits it) while the rest is still on its way.
+pub const WRITE_MAX: u32 = RING_BYTES / 4;
+/// RDMA writes in flight per connection at most: together, the whole ring.
+pub const FLIGHT_MAX: usize = (RING_BYTES / WRITE_MAX) as usize;
+/// RDMA writes in flight per node at most: the socket PD's work queue holds no more.
+pub const WRITES_MAX: usize = proto::rdma::queue::WQ_ENTRIES;
+
+/// A connection's RDMA writes in flight, in the order they were posted (each ends where the
+/// next begins). Completions may come in any order; `delivered` moves over the completed prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Flight {
+    ends: [u32; FLIGHT_MAX],
+    done: [bool; FLIGHT_MAX],
+    count: usize,
+}
+
+impl Flight {
+    const EMPTY: Self = Self { ends: [0; FLIGHT_MAX], done: [false; FLIGHT_MAX], count: 0 };
+
+    fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    fn is_full(&self) -> bool {
+        self.count == FLIGHT_MAX
+    }
+
+    fn push(&mut self, end: u32) {
+        self.ends[self.count] = end;
+        self.done[self.count] = false;
+        self.count += 1;
+    }
+
+    /// Marks the write ending at `end` done; false if no write in flight ends there.
+    fn complete(&mut self, end: u32) -> bool {
+        match (0..self.count).find(|&i| self.ends[i] == end && !self.done[i]) {
+            Some(i) => {
+                self.done[i] = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Takes the completed writes off the front; the end of the last one taken.
+    fn settle(&mut self) -> Option<u32> {
+        let prefix = self.done[..self.count].iter().take_while(|&&d| d).count();
+        let last = prefix.checked_sub(1).map(|i| self.ends[i]);
+        self.ends.copy_within(prefix..self.count, 0);
+        self.done.copy_within(prefix..self.count, 0);
+        self.count -= prefix;
+        last
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Listener {
     generation: u16,
@@ -180,6 +236,8 @@ pub struct Sockets {
     listener_generations: [u16; MAX_LISTENERS],
     stats: [SocketStats; crate::process::MAX_DOMAINS],
     counters: Counters,
+    /// RDMA writes posted and not completed, on every connection.
+    writes_in_flight: usize,
 }
 
 impl Sockets {
@@ -191,6 +249,7 @@ impl Sockets {
             listener_generations: [0; MAX_LISTENERS],
             stats: [SocketStats { connections: 0, rdma_writes: 0, bytes_out: 0, bytes_in: 0 }; crate::process::MAX_DOMAINS],
             counters: Counters { strays: 0, violations: 0, refused: 0, failed_writes: 0 },
+            writes_in_flight: 0,
         }
     }
 
@@ -390,29 +449,33 @@ impl Sockets {
         self.post(usize::from(index), out);
     }
 
-    /// One RDMA write of what is written and not posted (as far as the ring's end), if the
-    /// connection has none in flight.
+    /// RDMA writes of what is written and not posted, [`WRITE_MAX`] bytes each (and not past
+    /// the ring's end), while the connection has fewer than [`FLIGHT_MAX`] in flight and the
+    /// node fewer than [`WRITES_MAX`].
     fn post(&mut self, index: usize, out: &mut Vec<Action>) {
         let id = self.id(index);
-        let c = &mut self.conns[index];
-        let pending = c.written.wrapping_sub(c.posted);
-        if c.in_flight || pending == 0 || c.phase != Phase::Open || c.reset || c.peer_gone {
-            return;
+        loop {
+            let c = &mut self.conns[index];
+            let pending = c.written.wrapping_sub(c.posted);
+            let stopped = c.phase != Phase::Open || c.reset || c.peer_gone;
+            if stopped || pending == 0 || c.flight.is_full() || self.writes_in_flight == WRITES_MAX {
+                return;
+            }
+            let offset = ring_offset(c.posted);
+            let len = pending.min(WRITE_MAX).min(RING_BYTES - offset);
+            c.posted = c.posted.wrapping_add(len);
+            c.flight.push(c.posted);
+            out.push(Action::Write {
+                node: c.peer_node,
+                local: send_ring(id.index) + u64::from(offset),
+                remote: receive_ring(c.peer.index) + u64::from(offset),
+                len,
+                tag: write_tag(id, c.posted),
+            });
+            let owner = c.owner;
+            self.writes_in_flight += 1;
+            self.stat(owner, |s| s.rdma_writes += 1);
         }
-        let offset = ring_offset(c.posted);
-        let len = pending.min(RING_BYTES - offset);
-        c.posted = c.posted.wrapping_add(len);
-        c.in_flight = true;
-        let tag = write_tag(id, c.posted);
-        out.push(Action::Write {
-            node: c.peer_node,
-            local: send_ring(id.index) + u64::from(offset),
-            remote: receive_ring(c.peer.index) + u64::from(offset),
-            len,
-            tag,
-        });
-        let owner = c.owner;
-        self.stat(owner, |s| s.rdma_writes += 1);
     }
 
     pub fn shutdown(&mut self, owner: Owner, handle: u64, how: u64, out: &mut Vec<Action>) -> Result<(), Error> {
@@ -445,7 +508,7 @@ impl Sockets {
     /// frees the slot once nothing more can reach it.
     fn finish(&mut self, index: usize, out: &mut Vec<Action>) {
         let c = &mut self.conns[index];
-        let flushed = !c.in_flight && c.posted == c.written;
+        let flushed = c.flight.is_empty() && c.posted == c.written;
         if c.phase == Phase::Open && c.write_shut && flushed && !c.fin_sent && !c.peer_gone {
             c.fin_sent = true;
             out.push(Action::Notify { node: c.peer_node, doorbell: Doorbell::Fin { to: c.peer, position: c.delivered } });
@@ -455,7 +518,7 @@ impl Sockets {
             Phase::Free => false,
             Phase::Connecting => c.peer_gone,
             Phase::Refused(_) => true,
-            Phase::Open => c.peer_gone || (c.fin_sent && !c.in_flight && c.peer_fin.is_some()),
+            Phase::Open => c.flight.is_empty() && (c.peer_gone || (c.fin_sent && c.peer_fin.is_some())),
         };
         if given_up && quiet {
             let generation = c.generation;
@@ -639,22 +702,31 @@ impl Sockets {
     pub fn completed(&mut self, tag: u64, ok: bool, out: &mut Vec<Action>) {
         let (id, end) = split_tag(tag);
         let index = usize::from(id.index);
-        let matches = self.conns.get(index).is_some_and(|c| {
-            c.phase == Phase::Open && c.generation == id.generation && c.in_flight && c.posted == end
+        let found = self.conns.get_mut(index).is_some_and(|c| {
+            c.phase == Phase::Open && c.generation == id.generation && c.flight.complete(end)
         });
-        if !matches {
+        if !found {
             self.counters.strays += 1;
             return;
         }
+        let node_was_full = self.writes_in_flight == WRITES_MAX;
+        self.writes_in_flight -= 1;
         let c = &mut self.conns[index];
-        c.in_flight = false;
-        if ok {
-            c.delivered = end;
-            if !c.peer_gone {
-                out.push(Action::Notify { node: c.peer_node, doorbell: Doorbell::Data { to: c.peer, position: end } });
+        let delivered = c.flight.settle();
+        if ok && !c.reset {
+            if let Some(end) = delivered {
+                c.delivered = end;
+                if !c.peer_gone {
+                    out.push(Action::Notify { node: c.peer_node, doorbell: Doorbell::Data { to: c.peer, position: end } });
+                }
             }
             self.post(index, out);
-        } else {
+            if node_was_full {
+                for other in 0..MAX_CONNECTIONS {
+                    self.post(other, out);
+                }
+            }
+        } else if !ok {
             self.counters.failed_writes += 1;
             c.reset = true;
             c.write_shut = true;

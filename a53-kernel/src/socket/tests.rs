@@ -277,14 +277,21 @@ fn a_lost_node_resets_its_connections_and_fails_connects_to_it() {
     let (_, c, _) = net.pair();
     net.write(0, A, c, b"unsent?").unwrap();
     let pending = net.call(0, |s, out| s.connect(A, 1, 80, out)).unwrap();
-    net.in_flight.clear();
+    // The write stays in flight; the Connect never arrives.
+    net.in_flight.retain(|(_, a)| matches!(a, Action::Write { .. }));
+    let write = net.in_flight.pop_front().expect("the write in flight");
     net.call(0, |s, out| s.node_lost(1, out));
     assert_eq!(net.write(0, A, c, b"x"), Err(Error::ConnectionReset));
     assert_eq!(net.nodes[0].readable(A, c, 1), Err(Error::ConnectionReset));
     assert_ne!(net.nodes[0].readiness(A, c) & ready::HANGUP, 0);
     assert_eq!(net.call(0, |s, out| s.connected(A, pending, out)), Err(Error::Unreachable));
     net.call(0, |s, out| s.close(A, c, out)).unwrap();
-    assert_eq!(net.nodes[0].connections(), 0, "nothing more can come from a lost node");
+    assert_eq!(net.nodes[0].connections(), 1, "its send ring is the source of a write in flight");
+    // The engine gives the write up: now nothing more can come from the lost node or go to it.
+    net.fail_writes = true;
+    net.in_flight.push_back(write);
+    net.settle();
+    assert_eq!(net.nodes[0].connections(), 0);
 }
 
 #[test]
@@ -315,4 +322,63 @@ fn a_connect_given_up_before_the_answer_is_closed_when_it_comes() {
     net.call(1, |n, out| n.close(B, s, out)).unwrap();
     net.settle();
     assert_eq!((net.nodes[0].connections(), net.nodes[1].connections()), (0, 0));
+}
+
+#[test]
+fn writes_in_flight_complete_in_any_order_and_data_is_announced_in_order() {
+    let mut net = Net::new();
+    let (_, c, s) = net.pair();
+    let data = pattern(3 * WRITE_MAX as usize, 9);
+    assert_eq!(net.write(0, A, c, &data), Ok(data.len()));
+    let writes: Vec<_> = net.in_flight.drain(..).collect();
+    assert_eq!(writes.len(), 3, "a quarter ring per write, all posted at once: {writes:?}");
+    // The last write completes first: nothing can be announced until the first one has.
+    for (node, action) in writes.into_iter().rev() {
+        net.in_flight.push_back((node, action));
+        net.settle();
+        let announced = net.nodes[1].readable(B, s, u32::MAX);
+        let expected = if net.nodes[0].writes_in_flight == 0 { 3 * WRITE_MAX } else { 0 };
+        match announced {
+            Ok(Readable::Bytes { len, .. }) => assert_eq!(len, expected),
+            Err(Error::WouldBlock) => assert_eq!(expected, 0),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(net.read(1, B, s, data.len()), Ok(Some(data)));
+    // A completion for no write in flight is a stray.
+    let mut out = Vec::new();
+    let id = match Handle::from_raw(c) {
+        Some(Handle::Connection(id)) => id,
+        _ => unreachable!(),
+    };
+    net.nodes[0].completed(write_tag(id, 12345), true, &mut out);
+    assert_eq!(net.nodes[0].counters().strays, 1);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn the_node_never_has_more_writes_in_flight_than_its_work_queue_holds() {
+    let mut net = Net::new();
+    net.nodes[1].listen(B, 80).unwrap();
+    let mut handles = Vec::new();
+    for _ in 0..WRITES_MAX / FLIGHT_MAX + 2 {
+        let c = net.call(0, |s, out| s.connect(A, 1, 80, out)).unwrap();
+        net.settle();
+        assert_eq!(net.call(0, |s, out| s.connected(A, c, out)), Ok(true));
+        handles.push(c);
+    }
+    // Fill every ring: each connection wants FLIGHT_MAX writes.
+    let data = pattern(RING_BYTES as usize, 3);
+    for &c in &handles {
+        net.write(0, A, c, &data).unwrap();
+    }
+    let posted = net.in_flight.iter().filter(|(_, a)| matches!(a, Action::Write { .. })).count();
+    assert_eq!(posted, WRITES_MAX);
+    assert_eq!(net.nodes[0].writes_in_flight, WRITES_MAX);
+    // As writes complete, the connections that waited get theirs posted.
+    net.settle();
+    assert_eq!(net.nodes[0].writes_in_flight, 0);
+    for c in handles {
+        assert_eq!(net.nodes[0].writable(A, c, 1), Err(Error::WouldBlock), "every ring delivered and full");
+    }
 }
