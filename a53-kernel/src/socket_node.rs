@@ -8,10 +8,11 @@
 //! them, and one core at a time sends them ([`flush`]); doorbells for this node are applied at
 //! once, under the lock.
 
-use crate::arch::{phys_to_virt, virt_to_phys};
+use crate::arch::phys_to_virt;
 use crate::gsas_node::{self, NotifyError, handlers, kernel_client::SendError};
 use crate::mm::kernel_frames::KernelFrames;
-use crate::mm::user_space::AddressSpace;
+use crate::mm::user_space::{AddressSpace, FrameSource};
+use crate::process::elf::Permissions;
 use crate::process::scheduler;
 use crate::process::table::Wait;
 use crate::rdma_node::{self, Setup};
@@ -19,29 +20,22 @@ use crate::socket::{Action, Counters, Owner, Sockets};
 use crate::sync::IrqMutex;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
-use core::alloc::Layout;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use proto::gsas::{KERNEL_DOMAIN, MailboxOpcode, Message, Notification, Pid};
 use proto::rdma::queue::{CQ_ENTRIES, Cqe, CqeStatus, Direction, QueueSet, WQ_ENTRIES, Wqe};
-use proto::socket::{Doorbell, MAX_CONNECTIONS, RING_BYTES, SOCKET_PD, SPACE_BASE};
+use proto::socket::{Doorbell, MAX_CONNECTIONS, RING_BYTES, SOCKET_PD, receive_ring, send_ring};
 
 /// The socket space's ASID: after every process's (slot + 1, `process::table`). Only bank
 /// `SOCKET_PD` uses it; no CPU ever runs on this space.
 const SOCKET_ASID: u16 = crate::process::MAX_DOMAINS as u16 + 1;
-
-/// Bytes of one connection's two rings (receive, then send), one allocation.
-const RINGS_BYTES: usize = 2 * RING_BYTES as usize;
 
 // The protocol keeps at most a work queue's worth of writes in flight: the queue never fills.
 const _: () = assert!(crate::socket::WRITES_MAX <= WQ_ENTRIES && crate::socket::WRITES_MAX <= CQ_ENTRIES);
 
 struct SocketNode {
     logic: Sockets,
-    /// Kept for its tables, which bank `SOCKET_PD` walks; nothing changes them after `start`.
-    #[expect(dead_code, reason = "owned for the SMMU's walks, never read by the CPU")]
-    space: AddressSpace<KernelFrames>,
-    /// Every connection slot's rings, in the kernel's linear map: slot `i`'s at
-    /// `i * RINGS_BYTES`, as the socket space maps them from `SPACE_BASE`.
+    /// The rings, which bank `SOCKET_PD` walks: a slot's pages are mapped the first time a
+    /// connection needs the slot, and kept.
     rings: Rings,
     queues: &'static QueueSet,
     /// Doorbells for other nodes, in the order the protocol produced them.
@@ -50,8 +44,6 @@ struct SocketNode {
     posted_at: [u64; MAX_CONNECTIONS],
 }
 
-// SAFETY: the rings are the kernel's own heap memory, used only under `NODE`'s lock.
-unsafe impl Send for SocketNode {}
 
 static NODE: IrqMutex<Option<SocketNode>> = IrqMutex::new(None);
 /// A core is sending the outbox ([`flush`]).
@@ -108,28 +100,16 @@ pub enum StartError {
     Rdma(rdma_node::RdmaError),
     /// The doorbell opcode has a receiver already.
     Opcode,
-    /// No memory for the rings, or no room for them in the socket space.
-    NoMemory,
 }
 
-/// Brings sockets up once RDMA runs (boot core): every connection's rings mapped in the socket
-/// space on bank `SOCKET_PD`, the kernel's queue set registered with the R5, its completion
-/// queue armed, and the doorbell opcode taken.
+/// Brings sockets up once RDMA runs (boot core): the empty socket space on bank `SOCKET_PD`,
+/// the kernel's queue set registered with the R5, its completion queue armed, and the doorbell
+/// opcode taken.
 pub fn start() -> Result<(), StartError> {
     if !rdma_node::available() {
         return Err(StartError::NoRdma);
     }
     let mut space = AddressSpace::new(SOCKET_ASID, KernelFrames);
-    let bytes = RINGS_BYTES * MAX_CONNECTIONS;
-    let layout = Layout::from_size_align(bytes, crate::mm::PAGE_SIZE as usize).map_err(|_| StartError::NoMemory)?;
-    // SAFETY: a non-zero size. The rings need no zeroing: a reader only reads what the
-    // connection's own writer put there.
-    let base = unsafe { alloc::alloc::alloc(layout) };
-    if base.is_null() {
-        return Err(StartError::NoMemory);
-    }
-    let pages = bytes as u64 / crate::mm::PAGE_SIZE;
-    space.map_kernel_memory(SPACE_BASE, virt_to_phys(base as usize), pages).map_err(|_| StartError::NoMemory)?;
     rdma_node::publish_tables(&mut space);
     let queue_pa = rdma_node::queue_set_pa(SOCKET_PD);
     rdma_node::attach(&Setup { pd: SOCKET_PD, ttbr0: space.ttbr0(), queue_pa }).map_err(StartError::Rdma)?;
@@ -139,13 +119,23 @@ pub fn start() -> Result<(), StartError> {
     queues.arm_once();
     *NODE.lock() = Some(SocketNode {
         logic: Sockets::new(gsas_node::node_id()),
-        space,
-        rings: Rings(base),
+        rings: Rings(space),
         queues,
         outbox: VecDeque::new(),
         posted_at: [0; MAX_CONNECTIONS],
     });
     handlers::register(MailboxOpcode::SOCKET_DOORBELL, on_doorbell).map_err(|_| StartError::Opcode)
+}
+
+/// Connects, as [`with_sockets`] with `Sockets::connect`, a slot with rings made ready first.
+pub fn connect(owner: Owner, node: u16, port: u16) -> Option<(Result<u64, proto::syscall::Error>, Deferred)> {
+    let mut guard = NODE.lock();
+    let n = guard.as_mut()?;
+    n.prepare();
+    let mut out = Vec::new();
+    let result = n.logic.connect(owner, node, port, &mut out);
+    let deferred = n.apply(out);
+    Some((result, deferred))
 }
 
 /// Whether processes can have sockets on this node.
@@ -190,36 +180,67 @@ pub fn with_rings<R>(f: impl FnOnce(&mut Sockets, &Rings, &mut Vec<Action>) -> R
     Some((result, deferred))
 }
 
-/// The rings of every connection slot (see [`with_rings`]).
-pub struct Rings(*mut u8);
+/// The socket space: every connection slot's rings (see [`with_rings`]).
+pub struct Rings(AddressSpace<KernelFrames>);
 
 impl Rings {
-    fn at(&self, index: u8, offset: u32, len: u32) -> *mut u8 {
-        assert!(usize::from(index) < MAX_CONNECTIONS && offset + len <= RINGS_BYTES as u32);
-        // SAFETY: inside the allocation of `MAX_CONNECTIONS * RINGS_BYTES` (asserted).
-        unsafe { self.0.add(usize::from(index) * RINGS_BYTES + offset as usize) }
+    /// The kernel's view of `len` bytes at socket-space address `va`, cut at the page's end.
+    fn page_of(&self, va: u64, len: u32) -> (*mut u8, usize) {
+        let page = self.0.page(va).expect("a slot in use has its rings mapped");
+        let offset = (va - page.va) as usize;
+        let len = (len as usize).min(crate::mm::PAGE_SIZE as usize - offset);
+        (KernelFrames.virt(page.pa).wrapping_add(offset), len)
     }
 
-    /// Connection `index`'s receive ring from `offset`, `len` bytes.
+    /// Connection `index`'s receive ring from `offset`: at most `len` bytes, as far as the end
+    /// of the page they begin in.
     pub fn receive(&self, index: u8, offset: u32, len: u32) -> &[u8] {
         assert!(offset + len <= RING_BYTES);
-        // SAFETY: the slot's receive ring, kept for good; the engine writes only positions
-        // beyond what the protocol gave the reader (`socket::Sockets::readable`).
-        unsafe { core::slice::from_raw_parts(self.at(index, offset, len), len as usize) }
+        let (at, len) = self.page_of(receive_ring(index) + u64::from(offset), len);
+        // SAFETY: a frame of the slot's receive ring, mapped for good; the engine writes only
+        // positions beyond what the protocol gave the reader (`socket::Sockets::readable`).
+        unsafe { core::slice::from_raw_parts(at, len) }
     }
 
-    /// Connection `index`'s send ring from `offset`, `len` bytes.
+    /// Connection `index`'s send ring from `offset`, as [`receive`](Self::receive).
     #[allow(clippy::mut_from_ref)]
     pub fn send(&self, index: u8, offset: u32, len: u32) -> &mut [u8] {
         assert!(offset + len <= RING_BYTES);
-        // SAFETY: the slot's send ring; the engine reads only posted positions, and the
-        // protocol hands the writer only room that is not posted (`Sockets::writable`); one
-        // caller at a time, under `NODE`.
-        unsafe { core::slice::from_raw_parts_mut(self.at(index, RING_BYTES + offset, len), len as usize) }
+        let (at, len) = self.page_of(send_ring(index) + u64::from(offset), len);
+        // SAFETY: a frame of the slot's send ring; the engine reads only posted positions, and
+        // the protocol hands the writer only room that is not posted (`Sockets::writable`);
+        // one caller at a time, under `NODE`.
+        unsafe { core::slice::from_raw_parts_mut(at, len) }
+    }
+
+    /// Maps slot `index`'s rings (what is not mapped yet) and publishes the tables; false when
+    /// frames ran out.
+    fn map_slot(&mut self, index: usize) -> bool {
+        let permissions = Permissions { read: true, write: true, execute: false };
+        let start = receive_ring(index as u8);
+        let mut mapped = true;
+        for va in (start..start + 2 * u64::from(RING_BYTES)).step_by(crate::mm::PAGE_SIZE as usize) {
+            if self.0.page(va).is_none() && self.0.map_page(va, permissions).is_err() {
+                mapped = false;
+                break;
+            }
+        }
+        rdma_node::publish_tables(&mut self.0);
+        mapped
     }
 }
 
 impl SocketNode {
+    /// Before a connection may take a slot (a connect, a Connect doorbell): a free slot with
+    /// its rings mapped, if frames allow (else the protocol finds none, and refuses).
+    fn prepare(&mut self) {
+        if let Some(index) = self.logic.slot_to_prepare()
+            && self.rings.map_slot(index)
+        {
+            self.logic.rings_ready(index);
+        }
+    }
+
     /// Carries out `out` (and what that causes here): local doorbells applied, remote ones
     /// queued, writes posted; the wake-ups are left for after the lock.
     fn apply(&mut self, mut out: Vec<Action>) -> Deferred {
@@ -228,7 +249,10 @@ impl SocketNode {
         let mut i = 0;
         while i < out.len() {
             match out[i] {
-                Action::Notify { node, doorbell } if node == me => self.logic.doorbell(me, doorbell, &mut out),
+                Action::Notify { node, doorbell } if node == me => {
+                    self.prepare_for(&doorbell);
+                    self.logic.doorbell(me, doorbell, &mut out);
+                }
                 Action::Notify { node, doorbell } => {
                     self.outbox.push_back((node, doorbell));
                     OUTBOX_WAITING.store(true, Ordering::Release);
@@ -247,6 +271,12 @@ impl SocketNode {
             i += 1;
         }
         deferred
+    }
+
+    fn prepare_for(&mut self, doorbell: &Doorbell) {
+        if matches!(doorbell, Doorbell::Connect { .. }) {
+            self.prepare();
+        }
     }
 
     /// Posts one WQE on the kernel's work queue; false when it cannot (never: the protocol
@@ -313,6 +343,7 @@ fn on_doorbell(n: Notification, from: Pid) {
     let deferred = {
         let mut guard = NODE.lock();
         let Some(node) = guard.as_mut() else { return };
+        node.prepare_for(&doorbell);
         let mut out = Vec::new();
         node.logic.doorbell(from.node(), doorbell, &mut out);
         node.apply(out)

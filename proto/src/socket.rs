@@ -18,7 +18,7 @@ pub const SOCKET_PD: Pd = match Pd::new(14) {
 };
 
 /// Bytes of one ring. A power of two: positions are taken modulo it.
-pub const RING_BYTES: u32 = 128 * 1024;
+pub const RING_BYTES: u32 = 512 * 1024;
 /// Connections a node holds at once (both ends count on their own nodes).
 pub const MAX_CONNECTIONS: usize = 64;
 /// Listening ports a node holds at once.
@@ -31,10 +31,11 @@ pub const IO_MAX: u64 = 1024 * 1024;
 pub const POLL_MAX: usize = 64;
 
 const _: () = assert!(RING_BYTES.is_power_of_two() && RING_BYTES as u64 % 4096 == 0);
-const _: () = assert!(MAX_CONNECTIONS <= 256 && MAX_LISTENERS <= 256);
+// Slot indexes fit their 8 bits, and a node's slots one 64-bit mask.
+const _: () = assert!(MAX_CONNECTIONS <= 64 && MAX_LISTENERS <= 256);
 
 /// Where the socket space maps connection rings: `SPACE_BASE + index * 2 * RING_BYTES` is the
-/// receive ring of connection `index`, the next `RING_BYTES` its send ring.
+/// receive ring of connection slot `index`, the next `RING_BYTES` its send ring.
 pub const SPACE_BASE: u64 = 0x0000_0010_0000_0000;
 
 /// The socket-space address of connection `index`'s receive ring.

@@ -10,7 +10,7 @@ use super::paging::make_resident;
 use super::scheduler::Event;
 use super::table::{Process, TABLE, Wait};
 use crate::socket::{Action, Owner, Readable, Sockets};
-use crate::socket_node::{Rings, with_rings, with_sockets};
+use crate::socket_node::{self, Rings, with_rings, with_sockets};
 use alloc::vec::Vec;
 use boot::a53::ExceptionFrame;
 use proto::socket::{IO_MAX, NONBLOCKING, POLL_MAX, PollEntry, SocketStats};
@@ -126,7 +126,11 @@ fn connect(frame: &mut ExceptionFrame, owner: Owner, node: u64, port: u64, timeo
             if !crate::cluster::is_alive(u64::from(node)) {
                 return Outcome::Failed(Error::Unreachable);
             }
-            let handle = match sockets(|s, out| s.connect(owner, node, port, out)) {
+            let Some((connected, deferred)) = socket_node::connect(owner, node, port) else {
+                return Outcome::Failed(Error::NoPd);
+            };
+            deferred.run();
+            let handle = match connected {
                 Ok(h) => h,
                 Err(e) => return Outcome::Failed(e),
             };
@@ -204,8 +208,15 @@ fn read(
             _ => break,
         };
         let at = ptr + u64::from(done);
-        let copied = make_resident(p, at, n as usize, true).and_then(|()| p.space.copy_to_user(at, rings.receive(index, offset, n)));
+        let mut copied = make_resident(p, at, n as usize, true);
+        let mut piece = 0;
+        while copied.is_ok() && piece < n {
+            let bytes = rings.receive(index, offset + piece, n - piece);
+            copied = p.space.copy_to_user(at + u64::from(piece), bytes);
+            piece += bytes.len() as u32;
+        }
         if copied.is_err() {
+            // Nothing is taken off the ring: the bytes stay for a good buffer.
             return if done == 0 { Err(Error::BadPointer) } else { Ok(u64::from(done)) };
         }
         s.consumed(index, n, out);
@@ -233,8 +244,15 @@ fn write(
             Err(_) => break,
         };
         let at = ptr + u64::from(done);
-        let copied = make_resident(p, at, w.len as usize, false).and_then(|()| p.space.read(at, rings.send(w.index, w.offset, w.len)));
+        let mut copied = make_resident(p, at, w.len as usize, false);
+        let mut piece = 0;
+        while copied.is_ok() && piece < w.len {
+            let bytes = rings.send(w.index, w.offset + piece, w.len - piece);
+            copied = p.space.read(at + u64::from(piece), bytes);
+            piece += bytes.len() as u32;
+        }
         if copied.is_err() {
+            // Nothing is counted written: the ring's room stays as it was.
             return if done == 0 { Err(Error::BadPointer) } else { Ok(u64::from(done)) };
         }
         s.written(w.index, w.len, out);

@@ -238,6 +238,8 @@ pub struct Sockets {
     counters: Counters,
     /// RDMA writes posted and not completed, on every connection.
     writes_in_flight: usize,
+    /// The slots whose rings are mapped (bit i: slot i), the only ones a connection may take.
+    rings_ready: u64,
 }
 
 impl Sockets {
@@ -250,6 +252,7 @@ impl Sockets {
             stats: [SocketStats { connections: 0, rdma_writes: 0, bytes_out: 0, bytes_in: 0 }; crate::process::MAX_DOMAINS],
             counters: Counters { strays: 0, violations: 0, refused: 0, failed_writes: 0 },
             writes_in_flight: 0,
+            rings_ready: 0,
         }
     }
 
@@ -270,8 +273,25 @@ impl Sockets {
         ConnId { index: index as u8, generation: self.conns[index].generation }
     }
 
+    /// Slot `index` has its rings from now on (`socket_node` maps them the first time a slot
+    /// is needed, and keeps them).
+    pub fn rings_ready(&mut self, index: usize) {
+        self.rings_ready |= 1 << index;
+    }
+
+    /// The slot whose rings should be mapped before a connection is taken: `None` while a free
+    /// slot has them (or no slot is free).
+    pub fn slot_to_prepare(&self) -> Option<usize> {
+        let free = |i: &usize| self.conns[*i].phase == Phase::Free;
+        if (0..MAX_CONNECTIONS).filter(free).any(|i| self.rings_ready & 1 << i != 0) {
+            return None;
+        }
+        (0..MAX_CONNECTIONS).find(free)
+    }
+
     fn allocate(&mut self) -> Option<usize> {
-        let index = self.conns.iter().position(|c| c.phase == Phase::Free)?;
+        let ready = |i: &usize| self.rings_ready & 1 << *i != 0 && self.conns[*i].phase == Phase::Free;
+        let index = (0..MAX_CONNECTIONS).find(ready)?;
         let generation = self.conns[index].generation.wrapping_add(1);
         self.conns[index] = Conn { generation, ..Conn::FREE };
         Some(index)

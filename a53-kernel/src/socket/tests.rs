@@ -20,8 +20,14 @@ const SPACE: usize = 2 * RING_BYTES as usize * MAX_CONNECTIONS;
 
 impl Net {
     fn new() -> Self {
+        let ready = |mut s: Sockets| {
+            for i in 0..MAX_CONNECTIONS {
+                s.rings_ready(i);
+            }
+            s
+        };
         Self {
-            nodes: [Sockets::new(0), Sockets::new(1)],
+            nodes: [ready(Sockets::new(0)), ready(Sockets::new(1))],
             memory: [vec![0; SPACE], vec![0; SPACE]],
             in_flight: VecDeque::new(),
             woken: Vec::new(),
@@ -381,4 +387,21 @@ fn the_node_never_has_more_writes_in_flight_than_its_work_queue_holds() {
     for c in handles {
         assert_eq!(net.nodes[0].writable(A, c, 1), Err(Error::WouldBlock), "every ring delivered and full");
     }
+}
+
+#[test]
+fn a_connection_takes_only_a_slot_whose_rings_are_mapped() {
+    let mut s = Sockets::new(0);
+    let mut out = Vec::new();
+    assert_eq!(s.slot_to_prepare(), Some(0));
+    assert_eq!(s.connect(A, 1, 80, &mut out), Err(Error::Busy), "no slot has rings");
+    s.doorbell(1, Doorbell::Connect { port: 80, from: ConnId { index: 0, generation: 1 } }, &mut out);
+    s.listen(A, 80).unwrap();
+    out.clear();
+    s.doorbell(1, Doorbell::Connect { port: 80, from: ConnId { index: 0, generation: 1 } }, &mut out);
+    assert!(matches!(out[..], [Action::Notify { doorbell: Doorbell::Refuse { why: Refusal::Full, .. }, .. }]));
+    s.rings_ready(0);
+    assert_eq!(s.slot_to_prepare(), None, "a free slot has its rings");
+    s.connect(A, 1, 80, &mut out).unwrap();
+    assert_eq!(s.slot_to_prepare(), Some(1), "the next free slot needs them");
 }
