@@ -44,7 +44,6 @@ struct SocketNode {
     posted_at: [u64; MAX_CONNECTIONS],
 }
 
-
 static NODE: IrqMutex<Option<SocketNode>> = IrqMutex::new(None);
 /// A core is sending the outbox ([`flush`]).
 static SENDING: AtomicBool = AtomicBool::new(false);
@@ -76,9 +75,8 @@ pub struct Stats {
 }
 
 pub fn stats() -> Stats {
-    let (protocol, connections) = NODE.lock().as_ref().map_or_else(Default::default, |n| {
-        (n.logic.counters(), n.logic.connections())
-    });
+    let (protocol, connections) =
+        NODE.lock().as_ref().map_or_else(Default::default, |n| (n.logic.counters(), n.logic.connections()));
     Stats {
         protocol,
         doorbells_sent: DOORBELLS_SENT.load(Ordering::Relaxed),

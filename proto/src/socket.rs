@@ -30,7 +30,7 @@ pub const IO_MAX: u64 = 1024 * 1024;
 /// Most entries one poll call takes.
 pub const POLL_MAX: usize = 64;
 
-const _: () = assert!(RING_BYTES.is_power_of_two() && RING_BYTES as u64 % 4096 == 0);
+const _: () = assert!(RING_BYTES.is_power_of_two() && (RING_BYTES as u64).is_multiple_of(4096));
 // Slot indexes fit their 8 bits, and a node's slots one 64-bit mask.
 const _: () = assert!(MAX_CONNECTIONS <= 64 && MAX_LISTENERS <= 256);
 

@@ -485,11 +485,11 @@ fn sockets(icount: bool) -> Result<(), &'static str> {
         } else {
             let raw = crate::gsas::run("rdma-bench", pack(Role::Writes { node: target, count: 64, log2: 16 }))?;
             crate::gsas::judge("rdma-bench", raw, 0)?;
-            let args = [alloc::format!("{target}"), alloc::format!("{}", 64 * 64), alloc::format!("64")];
+            let args = [alloc::format!("{target}"), alloc::format!("{}", 64 * 64)];
             // Unchecked: the guest's per-byte pattern and hash would weigh on the emulated
             // CPUs, not on the transport (the tests check the bytes).
             let stream =
-                crate::gsas::run_with_args_within("sock-perf", &[&args[0], &args[1], &args[2], "1", "5003", "0"], 300)?;
+                crate::gsas::run_with_args_within("sock-perf", &[&args[0], &args[1], "64", "1", "5003", "0"], 300)?;
             crate::gsas::judge("sock-perf", stream, 0)?;
         }
         socket_phase("a", target, 20, icount)?;

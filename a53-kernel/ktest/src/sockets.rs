@@ -82,7 +82,11 @@ fn from_node_0(generation: u64, program: &str, args: &[String]) -> TestResult {
     let (me, _) = whoami()?;
     barrier(generation)?;
     let args: alloc::vec::Vec<&str> = args.iter().map(String::as_str).collect();
-    let result = if me == 0 { run_with_args_within(program, &args, PROGRAM_SECONDS).and_then(|e| judge(program, e, 0)) } else { Ok(()) };
+    let result = if me == 0 {
+        run_with_args_within(program, &args, PROGRAM_SECONDS).and_then(|e| judge(program, e, 0))
+    } else {
+        Ok(())
+    };
     barrier_within(generation + 1, PROGRAM_SECONDS)?;
     result.and(clean_protocol())
 }
@@ -97,13 +101,25 @@ fn echo_across() -> TestResult {
 
 /// 64 MiB in 64 KiB writes, hashed at both ends.
 fn stream_64_mib() -> TestResult {
-    let args = [format!("{}", last_node()?), String::from("65536"), String::from("64"), String::from("1"), String::from("5001")];
+    let args = [
+        format!("{}", last_node()?),
+        String::from("65536"),
+        String::from("64"),
+        String::from("1"),
+        String::from("5001"),
+    ];
     from_node_0(1410, "sock-perf", &args)
 }
 
 /// 32 connections at once, 128 KiB each, to a sink that serves them all from one `poll` loop.
 fn fan_in() -> TestResult {
-    let args = [format!("{}", last_node()?), String::from("128"), String::from("16"), String::from("32"), String::from("5002")];
+    let args = [
+        format!("{}", last_node()?),
+        String::from("128"),
+        String::from("16"),
+        String::from("32"),
+        String::from("5002"),
+    ];
     from_node_0(1420, "sock-perf", &args)
 }
 

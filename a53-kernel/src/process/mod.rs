@@ -10,9 +10,9 @@ pub mod paging;
 pub mod pds;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;
-pub mod state;
 #[cfg(target_arch = "aarch64")]
 pub mod socket_syscall;
+pub mod state;
 #[cfg(target_arch = "aarch64")]
 pub mod syscall;
 #[cfg(target_arch = "aarch64")]

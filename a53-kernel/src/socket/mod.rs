@@ -3,12 +3,13 @@
 //! write, send a doorbell, wake a process) and never does it. Plain logic, host-tested;
 //! `socket_node` applies it to the rings, the PLDMA queues and the mailbox.
 //!
-//! Positions count stream bytes modulo 2^32. On the sending side `written` (copied into the send
-//! ring by the process) >= `posted` (handed to the PLDMA) >= `delivered` (completed and
-//! announced with a Data doorbell) >= `credit` (read by the peer, from its Credit doorbells).
-//! On the receiving side `arrived` (from Data doorbells) >= `consumed` (read by the process)
-//! >= `announced` (sent back as Credit). The sender may have at most a ring's worth unread:
-//! `written - credit <= RING_BYTES`, so it never overwrites what the peer has not read.
+//! Positions count stream bytes modulo 2^32. On the sending side, in decreasing order:
+//! `written` (copied into the send ring by the process), `posted` (handed to the PLDMA),
+//! `delivered` (completed and announced with a Data doorbell), `credit` (read by the peer, from
+//! its Credit doorbells). On the receiving side: `arrived` (from Data doorbells), `consumed`
+//! (read by the process), `announced` (sent back as Credit). The sender may have at most a
+//! ring's worth unread (`written - credit` is at most `RING_BYTES`), so it never overwrites what
+//! the peer has not read.
 
 #[cfg(test)]
 mod tests;
@@ -249,7 +250,8 @@ impl Sockets {
             conns: [Conn::FREE; MAX_CONNECTIONS],
             listeners: [None; MAX_LISTENERS],
             listener_generations: [0; MAX_LISTENERS],
-            stats: [SocketStats { connections: 0, rdma_writes: 0, bytes_out: 0, bytes_in: 0 }; crate::process::MAX_DOMAINS],
+            stats: [SocketStats { connections: 0, rdma_writes: 0, bytes_out: 0, bytes_in: 0 };
+                crate::process::MAX_DOMAINS],
             counters: Counters { strays: 0, violations: 0, refused: 0, failed_writes: 0 },
             writes_in_flight: 0,
             rings_ready: 0,
@@ -531,7 +533,10 @@ impl Sockets {
         let flushed = c.flight.is_empty() && c.posted == c.written;
         if c.phase == Phase::Open && c.write_shut && flushed && !c.fin_sent && !c.peer_gone {
             c.fin_sent = true;
-            out.push(Action::Notify { node: c.peer_node, doorbell: Doorbell::Fin { to: c.peer, position: c.delivered } });
+            out.push(Action::Notify {
+                node: c.peer_node,
+                doorbell: Doorbell::Fin { to: c.peer, position: c.delivered },
+            });
         }
         let given_up = c.owner.is_none() && c.listener.is_none();
         let quiet = match c.phase {
@@ -722,9 +727,10 @@ impl Sockets {
     pub fn completed(&mut self, tag: u64, ok: bool, out: &mut Vec<Action>) {
         let (id, end) = split_tag(tag);
         let index = usize::from(id.index);
-        let found = self.conns.get_mut(index).is_some_and(|c| {
-            c.phase == Phase::Open && c.generation == id.generation && c.flight.complete(end)
-        });
+        let found = self
+            .conns
+            .get_mut(index)
+            .is_some_and(|c| c.phase == Phase::Open && c.generation == id.generation && c.flight.complete(end));
         if !found {
             self.counters.strays += 1;
             return;
@@ -737,7 +743,10 @@ impl Sockets {
             if let Some(end) = delivered {
                 c.delivered = end;
                 if !c.peer_gone {
-                    out.push(Action::Notify { node: c.peer_node, doorbell: Doorbell::Data { to: c.peer, position: end } });
+                    out.push(Action::Notify {
+                        node: c.peer_node,
+                        doorbell: Doorbell::Data { to: c.peer, position: end },
+                    });
                 }
             }
             self.post(index, out);

@@ -358,9 +358,8 @@ pub mod socket_part {
 
     /// `None` when `count` does not fit its 24 bits.
     pub fn pack(p: Part) -> Option<u64> {
-        (p.count <= COUNT_MAX).then(|| {
-            u64::from(p.role) | u64::from(p.port) << 8 | u64::from(p.node) << 24 | u64::from(p.count) << 40
-        })
+        (p.count <= COUNT_MAX)
+            .then(|| u64::from(p.role) | u64::from(p.port) << 8 | u64::from(p.node) << 24 | u64::from(p.count) << 40)
     }
 
     pub fn unpack(arg: u64) -> Part {

@@ -12,7 +12,9 @@ use crate::sys::call4;
 use proto::socket::{NONBLOCKING, PollEntry, SocketStats, ready, shutdown};
 use proto::syscall::{Error as SysError, nr};
 
-pub use proto::socket::{IO_MAX, MAX_CONNECTIONS, MAX_LISTENERS, POLL_MAX, PollEntry as Entry, RING_BYTES, ready as Ready};
+pub use proto::socket::{
+    IO_MAX, MAX_CONNECTIONS, MAX_LISTENERS, POLL_MAX, PollEntry as Entry, RING_BYTES, ready as Ready,
+};
 
 /// How long [`Stream::connect`] waits for the peer's kernel by default.
 pub const CONNECT_TIMEOUT_US: u64 = 10_000_000;

@@ -240,10 +240,7 @@ mod tests {
         assert_eq!(Message::Ping { nonce: 1 << 60 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(Message::SpawnRequest { image: 0x1000, argument: 0 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(Message::SpawnResult { image: 0, child: 1 << 48 }.encode(), Err(NotificationError::FieldTooWide));
-        assert_eq!(
-            Message::SocketDoorbell { payload: 1 << 60 }.encode(),
-            Err(NotificationError::FieldTooWide)
-        );
+        assert_eq!(Message::SocketDoorbell { payload: 1 << 60 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(Message::User { channel: 8, payload: 0 }.encode(), Err(NotificationError::FieldTooWide));
     }
 }

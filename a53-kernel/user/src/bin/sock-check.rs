@@ -175,7 +175,9 @@ fn intruder() -> Result<u64, Error> {
     let mut buf = [0u8; 16];
     for index in 0..proto::socket::MAX_CONNECTIONS as u8 {
         for generation in 0..4u16 {
-            for handle in [Handle::Connection(ConnId { index, generation }), Handle::Listener(ConnId { index, generation })] {
+            for handle in
+                [Handle::Connection(ConnId { index, generation }), Handle::Listener(ConnId { index, generation })]
+            {
                 let h = handle.raw();
                 let refused = |r: Result<u64, SysError>| r == Err(SysError::BadArgument);
                 let all = refused(call(nr::SOCKET_READ, [h, buf.as_mut_ptr() as u64, 16, NONBLOCKING]))

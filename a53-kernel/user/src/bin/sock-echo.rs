@@ -71,7 +71,11 @@ fn client() -> Result<u64, Error> {
         return Ok(1);
     }
     let node = node as u16;
-    remote_spawn(env!("CARGO_BIN_NAME"), pack(Part { role: SERVER, port: PORT, node: 0, count: 0 }).expect("fits"), node)?;
+    remote_spawn(
+        env!("CARGO_BIN_NAME"),
+        pack(Part { role: SERVER, port: PORT, node: 0, count: 0 }).expect("fits"),
+        node,
+    )?;
     let mut stream = socket::connect_when_listening(node, PORT, 20_000_000)?;
     let out = sys::map_buffer(BUF)?;
     let back = sys::map_buffer(BUF)?;

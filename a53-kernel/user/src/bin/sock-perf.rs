@@ -68,7 +68,14 @@ fn options() -> Result<Option<Options>, Error> {
         && (1..=MAX_CONNECTIONS as u64).contains(&connections)
         && (1..=0xffff).contains(&port)
         && check <= 1;
-    Ok(valid.then(|| Options { node: node as u16, bytes: kib_total << 10, write: (kib as usize) << 10, connections: connections as usize, port: port as u16, check: check == 1 }))
+    Ok(valid.then_some(Options {
+        node: node as u16,
+        bytes: kib_total << 10,
+        write: (kib as usize) << 10,
+        connections: connections as usize,
+        port: port as u16,
+        check: check == 1,
+    }))
 }
 
 struct Sending {
@@ -91,7 +98,13 @@ fn source() -> Result<u64, Error> {
         stream.set_nonblocking(true);
         let _ = conns.push(Sending { stream, sent: 0, hash: Fnv::default(), done_us: 0 });
     }
-    log!("{} connection(s) to node {}: {} KiB each in {} KiB writes", o.connections, o.node, o.bytes >> 10, o.write >> 10);
+    log!(
+        "{} connection(s) to node {}: {} KiB each in {} KiB writes",
+        o.connections,
+        o.node,
+        o.bytes >> 10,
+        o.write >> 10
+    );
     let buf = sys::map_buffer(BUF)?;
     let start = sys::time_us()?;
     let mut open = o.connections;
@@ -104,7 +117,13 @@ fn source() -> Result<u64, Error> {
         socket::poll(&mut entries, u64::MAX)?;
         for (i, c) in conns.iter_mut().enumerate().filter(|(_, c)| c.sent < o.bytes) {
             let entry = entries.iter().find(|e| e.handle == c.stream.handle()).copied().unwrap_or_default();
-            ensure!(entry.ready & (Ready::HANGUP | Ready::INVALID) == 0, 10, "connection {}: hang-up {:#x}", i, entry.ready);
+            ensure!(
+                entry.ready & (Ready::HANGUP | Ready::INVALID) == 0,
+                10,
+                "connection {}: hang-up {:#x}",
+                i,
+                entry.ready
+            );
             if entry.ready & Ready::WRITABLE == 0 {
                 continue;
             }
