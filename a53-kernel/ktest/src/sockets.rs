@@ -31,6 +31,10 @@ pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "sockets_32_connections_served_by_one_polling_process", fan_in),
 ];
 
+/// Run only where a node is killed on purpose (boot argument `victim=N`).
+pub const VICTIM_TESTS: &[Test] =
+    &[Test::new("cluster", "sockets_a_node_dying_mid_stream_resets_the_writer", node_dying)];
+
 /// Seconds a cluster program may take, which the waiting nodes wait too.
 const PROGRAM_SECONDS: u64 = 300;
 
@@ -149,5 +153,29 @@ fn peer_killed() -> TestResult {
         Ok(())
     };
     barrier_within(1441, PROGRAM_SECONDS)?;
+    result
+}
+
+/// Node `victim=N` (a boot argument; run `cluster-2-sockets-kill`): its sink reads until the
+/// runner kills the whole node (at the sink's "1 MiB in" line); node 0's writer must see
+/// `ConnectionReset` once its kernel learns the node is gone.
+fn node_dying() -> TestResult {
+    const PORT: u16 = 4400;
+    needs_sockets()?;
+    let (me, _) = whoami()?;
+    let victim = a53_kernel::kernel::boot_args().value("victim").and_then(|v| v.parse::<u16>().ok());
+    let victim = victim.ok_or("no victim=N boot argument: no node will die")?;
+    barrier(1450)?;
+    let result = if me == victim {
+        // The runner kills this node while the sink reads; reaching the end is the failure.
+        let sink = table::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
+        let _ = finish(sink, PROGRAM_SECONDS);
+        Err("the node was not killed")
+    } else if me == 0 {
+        expect_status("sock-check", part(5, PORT, victim), 0)
+    } else {
+        Ok(())
+    };
+    barrier_within(1451, PROGRAM_SECONDS)?;
     result
 }

@@ -27,6 +27,10 @@ pub const TESTS: &[&[Test]] = &[
 /// single-node ones.
 pub const CLUSTER_TESTS: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS];
 
+/// The same, where a node is killed on purpose (boot argument `victim=N`).
+const CLUSTER_TESTS_WITH_VICTIM: &[&[Test]] =
+    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, sockets::VICTIM_TESTS];
+
 /// The same, with the RDMA stress (boot argument `rdma-stress`).
 const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] =
     &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, rdma::STRESS_TESTS];
@@ -77,6 +81,7 @@ pub fn run() -> Stop {
     let cluster: &[&[Test]] = match (args.flag("cluster"), a53_kernel::rpu::is_started()) {
         (false, _) => &[],
         (true, true) if args.flag("rdma-stress") => CLUSTER_TESTS_WITH_STRESS,
+        (true, true) if args.value("victim").is_some() => CLUSTER_TESTS_WITH_VICTIM,
         (true, true) => CLUSTER_TESTS,
         (true, false) => CLUSTER_TESTS_WITHOUT_R5,
     };

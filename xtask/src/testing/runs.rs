@@ -190,6 +190,24 @@ pub const RUNS: &[TargetRun] = &[
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
     },
+    // A node dies in the middle of a socket stream: node 1 is killed while its sink reads, and
+    // node 0's writer must get ConnectionReset, never hang.
+    TargetRun {
+        name: "cluster-2-sockets-kill",
+        nodes: 2,
+        trace_check: None,
+        kill: Some(Kill {
+            node: 1,
+            when: "sock-check sink: 1 MiB in",
+            test: "runner::a_node_killed_mid_stream_resets_its_sockets_and_the_other_finishes",
+        }),
+        r5: true,
+        virtualization: false,
+        lossy: false,
+        boot_args: "cluster cluster-only cluster-filter=sockets_a_node_dying victim=1",
+        timeout: Duration::from_secs(300),
+        expect: Expect::Summary,
+    },
     TargetRun {
         name: "crash-panic",
         nodes: 1,

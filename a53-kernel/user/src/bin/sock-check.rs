@@ -10,7 +10,8 @@
 //! - 3 `Intruder`: tries every connection and listener handle of this node (every slot, the
 //!   first generations) with every call: each must be refused as not its own. Then notifies
 //!   the `Owner` (channel 6).
-//! - 4 `Sink`: accepts one connection on `port` and reads it forever (a test kills it).
+//! - 4 `Sink`: accepts one connection on `port` and reads it forever (a test kills it, or its
+//!   node); it says when 1 MiB has come in.
 //! - 5 `Writer`: connects to `port` on `node` and writes until the connection fails, which
 //!   must be `ConnectionReset` (or the end of the stream on a read), never a hang.
 //!
@@ -203,13 +204,23 @@ fn sink(port: u16) -> Result<u64, Error> {
     let listener = Listener::bind(port)?;
     let (mut stream, _) = listener.accept()?;
     let buf = sys::map_buffer(64 * 1024)?;
+    let mut read = 0;
     loop {
-        if stream.read(buf)? == 0 {
+        let n = stream.read(buf)?;
+        if n == 0 {
             log!("sock-check sink: the stream ended; it should have been killed first");
             return Ok(10);
         }
+        if read < SINK_MARK && read + n >= SINK_MARK {
+            // The runner kills this node when it sees this line (`cluster-2-sockets-kill`).
+            log!("sock-check sink: 1 MiB in, reading on");
+        }
+        read += n;
     }
 }
+
+/// What the sink reads before it says so.
+const SINK_MARK: usize = 1 << 20;
 
 fn writer(node: u16, port: u16) -> Result<u64, Error> {
     let mut stream = socket::connect_when_listening(node, port, 20_000_000)?;
