@@ -237,24 +237,27 @@ pub fn attach(setup: &Setup) -> Result<(), RdmaError> {
         return Err(RdmaError::Unavailable);
     }
     let (bank, stream) = bank_of(setup.pd)?;
-    // SAFETY: the PD's slot of the PLDMA area, mapped uncached in the kernel's linear map; no
-    // process maps it yet (the holder has not run) and the R5 has no registration for it.
-    unsafe { core::ptr::write_bytes(phys_to_virt(setup.queue_pa) as *mut u8, 0, QUEUE_SET_BYTES as usize) };
     let regime = Regime { ttbr0: setup.ttbr0, tcr: boot::a53::BOOT_TCR_EL1, mair: boot::a53::MAIR_EL1 };
     let policy = if STALL.load(Ordering::Relaxed) { FaultPolicy::STALL } else { FaultPolicy::TERMINATE };
     with_smmu(|s| s.attach(bank, stream, &regime, policy)).ok_or(RdmaError::Unavailable)?.map_err(RdmaError::Smmu)?;
     with_engine(|e| e.admin.set_pd_enabled(setup.pd, true));
-    let request = RdmaRequest::Register { pd: setup.pd, queue_set: setup.queue_pa }.encode(0);
+    register_queues(setup.pd, setup.queue_pa).inspect_err(|_| release_engine_and_bank(setup.pd, bank))
+}
+
+/// Zeroes PD `pd`'s queue set at `queue_pa` and registers it with the R5 (the last step of
+/// [`attach`]; alone, after the R5 forgot its registrations: `rpu::reconnect`).
+pub fn register_queues(pd: Pd, queue_pa: u64) -> Result<(), RdmaError> {
+    // SAFETY: the PD's slot of the PLDMA area, mapped uncached in the kernel's linear map; no
+    // process uses it yet (the holder has not run, or it is the kernel's own) and the R5 has no
+    // registration for it.
+    unsafe { core::ptr::write_bytes(phys_to_virt(queue_pa) as *mut u8, 0, QUEUE_SET_BYTES as usize) };
+    let request = RdmaRequest::Register { pd, queue_set: queue_pa }.encode(0);
     let status = match rpu::call(request.op, request.args) {
         Ok(reply) if reply.op == op::REPLY | op::RDMA_REGISTER => RdmaStatus::from_raw(reply.args[0]),
         Ok(_) => None,
-        Err(e) => {
-            release_engine_and_bank(setup.pd, bank);
-            return Err(RdmaError::Rpu(e));
-        }
+        Err(e) => return Err(RdmaError::Rpu(e)),
     };
     if status != Some(RdmaStatus::Ok) {
-        release_engine_and_bank(setup.pd, bank);
         return Err(RdmaError::Refused(status));
     }
     Ok(())

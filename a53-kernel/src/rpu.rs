@@ -63,9 +63,13 @@ pub fn start() -> Result<u32, RpuError> {
 }
 
 /// Re-initialises the shared area under a new boot nonce and waits for the running firmware
-/// to follow (what happens on a warm reboot, or when the FSBL started the R5 first).
+/// to follow (what happens on a warm reboot, or when the FSBL started the R5 first). The
+/// firmware then forgets every RDMA registration: the kernel's own, the sockets', is made again
+/// (`socket_node::registrations_lost`).
 pub fn reconnect() -> Result<u32, RpuError> {
-    handshake(false)
+    let version = handshake(false)?;
+    crate::socket_node::registrations_lost();
+    Ok(version)
 }
 
 fn handshake(start: bool) -> Result<u32, RpuError> {

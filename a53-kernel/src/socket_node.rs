@@ -47,7 +47,7 @@ struct SocketNode {
 static NODE: IrqMutex<Option<SocketNode>> = IrqMutex::new(None);
 /// A core is sending the outbox ([`flush`]).
 static SENDING: AtomicBool = AtomicBool::new(false);
-/// The outbox is not empty: the next tick tries again ([`on_tick`]).
+/// A doorbell waits for a peer's full request FIFO: the next tick tries again ([`on_tick`]).
 static OUTBOX_WAITING: AtomicBool = AtomicBool::new(false);
 /// Doorbells the peer's service did not take at once (its request FIFO stayed full): retried.
 static DOORBELLS_DEFERRED: AtomicU64 = AtomicU64::new(0);
@@ -251,10 +251,7 @@ impl SocketNode {
                     self.prepare_for(&doorbell);
                     self.logic.doorbell(me, doorbell, &mut out);
                 }
-                Action::Notify { node, doorbell } => {
-                    self.outbox.push_back((node, doorbell));
-                    OUTBOX_WAITING.store(true, Ordering::Release);
-                }
+                Action::Notify { node, doorbell } => self.outbox.push_back((node, doorbell)),
                 Action::Write { node, local, remote, len, tag } => {
                     if !self.post(node, local, remote, len, tag) {
                         self.logic.completed(tag, false, &mut out);
@@ -349,6 +346,24 @@ fn on_doorbell(n: Notification, from: Pid) {
     deferred.run();
 }
 
+/// The R5 forgot its registrations (`rpu::reconnect`): the socket PD's queue set is registered
+/// afresh, and the connections that had writes in flight are reset (their completions will
+/// never come).
+pub fn registrations_lost() {
+    let deferred = {
+        let mut guard = NODE.lock();
+        let Some(n) = guard.as_mut() else { return };
+        let mut out = Vec::new();
+        n.logic.writes_lost(&mut out);
+        if let Err(e) = rdma_node::register_queues(SOCKET_PD, rdma_node::queue_set_pa(SOCKET_PD)) {
+            defmt::error!("sockets: the R5 refused the socket PD again: {}", defmt::Debug2Format(&e));
+        }
+        n.queues.arm_once();
+        n.apply(out)
+    };
+    deferred.run();
+}
+
 /// Node `node` became unreachable (`cluster`, or a doorbell that could not be sent): its
 /// connections are reset and the doorbells for it dropped.
 pub fn node_lost(node: u16) {
@@ -370,55 +385,77 @@ pub fn exited(owner: Owner) {
     }
 }
 
-/// Core 0's tick: doorbells that could not go yet are tried again.
+/// Core 0's tick: doorbells the peer's service could not take yet are tried again.
 pub fn on_tick() {
-    if OUTBOX_WAITING.load(Ordering::Acquire) {
+    if OUTBOX_WAITING.swap(false, Ordering::AcqRel) {
         flush();
     }
 }
 
-/// Sends the outbox in order, one core at a time: a core that finds another sending leaves its
-/// doorbells to it (that core looks at the outbox again before it stops).
+/// How one core's turn at the outbox ended.
+enum Turn {
+    /// Nothing left.
+    Empty,
+    /// The peer's request FIFO stayed full: the doorbell went back to the front.
+    Busy,
+    /// The node is unreachable.
+    Lost(u16),
+}
+
+/// Sends the outbox in order, one core at a time. A core that finds another sending leaves its
+/// doorbells to it: that core looks at the outbox again after it stops sending, so a doorbell
+/// queued meanwhile is never left behind.
 pub fn flush() {
-    while !SENDING.swap(true, Ordering::Acquire) {
-        let mut lost = None;
-        let mut deferred_one = false;
-        loop {
-            let next = NODE.lock().as_mut().and_then(|n| n.outbox.pop_front());
-            let Some((node, doorbell)) = next else { break };
-            match send(node, doorbell) {
-                Ok(()) => {
-                    DOORBELLS_SENT.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(NotifyError::NotSent(SendError::Busy)) => {
-                    // The peer's service is flooded: the order must hold, so it goes back first.
-                    DOORBELLS_DEFERRED.fetch_add(1, Ordering::Relaxed);
-                    if let Some(n) = NODE.lock().as_mut() {
-                        n.outbox.push_front((node, doorbell));
-                    }
-                    deferred_one = true;
-                    break;
-                }
-                Err(NotifyError::NotSent(SendError::Unreachable)) => {
-                    lost = Some(node);
-                    break;
-                }
-                Err(_) => {
-                    // No route to it (no such node): nothing to connect to there.
-                    BAD_DOORBELLS.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
-        let empty = NODE.lock().as_ref().is_none_or(|n| n.outbox.is_empty());
-        OUTBOX_WAITING.store(!empty, Ordering::Release);
-        SENDING.store(false, Ordering::Release);
-        if let Some(node) = lost {
-            // The node is gone: its connections are reset (which queues nothing for it).
-            node_lost(node);
-            continue;
-        }
-        if empty || deferred_one {
+    loop {
+        if SENDING.swap(true, Ordering::Acquire) {
             return;
+        }
+        let turn = send_outbox();
+        // Let go and look again under the outbox's lock: a core that queued a doorbell before
+        // this look is seen here; one that queues after it finds no core sending.
+        let more = {
+            let node = NODE.lock();
+            SENDING.store(false, Ordering::Release);
+            node.as_ref().is_some_and(|n| !n.outbox.is_empty())
+        };
+        match turn {
+            Turn::Lost(node) => {
+                // Its connections are reset (which queues nothing for it); then the rest.
+                node_lost(node);
+                continue;
+            }
+            Turn::Busy => {
+                OUTBOX_WAITING.store(true, Ordering::Release);
+                return;
+            }
+            Turn::Empty if more => {}
+            Turn::Empty => return,
+        }
+    }
+}
+
+/// Sends doorbells off the front of the outbox until it is empty or one cannot go.
+fn send_outbox() -> Turn {
+    loop {
+        let next = NODE.lock().as_mut().and_then(|n| n.outbox.pop_front());
+        let Some((node, doorbell)) = next else { return Turn::Empty };
+        match send(node, doorbell) {
+            Ok(()) => {
+                DOORBELLS_SENT.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(NotifyError::NotSent(SendError::Busy)) => {
+                // The order must hold: it goes back first.
+                DOORBELLS_DEFERRED.fetch_add(1, Ordering::Relaxed);
+                if let Some(n) = NODE.lock().as_mut() {
+                    n.outbox.push_front((node, doorbell));
+                }
+                return Turn::Busy;
+            }
+            Err(NotifyError::NotSent(SendError::Unreachable)) => return Turn::Lost(node),
+            Err(_) => {
+                // No route to it (no such node): nothing to connect to there.
+                BAD_DOORBELLS.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Benchmarks (boot argument `bench=NAME`): each prints `bench <name>: <value> <unit>` lines,
 //! which `cargo xtask bench` collects. Figures from QEMU describe the emulator, not the board.
 
-use crate::cluster_support::{barrier, publish, published, remote, wait_for, whoami};
+use crate::cluster_support::{barrier, barrier_within, publish, published, remote, wait_for, whoami};
 use crate::gsas::{result_of, run_together};
 use a53_kernel::exception::forward;
 use a53_kernel::rpu;
@@ -290,15 +290,8 @@ fn rdma(icount: bool) -> Result<(), &'static str> {
     };
     let result = if me == 0 { drive() } else { Ok(()) };
     // A failure on node 0 still reaches the barrier, or the others wait for it in vain; the
-    // others wait out node 0's runs (a barrier gives up after a minute).
-    let mut waited = barrier(21);
-    for _ in 0..10 {
-        if waited.is_ok() {
-            break;
-        }
-        waited = barrier(21);
-    }
-    waited?;
+    // others wait out node 0's runs.
+    barrier_within(21, 600)?;
     result
 }
 
@@ -496,13 +489,7 @@ fn sockets(icount: bool) -> Result<(), &'static str> {
         socket_phase("b", target, 120, icount)
     };
     let result = if me == 0 { drive() } else { Ok(()) };
-    let mut waited = barrier(31);
-    for _ in 0..10 {
-        if waited.is_ok() {
-            break;
-        }
-        waited = barrier(31);
-    }
-    waited?;
+    // The others wait out node 0's runs.
+    barrier_within(31, 600)?;
     result
 }

@@ -9,6 +9,7 @@
 use super::paging::make_resident;
 use super::scheduler::Event;
 use super::table::{Process, TABLE, Wait};
+use crate::mm::user_space::SpaceError;
 use crate::socket::{Action, Owner, Readable, Sockets};
 use crate::socket_node::{self, Rings, with_rings, with_sockets};
 use alloc::vec::Vec;
@@ -188,6 +189,24 @@ fn transfer(owner: Owner, handle: u64, ptr: u64, len: u64, flags: u64, direction
     }
 }
 
+/// Moves `n` bytes between the process's buffer at `at` and a ring, one ring page at a time:
+/// `copy` moves the piece that starts `piece` bytes in (at the buffer address it is given) and
+/// says how long it was. The buffer is made resident first (`to_user`: for writing).
+fn copy_pieces(
+    p: &mut Process,
+    at: u64,
+    n: u32,
+    to_user: bool,
+    mut copy: impl FnMut(&mut Process, u64, u32) -> Result<u32, SpaceError>,
+) -> Result<(), SpaceError> {
+    make_resident(p, at, n as usize, to_user)?;
+    let mut piece = 0;
+    while piece < n {
+        piece += copy(p, at + u64::from(piece), piece)?;
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 fn read(
     s: &mut Sockets,
@@ -207,14 +226,10 @@ fn read(
             Err(e) if done == 0 => return Err(e),
             _ => break,
         };
-        let at = ptr + u64::from(done);
-        let mut copied = make_resident(p, at, n as usize, true);
-        let mut piece = 0;
-        while copied.is_ok() && piece < n {
+        let copied = copy_pieces(p, ptr + u64::from(done), n, true, |p, to, piece| {
             let bytes = rings.receive(index, offset + piece, n - piece);
-            copied = p.space.copy_to_user(at + u64::from(piece), bytes);
-            piece += bytes.len() as u32;
-        }
+            p.space.copy_to_user(to, bytes).map(|()| bytes.len() as u32)
+        });
         if copied.is_err() {
             // Nothing is taken off the ring: the bytes stay for a good buffer.
             return if done == 0 { Err(Error::BadPointer) } else { Ok(u64::from(done)) };
@@ -243,14 +258,10 @@ fn write(
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
         };
-        let at = ptr + u64::from(done);
-        let mut copied = make_resident(p, at, w.len as usize, false);
-        let mut piece = 0;
-        while copied.is_ok() && piece < w.len {
+        let copied = copy_pieces(p, ptr + u64::from(done), w.len, false, |p, from, piece| {
             let bytes = rings.send(w.index, w.offset + piece, w.len - piece);
-            copied = p.space.read(at + u64::from(piece), bytes);
-            piece += bytes.len() as u32;
-        }
+            p.space.read(from, bytes).map(|()| bytes.len() as u32)
+        });
         if copied.is_err() {
             // Nothing is counted written: the ring's room stays as it was.
             return if done == 0 { Err(Error::BadPointer) } else { Ok(u64::from(done)) };

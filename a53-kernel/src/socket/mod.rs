@@ -756,14 +756,36 @@ impl Sockets {
                 }
             }
         } else if !ok {
-            self.counters.failed_writes += 1;
-            c.reset = true;
-            c.write_shut = true;
-            c.written = c.posted;
-            wake(c.owner, out);
-            self.shut(index, shutdown::READ, out);
+            self.write_failed(index, out);
         }
         self.finish(index, out);
+    }
+
+    /// A write of the connection failed: it is reset (both calls answer ConnectionReset), what
+    /// was not posted is dropped, and the peer is told to stop.
+    fn write_failed(&mut self, index: usize, out: &mut Vec<Action>) {
+        self.counters.failed_writes += 1;
+        let c = &mut self.conns[index];
+        c.reset = true;
+        c.write_shut = true;
+        c.written = c.posted;
+        wake(c.owner, out);
+        self.shut(index, shutdown::READ, out);
+    }
+
+    /// Every write in flight is lost (the R5 forgot the queues): their connections are reset,
+    /// as for a failed write.
+    pub fn writes_lost(&mut self, out: &mut Vec<Action>) {
+        for index in 0..MAX_CONNECTIONS {
+            let c = &mut self.conns[index];
+            if c.flight.is_empty() {
+                continue;
+            }
+            self.writes_in_flight -= c.flight.count;
+            c.flight = Flight::EMPTY;
+            self.write_failed(index, out);
+            self.finish(index, out);
+        }
     }
 
     /// Node `node` is unreachable: its connections are reset, and connects to it fail.

@@ -405,3 +405,17 @@ fn a_connection_takes_only_a_slot_whose_rings_are_mapped() {
     s.connect(A, 1, 80, &mut out).unwrap();
     assert_eq!(s.slot_to_prepare(), Some(1), "the next free slot needs them");
 }
+
+#[test]
+fn writes_the_engine_forgot_reset_their_connections_and_free_the_queue() {
+    let mut net = Net::new();
+    let (_, c, s) = net.pair();
+    net.write(0, A, c, b"lost in the R5").unwrap();
+    assert_eq!(net.nodes[0].writes_in_flight, 1);
+    net.in_flight.retain(|(_, a)| !matches!(a, Action::Write { .. }));
+    net.call(0, |n, out| n.writes_lost(out));
+    assert_eq!(net.nodes[0].writes_in_flight, 0);
+    assert_eq!(net.write(0, A, c, b"x"), Err(Error::ConnectionReset));
+    net.settle();
+    assert_eq!(net.write(1, B, s, b"x"), Err(Error::ConnectionReset), "the peer was told to stop");
+}
