@@ -105,7 +105,7 @@ pub const RUNS: &[TargetRun] = &[
         virtualization: false,
         lossy: false,
         boot_args: "cluster rdma-stress filter=platform::",
-        timeout: Duration::from_secs(240),
+        timeout: Duration::from_secs(480),
         expect: Expect::Summary,
     },
     // A QFDB's worth of nodes: the cluster tests, the global shared address space among them.
