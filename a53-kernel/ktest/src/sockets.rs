@@ -80,7 +80,9 @@ fn echo_here() -> TestResult {
     clean_protocol()
 }
 
-/// Node 0 runs `program` with `args` (the last node serves its spawns); everyone waits.
+/// Node 0 runs `program` with `args` (the last node serves its spawns); everyone waits. Barrier
+/// generations rise in the order the tests run, between the RDMA tests' and the stress's (1300):
+/// a node that passes a barrier and writes a lower generation would hold the others back.
 fn from_node_0(generation: u64, program: &str, args: &[String]) -> TestResult {
     needs_sockets()?;
     let (me, _) = whoami()?;
@@ -100,7 +102,7 @@ fn last_node() -> Result<u16, &'static str> {
 }
 
 fn echo_across() -> TestResult {
-    from_node_0(1400, "sock-echo", &[format!("{}", last_node()?), String::from("50")])
+    from_node_0(1270, "sock-echo", &[format!("{}", last_node()?), String::from("50")])
 }
 
 /// 64 MiB in 64 KiB writes, hashed at both ends.
@@ -112,7 +114,7 @@ fn stream_64_mib() -> TestResult {
         String::from("1"),
         String::from("5001"),
     ];
-    from_node_0(1410, "sock-perf", &args)
+    from_node_0(1276, "sock-perf", &args)
 }
 
 /// 32 connections at once, 128 KiB each, to a sink that serves them all from one `poll` loop.
@@ -124,12 +126,12 @@ fn fan_in() -> TestResult {
         String::from("32"),
         String::from("5002"),
     ];
-    from_node_0(1420, "sock-perf", &args)
+    from_node_0(1278, "sock-perf", &args)
 }
 
 /// The server on the last node, three clients on the others (in turn), every reply checked.
 fn key_value() -> TestResult {
-    from_node_0(1430, "sock-kv", &[String::from("120"), String::from("3")])
+    from_node_0(1272, "sock-kv", &[String::from("120"), String::from("3")])
 }
 
 /// The last node's sink is killed once data flows; node 0's writer must see `ConnectionReset`.
@@ -138,7 +140,7 @@ fn peer_killed() -> TestResult {
     needs_sockets()?;
     let (me, n) = whoami()?;
     let victim = n - 1;
-    barrier(1440)?;
+    barrier(1274)?;
     let result = if me == victim {
         let before = socket_node::stats().doorbells_received;
         let sink = table::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
@@ -152,7 +154,7 @@ fn peer_killed() -> TestResult {
     } else {
         Ok(())
     };
-    barrier_within(1441, PROGRAM_SECONDS)?;
+    barrier_within(1275, PROGRAM_SECONDS)?;
     result
 }
 
@@ -165,7 +167,7 @@ fn node_dying() -> TestResult {
     let (me, _) = whoami()?;
     let victim = a53_kernel::kernel::boot_args().value("victim").and_then(|v| v.parse::<u16>().ok());
     let victim = victim.ok_or("no victim=N boot argument: no node will die")?;
-    barrier(1450)?;
+    barrier(1280)?;
     let result = if me == victim {
         // The runner kills this node while the sink reads; reaching the end is the failure.
         let sink = table::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
@@ -176,6 +178,6 @@ fn node_dying() -> TestResult {
     } else {
         Ok(())
     };
-    barrier_within(1451, PROGRAM_SECONDS)?;
+    barrier_within(1281, PROGRAM_SECONDS)?;
     result
 }
