@@ -10,7 +10,7 @@ use crate::fabric::Fabric;
 use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
 use crate::models::sysblock::ClusterView;
 use crate::node::{Event, Node, NodeError, NodeSpec};
-use crate::platform::Platform;
+use crate::platform::{Looker, Platform};
 use crate::trace::TraceWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,6 +47,8 @@ pub struct Cluster {
     fabric: Arc<Fabric>,
     platforms: Vec<Arc<Platform>>,
     servers: Vec<JoinHandle<()>>,
+    /// Looks at every node's request slots after a kick (`platform::Looker`).
+    looker: Looker,
     delivery: Option<JoinHandle<()>>,
     monitor: Option<Monitor>,
 }
@@ -118,6 +120,7 @@ impl Cluster {
             counters,
             trace,
         ));
+        let looker = Looker::spawn(fabric.clone());
         let mut platforms = Vec::with_capacity(n);
         let mut servers = Vec::with_capacity(n);
         for node in &nodes {
@@ -130,14 +133,14 @@ impl Cluster {
             };
             let platform = Platform::new(node.index, fabric.clone(), channel(node)?)
                 .map_err(|source| ClusterError::Platform { node: node.index, source })?;
-            servers.push(platform.spawn_server(channel(node)?));
+            servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
             platforms.push(platform);
         }
         // Before any node runs: a packet can reach every node from the first guest access on.
         fabric.set_platforms(&platforms)?;
         let delivery = Some(interconnect.spawn_delivery());
         let monitor = Some(Monitor::spawn(fabric.clone()));
-        let mut cluster = Self { nodes, fabric, platforms, servers, delivery, monitor };
+        let mut cluster = Self { nodes, fabric, platforms, servers, looker, delivery, monitor };
         if !spec.paused {
             for node in &mut cluster.nodes {
                 node.resume()?;
@@ -192,6 +195,7 @@ impl Cluster {
         for s in self.servers.drain(..) {
             let _ = s.join();
         }
+        self.looker.stop();
         if let Some(t) = &self.fabric.trace {
             t.finish();
         }

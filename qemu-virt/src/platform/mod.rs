@@ -4,10 +4,12 @@
 
 mod address_map;
 mod irq_wire;
+mod looker;
 mod node_memory;
 mod routing;
 
 pub use address_map::{AddressMap, MapError};
+pub use looker::{Looker, Nudge};
 
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
@@ -23,46 +25,18 @@ use board::Board as _;
 use board::pl;
 use irq_wire::IrqWire;
 use node_memory::NodeMemory;
-use proto::forward::{Request, Slot, Slots, Status, serve_slots};
+use proto::forward::{Request, Slot, Slots, Status, serve_posted};
 use std::io::Read;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// How long the forwarding server keeps looking at the slots after an access before it sleeps
-/// on the kick socket: the gap between two accesses of a burst (a copy through the window, a
-/// packet's words) is a few microseconds of guest work, and an idle node's server sleeps.
-const SPIN: Duration = Duration::from_micros(50);
+use std::time::Instant;
 
 type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
 
-/// The right to look at the slots instead of sleeping (see [`SPIN`]): at most half the host's
-/// cores' worth of servers look at once, the others sleep on their kick sockets.
-struct SpinToken;
-
-static SPINNING: AtomicUsize = AtomicUsize::new(0);
-
-impl SpinToken {
-    fn take() -> Option<SpinToken> {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let most = (cores / 2).max(1);
-        SPINNING
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < most).then_some(n + 1))
-            .ok()
-            .map(|_| SpinToken)
-    }
-}
-
-impl Drop for SpinToken {
-    fn drop(&mut self) {
-        SPINNING.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 pub struct Platform {
-    node: usize,
+    pub(crate) node: usize,
     map: AddressMap,
     /// Also in `map`; kept typed so that other nodes' packetizers can deliver to it.
     vmbox: Arc<Mutex<VmboxDevice>>,
@@ -206,49 +180,35 @@ impl Platform {
         self.irq_wire.settle();
     }
 
-    /// Serves the node's forwarded accesses until its QEMU goes away: looks at the slots for
-    /// [`SPIN`] after each access, then sleeps until a kick (`proto::forward::serve_slots`).
-    pub fn spawn_server(self: &Arc<Self>, mut kicks: UnixStream) -> JoinHandle<()> {
+    /// Serves the node's forwarded accesses until its QEMU goes away: sleeps until a guest
+    /// kicks, serves what is posted, and has the cluster's looker (`looker`) look for the rest
+    /// of the burst.
+    pub fn spawn_server(self: &Arc<Self>, mut kicks: UnixStream, looker: Nudge) -> JoinHandle<()> {
         let me = self.clone();
         std::thread::spawn(move || {
             let Some(ddr) = me.fabric.ddr(me.node) else { return };
             let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
             // SAFETY: the slots and flags are atomics; any bit pattern is valid.
             let Some(slots) = (unsafe { ddr.view::<Slots>(slots_pa) }) else { return };
-            let mut idle_since = Instant::now();
-            let mut spinning = None;
-            let keep_looking = |idle_polls: u32| {
-                if idle_polls == 0 {
-                    idle_since = Instant::now();
-                    // Only a few servers of the process look at once, so that their vCPUs
-                    // keep the host's cores: without a token, sleep at once.
-                    spinning = spinning.take().or_else(SpinToken::take);
-                }
-                if spinning.is_some() && idle_since.elapsed() < SPIN {
-                    std::hint::spin_loop();
-                    return true;
-                }
-                spinning = None;
-                false
-            };
             // A kick only wakes the server, which serves whatever is posted: one read may
             // swallow several kicks.
             let mut kick = [0u8; 64];
-            let sleep_until_kick = || loop {
+            loop {
                 match kicks.read(&mut kick) {
-                    Ok(0) => return false,
-                    Ok(_) => return true,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => return false,
+                    Ok(0) => return,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => return,
                 }
-            };
-            serve_slots(slots, |cpu, slot, req| me.serve(cpu, slot, &req), keep_looking, sleep_until_kick);
+                serve_posted(slots, |cpu, slot, req| me.serve(cpu, slot, &req));
+                looker.nudge();
+            }
         })
     }
 
     /// One forwarded access of `cpu`, start to end: the model, the completion, the counters,
     /// the trace and the interrupt lines.
-    fn serve(&self, cpu: usize, slot: &Slot, req: &Request) {
+    pub(crate) fn serve(&self, cpu: usize, slot: &Slot, req: &Request) {
         let started = Instant::now();
         let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());
         let result = self.access(req);

@@ -1,0 +1,126 @@
+//! The cluster's looker (`docs/hw/forwarding.md`): one thread that, once a node's server has
+//! been kicked, looks at every node's request slots and serves what it finds, until it has found
+//! nothing for [`SPIN`]. While it looks, no guest of the cluster kicks, so a burst of accesses on
+//! any node costs no kick and no wake-up.
+//!
+//! One looker for the whole cluster, not one per node: on a host with fewer cores than busy
+//! nodes, a looking thread per node would take the cores the nodes' vCPUs need, and a node whose
+//! server did not look would pay a kick and a wake-up for every access.
+
+use super::Platform;
+use crate::fabric::Fabric;
+use board::Board as _;
+use proto::forward::{Slots, look};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long the looker keeps looking after the last access it found: the gap between two
+/// accesses of a burst (a copy through the window, a packet's words, a request and its reply on
+/// another node) is a few microseconds of guest work, and an idle cluster's looker sleeps.
+const SPIN: Duration = Duration::from_micros(50);
+
+type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
+
+#[derive(Default)]
+struct Shared {
+    /// A server asked the looker to look (cleared when it starts).
+    nudged: Mutex<bool>,
+    wake: Condvar,
+    /// The looker is in a looking session: a nudge would change nothing.
+    looking: AtomicBool,
+    stop: AtomicBool,
+}
+
+/// What a node's server holds: asks the looker to look.
+#[derive(Clone)]
+pub struct Nudge(Arc<Shared>);
+
+impl Nudge {
+    /// A guest kicked: it is likely to access again soon.
+    pub fn nudge(&self) {
+        if self.0.looking.load(Ordering::Acquire) {
+            return;
+        }
+        *self.0.nudged.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.0.wake.notify_one();
+    }
+}
+
+pub struct Looker {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Looker {
+    /// Starts the looker of the cluster whose nodes `fabric` holds.
+    pub fn spawn(fabric: Arc<Fabric>) -> Self {
+        let shared = Arc::new(Shared::default());
+        let me = shared.clone();
+        let thread = std::thread::spawn(move || {
+            while me.wait_for_nudge() {
+                me.looking.store(true, Ordering::Release);
+                look_once(&fabric);
+                me.looking.store(false, Ordering::Release);
+            }
+        });
+        Self { shared, thread: Some(thread) }
+    }
+
+    pub fn nudge(&self) -> Nudge {
+        Nudge(self.shared.clone())
+    }
+
+    /// Ends the looker (after its current session).
+    pub fn stop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        Nudge(self.shared.clone()).nudge();
+        self.shared.wake.notify_one();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Looker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl Shared {
+    /// Sleeps until nudged; `false` once the looker is to stop.
+    fn wait_for_nudge(&self) -> bool {
+        let mut nudged = self.nudged.lock().unwrap_or_else(|p| p.into_inner());
+        while !*nudged && !self.stop.load(Ordering::Acquire) {
+            nudged = self.wake.wait(nudged).unwrap_or_else(|p| p.into_inner());
+        }
+        *nudged = false;
+        !self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// One looking session over every running node's slots (`proto::forward::look`).
+fn look_once(fabric: &Fabric) {
+    let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
+    let nodes: Vec<(Arc<Platform>, &Slots)> = fabric
+        .platforms()
+        .filter_map(|platform| {
+            let ddr = fabric.ddr(platform.node)?;
+            // SAFETY: the slots and flags are atomics; any bit pattern is valid.
+            let slots = unsafe { ddr.view::<Slots>(slots_pa) }?;
+            Some((platform, slots))
+        })
+        .collect();
+    let areas: Vec<&Slots> = nodes.iter().map(|(_, slots)| *slots).collect();
+    let mut idle_since = Instant::now();
+    let keep_looking = |idle_looks: u32| {
+        if idle_looks == 0 {
+            idle_since = Instant::now();
+        }
+        std::hint::spin_loop();
+        idle_since.elapsed() < SPIN
+    };
+    look(&areas, |node, cpu, slot, request| nodes[node].0.serve(cpu, slot, &request), keep_looking);
+}
