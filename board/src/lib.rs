@@ -65,6 +65,42 @@ impl Region {
     }
 }
 
+/// The address ranges `[start, end)` of the regions of `kind` in `regions` (sorted by address),
+/// regions that touch merged into one; the unused entries are `(0, 0)`. For lookups on hot
+/// paths (the forwarding fault handler asks it for every access), evaluated at compile time:
+/// more than `N` ranges is a build error.
+pub const fn ranges_of<const N: usize>(regions: &[Region], kind: RegionKind) -> [(u64, u64); N] {
+    let mut out = [(0, 0); N];
+    let (mut i, mut n) = (0, 0);
+    while i < regions.len() {
+        let r = &regions[i];
+        i += 1;
+        if r.kind as u8 != kind as u8 {
+            continue;
+        }
+        if n > 0 && out[n - 1].1 == r.base {
+            out[n - 1].1 = r.end();
+        } else {
+            assert!(n < N, "more ranges than the array holds");
+            out[n] = (r.base, r.end());
+            n += 1;
+        }
+    }
+    out
+}
+
+/// Whether `addr` is in one of `ranges` (as [`ranges_of`] makes them).
+pub const fn in_ranges(ranges: &[(u64, u64)], addr: u64) -> bool {
+    let mut i = 0;
+    while i < ranges.len() {
+        if addr >= ranges[i].0 && addr < ranges[i].1 {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// How the A53 kernel starts RPU core 0 at an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RpuStart {

@@ -8,7 +8,7 @@ use crate::exception::esr::{Esr, ExceptionClass};
 use crate::process::scheduler::{self, Event};
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 use boot::a53::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// A synchronous exception, as a fault handler sees it.
 #[derive(Clone, Copy, Debug)]
@@ -41,12 +41,25 @@ pub struct FaultNote {
 pub type FaultHandler = fn(&mut ExceptionFrame, &Fault) -> Resolution;
 
 const MAX_FAULT_HANDLERS: usize = 4;
-static FAULT_HANDLERS: spin::RwLock<heapless::Vec<FaultHandler, MAX_FAULT_HANDLERS>> =
-    spin::RwLock::new(heapless::Vec::new());
+/// The registered handlers in registration order, as addresses (0: free). Read without a lock
+/// on every exception (a forwarded access is one), written only by [`register_fault_handler`].
+static FAULT_HANDLERS: [AtomicUsize; MAX_FAULT_HANDLERS] = [const { AtomicUsize::new(0) }; MAX_FAULT_HANDLERS];
 
 /// Adds a handler that is offered every synchronous exception not caught by [`catch_fault`].
 pub fn register_fault_handler(handler: FaultHandler) -> Result<(), FaultHandler> {
-    FAULT_HANDLERS.write().push(handler)
+    let taken = FAULT_HANDLERS
+        .iter()
+        .any(|slot| slot.compare_exchange(0, handler as usize, Ordering::AcqRel, Ordering::Acquire).is_ok());
+    if taken { Ok(()) } else { Err(handler) }
+}
+
+/// The registered handlers, in registration order.
+fn fault_handlers() -> impl Iterator<Item = FaultHandler> {
+    FAULT_HANDLERS.iter().map(|slot| slot.load(Ordering::Acquire)).take_while(|&raw| raw != 0).map(|raw| {
+        // SAFETY: a nonzero entry was stored by `register_fault_handler` from a `FaultHandler`,
+        // and entries are never changed once set.
+        unsafe { core::mem::transmute::<usize, FaultHandler>(raw) }
+    })
 }
 
 /// A fault recorded by [`catch_fault`].
@@ -109,9 +122,8 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
                 let event = crate::process::syscall::handle(frame);
                 return scheduler::switch_point(frame, event);
             }
-            let handlers = FAULT_HANDLERS.read().clone();
             let mut note = None;
-            for handler in &handlers {
+            for handler in fault_handlers() {
                 match handler(frame, &fault) {
                     Resolution::Resume => {
                         if fault.from_user {

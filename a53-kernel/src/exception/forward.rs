@@ -37,8 +37,9 @@ static CHANNEL: spin::Once<Channel> = spin::Once::new();
 /// The receive half: PL interrupt lines, read by [`on_platform_bytes`] only.
 static LINES: spin::Mutex<Option<Rx>> = spin::Mutex::new(None);
 
-/// Forwarded accesses served so far (all cores).
-static FORWARDED: AtomicU64 = AtomicU64::new(0);
+/// Forwarded accesses served so far, per core (a shared counter would be a contended line
+/// written on every access).
+static FORWARDED: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// What clock times each forwarded access, for `cargo xtask bench platform --breakdown`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,13 +77,17 @@ pub fn last_timing() -> Timing {
     LAST_TIMING.lock()[cpu::core_id()]
 }
 
+/// Forwarded accesses served so far (all cores).
 pub fn forwarded_count() -> u64 {
-    FORWARDED.load(Ordering::Relaxed)
+    FORWARDED.iter().map(|c| c.load(Ordering::Relaxed)).sum()
 }
+
+/// The regions the platform serves, merged where they touch (computed at compile time).
+const FORWARDED_RANGES: [(u64, u64); 4] = board::ranges_of(Board::A53_MEMORY, RegionKind::Forwarded);
 
 /// Whether physical address `pa` belongs to a region the platform serves.
 pub fn is_forwarded(pa: u64) -> bool {
-    Board::A53_MEMORY.iter().any(|r| r.kind == RegionKind::Forwarded && r.contains(pa))
+    board::in_ranges(&FORWARDED_RANGES, pa)
 }
 
 /// Takes the channel and installs the fault handler and the PL interrupt glue, on boards with
@@ -119,10 +124,16 @@ fn kernel_pa(va: u64) -> Option<u64> {
     va.checked_sub(KERNEL_VA_OFFSET).filter(|&pa| pa < 1 << 39)
 }
 
-/// A user address of the running process's interface pages -> physical.
+/// A user address of the running process's interface pages -> physical. Its packetizer and
+/// mailbox pages (every GSAS access) need no lock: the scheduler keeps the running process's
+/// pair per core. Its PD page is its own only while its RDMA is active, which the table says.
 fn user_pa(va: u64) -> Option<u64> {
-    let slot = crate::process::scheduler::current()?;
-    crate::process::table::TABLE.lock().slots[slot].as_ref()?.interface_page(va)
+    use crate::process::{scheduler, state};
+    let interface = scheduler::current_interface()?;
+    state::interface_page(interface, None, va).or_else(|| {
+        let slot = scheduler::current()?;
+        crate::process::table::TABLE.lock().slots[slot].as_ref()?.interface_page(va)
+    })
 }
 
 struct FrameRegs<'a> {
@@ -178,9 +189,14 @@ impl SlotBus<'_> {
     fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
         let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
         let channel = CHANNEL.get().ok_or(BusError::Unmapped)?;
-        let give_up = crate::timer::now() + TIMEOUT_SECS * crate::timer::hz();
         let kick = || channel.kick.write_byte(self.slot as u8);
-        let timed_out = || crate::timer::now() > give_up;
+        // The deadline is set at the first look at the clock: most accesses are answered
+        // before the first look, and reading the clock is an exit to the emulator.
+        let mut give_up = None;
+        let timed_out = || {
+            let now = crate::timer::now();
+            now > *give_up.get_or_insert_with(|| now + TIMEOUT_SECS * crate::timer::hz())
+        };
         let access = (write, size.bytes() as u32, pa, value);
         let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
             0 => forward(channel.slots, self.slot, write, size.bytes() as u32, pa, value, kick, timed_out),
@@ -193,7 +209,7 @@ impl SlotBus<'_> {
                 result
             }
         };
-        FORWARDED.fetch_add(1, Ordering::Relaxed);
+        FORWARDED[self.slot].fetch_add(1, Ordering::Relaxed);
         result.map_err(|e| e.bus_error())
     }
 }

@@ -27,6 +27,10 @@ const SLICE_TICKS: u32 = 2;
 
 const NONE: usize = usize::MAX;
 static CURRENT: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
+/// The interface pair (`grant.index`) of the process running on each core, beside [`CURRENT`]:
+/// the forwarding fault handler translates the process's interface pages with it, on every
+/// access, without taking the process table.
+static CURRENT_INTERFACE: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
 static NEED_RESCHED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
 static SLICE: [AtomicUsize; CORES] = [const { AtomicUsize::new(0) }; CORES];
 /// Per slot: the running process is to end at its next exception ([`kill_running`]).
@@ -43,6 +47,18 @@ pub use super::state::Event;
 pub fn current() -> Option<usize> {
     let slot = CURRENT[cpu::core_id()].load(Ordering::Acquire);
     (slot != NONE).then_some(slot)
+}
+
+/// The interface pair of the process running on this core (fixed for the process's life).
+pub fn current_interface() -> Option<u8> {
+    u8::try_from(CURRENT_INTERFACE[cpu::core_id()].load(Ordering::Acquire)).ok()
+}
+
+/// Records that `slot` (holding interface pair `interface`), or nothing, runs on `core`.
+fn set_running(core: usize, running: Option<(usize, u8)>) {
+    let (slot, interface) = running.map_or((NONE, NONE), |(s, i)| (s, usize::from(i)));
+    CURRENT_INTERFACE[core].store(interface, Ordering::Release);
+    CURRENT[core].store(slot, Ordering::Release);
 }
 
 fn stack_top(core: usize) -> usize {
@@ -65,12 +81,12 @@ pub fn kick() {
 }
 
 /// Takes the next runnable process for `core`, marks it running and returns its frame.
-fn take_next(core: usize) -> Option<(usize, ExceptionFrame, u64)> {
+fn take_next(core: usize) -> Option<(usize, u8, ExceptionFrame, u64)> {
     let mut table = TABLE.lock();
     let slot = table.run_queue.pop_front()?;
     let p = table.slots[slot].as_mut()?;
     p.state = State::Running(core);
-    Some((slot, p.frame, p.space.ttbr0()))
+    Some((slot, p.grant.index, p.frame, p.space.ttbr0()))
 }
 
 /// A process core: ticks for preemption, then idles.
@@ -84,15 +100,15 @@ pub fn process_core_main() -> ! {
 pub fn idle() -> ! {
     extern "C" fn idle_loop() -> ! {
         let core = cpu::core_id();
-        CURRENT[core].store(NONE, Ordering::Release);
+        set_running(core, None);
         switch_user_table(None);
         loop {
             cpu::irq_enable();
             crate::smp::serve_jobs();
             // Interrupts stay masked from here into the process: ERET unmasks them.
             let masked = cpu::irq_save_disable();
-            if let Some((slot, frame, ttbr0)) = take_next(core) {
-                enter(core, slot, &frame, ttbr0);
+            if let Some((slot, interface, frame, ttbr0)) = take_next(core) {
+                enter(core, (slot, interface), &frame, ttbr0);
             }
             cpu::irq_restore(masked);
             cpu::idle_until(|| !TABLE.lock().run_queue.is_empty() || crate::smp::job_pending());
@@ -103,8 +119,8 @@ pub fn idle() -> ! {
     unsafe { run_on_stack(stack_top(cpu::core_id()) - FRAME_ZONE, idle_loop) }
 }
 
-fn enter(core: usize, slot: usize, frame: &ExceptionFrame, ttbr0: u64) -> ! {
-    CURRENT[core].store(slot, Ordering::Release);
+fn enter(core: usize, running: (usize, u8), frame: &ExceptionFrame, ttbr0: u64) -> ! {
+    set_running(core, Some(running));
     SLICE[core].store(0, Ordering::Relaxed);
     switch_user_table(Some(ttbr0));
     let at = frame_slot(core);
@@ -123,6 +139,12 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     let core = cpu::core_id();
     let Some(slot) = current() else { return };
     let event = event.or_preempt(|| NEED_RESCHED[core].swap(false, Ordering::AcqRel));
+    // The common case (a forwarded access, a call that returns at once) needs no table: only a
+    // kill could change it, and a kill that comes after this look is taken at the next
+    // exception (the tick, at the latest), as it would if it came after the table was looked at.
+    if event == Event::Continue && !KILL[slot].load(Ordering::Acquire) {
+        return;
+    }
     // An ended process's RDMA resources, taken down once the table is released.
     let mut down = None;
     {
@@ -159,14 +181,14 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
                 down = table.exit(slot, exit);
             }
         }
-        CURRENT[core].store(NONE, Ordering::Release);
+        set_running(core, None);
         if let Some(next) = table.run_queue.pop_front()
             && let Some(p) = table.slots[next].as_mut()
         {
             p.state = State::Running(core);
             *frame = p.frame;
             let ttbr0 = p.space.ttbr0();
-            CURRENT[core].store(next, Ordering::Release);
+            set_running(core, Some((next, p.grant.index)));
             SLICE[core].store(0, Ordering::Relaxed);
             drop(table);
             if let Some(ended) = down {

@@ -80,6 +80,7 @@ impl Emulated {
 ///
 /// For loads, returns the values read (masked to `size`); for stores, writes
 /// `values`. Stops at the first failure.
+#[inline]
 pub(crate) fn run_accesses(
     bus: &mut impl Bus,
     kind: Kind,
@@ -111,6 +112,7 @@ pub(crate) struct Done {
     count: usize,
 }
 
+#[inline]
 pub(crate) fn emulated(done: Done, writeback: Option<u64>) -> Emulated {
     Emulated { accesses: done.accesses, count: done.count, executed: true, writeback, pc_advance: 4 }
 }

@@ -15,6 +15,7 @@ use crate::types::{Addressing, Kind};
 /// transfer or offset register.
 ///
 /// If any bus access fails, no register is modified.
+#[inline]
 pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus) -> Result<Emulated, EmulateError> {
     let base = regs.gpr(access.rn, Reg31::Sp);
     let offset = match access.offset {
