@@ -65,6 +65,49 @@ pub unsafe fn read_u128(ptr: *const u128) -> u128 {
     }
 }
 
+/// Two adjacent 128-bit loads in one instruction (`ldp q, q` on AArch64): the first at `ptr`,
+/// then the next 16 bytes. A register pair meant to be read together (the vmbox's `packet`)
+/// is read in one bus burst where the bus makes one, and in one forwarded request on the
+/// QEMU board.
+///
+/// # Safety
+///
+/// `ptr` must be valid for a 32-byte read (device or normal memory) and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn read_u128_pair(ptr: *const u128) -> [u128; 2] {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: per the caller.
+    unsafe {
+        crate::arch::load_q_pair(ptr)
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: per the caller.
+    unsafe {
+        [ptr.read_volatile(), ptr.add(1).read_volatile()]
+    }
+}
+
+/// Two adjacent 128-bit stores in one instruction (`stp q, q` on AArch64), as
+/// [`read_u128_pair`] reads.
+///
+/// # Safety
+///
+/// `ptr` must be valid for a 32-byte write and 16-byte aligned.
+#[inline(always)]
+pub unsafe fn write_u128_pair(ptr: *mut u128, values: [u128; 2]) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: per the caller.
+    unsafe {
+        crate::arch::store_q_pair(ptr, values)
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: per the caller.
+    unsafe {
+        ptr.write_volatile(values[0]);
+        ptr.add(1).write_volatile(values[1]);
+    }
+}
+
 /// One 128-bit store (`str q` on AArch64).
 ///
 /// # Safety

@@ -25,9 +25,15 @@ pub const DONE: u32 = 2;
 /// only the one that moves it from [`REQUEST`] to `TAKEN` serves it).
 pub const TAKEN: u32 = 3;
 
-/// `kind`.
-pub const READ: u32 = 0;
-pub const WRITE: u32 = 1;
+/// `op` bit 0: the access writes.
+pub const OP_WRITE: u32 = 1 << 0;
+/// `op` bit 1: a pair: a second access of the same size at `addr + size`, after the first.
+pub const OP_PAIR: u32 = 1 << 1;
+/// `op` bits 15:8: the size of each access in bytes.
+pub const OP_SIZE_SHIFT: u32 = 8;
+
+/// `status` bit 8: the pair's second access failed (its first was made).
+pub const STATUS_SECOND: u32 = 1 << 8;
 
 /// Slots: one per A53 core (0..4), then one per R5 core (4, 5).
 pub const SLOTS: usize = 8;
@@ -62,57 +68,102 @@ pub struct Slot {
     pub state: AtomicU32,
     /// Incremented by the guest for each request; the host echoes it in `done_seq`.
     pub seq: AtomicU32,
-    pub kind: AtomicU32,
-    /// Bytes: 1, 2, 4, 8 or 16.
-    pub size: AtomicU32,
-    /// Physical address.
-    pub addr: AtomicU64,
-    /// Write data, or the read result; 128-bit accesses use both words (low first).
-    pub data: [AtomicU64; 2],
-    pub status: AtomicU32,
-    pub done_seq: AtomicU32,
+    /// [`OP_WRITE`], [`OP_PAIR`] and the size (1, 2, 4, 8 or 16 bytes) at [`OP_SIZE_SHIFT`].
+    pub op: AtomicU32,
     /// Host: nanoseconds its device model spent on this request (for the breakdown of
     /// `cargo xtask bench platform`; the guest may ignore it).
     pub model_ns: AtomicU32,
-    _reserved: [u32; 3],
+    /// Physical address.
+    pub addr: AtomicU64,
+    /// Write data, or the read result: the first access's 16 bytes (low word first), then the
+    /// pair's second.
+    pub data: [AtomicU64; 4],
+    /// A [`Status`], and [`STATUS_SECOND`] if a pair's second access is the one that failed.
+    pub status: AtomicU32,
+    pub done_seq: AtomicU32,
 }
 
-/// One access, as the host sees it.
+/// One access or a pair of them, as a guest asks for it and the host serves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub write: bool,
+    /// Bytes of each access: 1, 2, 4, 8 or 16.
+    pub size: u32,
+    /// Physical address of the first access.
+    pub addr: u64,
+    /// A second access of `size` bytes at `addr + size` (one LDP/STP, LDRD/STRD): served right
+    /// after the first, as one bus burst.
+    pub pair: bool,
+    /// Write data (the second for a pair's second access).
+    pub data: [u128; 2],
+}
+
+impl Access {
+    /// One access of `size` bytes.
+    pub fn single(write: bool, size: u32, addr: u64, data: u128) -> Self {
+        Self { write, size, addr, pair: false, data: [data, 0] }
+    }
+
+    /// The physical address of the pair's second access.
+    pub fn second_addr(&self) -> u64 {
+        self.addr.wrapping_add(u64::from(self.size))
+    }
+}
+
+/// How a forwarded access failed, as the host reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub status: Status,
+    /// The pair's second access failed (its first was made).
+    pub second: bool,
+}
+
+/// One request, as the host takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {
     pub seq: u32,
-    pub write: bool,
-    pub size: u32,
-    pub addr: u64,
-    pub data: u128,
+    pub access: Access,
+}
+
+fn store_data(words: &[AtomicU64; 4], data: [u128; 2]) {
+    for (i, w) in words.iter().enumerate() {
+        w.store((data[i / 2] >> (64 * (i % 2))) as u64, Ordering::Relaxed);
+    }
+}
+
+fn load_data(words: &[AtomicU64; 4]) -> [u128; 2] {
+    let w = |i: usize| u128::from(words[i].load(Ordering::Relaxed));
+    [w(0) | w(1) << 64, w(2) | w(3) << 64]
 }
 
 impl Slot {
     /// Guest: posts an access. The caller then kicks the host and waits with [`Slot::finished`].
-    pub fn post(&self, write: bool, size: u32, addr: u64, data: u128) -> u32 {
+    pub fn post(&self, access: &Access) -> u32 {
         let seq = self.seq.load(Ordering::Relaxed).wrapping_add(1);
         self.seq.store(seq, Ordering::Relaxed);
-        self.kind.store(if write { WRITE } else { READ }, Ordering::Relaxed);
-        self.size.store(size, Ordering::Relaxed);
-        self.addr.store(addr, Ordering::Relaxed);
-        self.data[0].store(data as u64, Ordering::Relaxed);
-        self.data[1].store((data >> 64) as u64, Ordering::Relaxed);
+        let flags = if access.write { OP_WRITE } else { 0 } | if access.pair { OP_PAIR } else { 0 };
+        self.op.store(flags | access.size << OP_SIZE_SHIFT, Ordering::Relaxed);
+        self.addr.store(access.addr, Ordering::Relaxed);
+        if access.write {
+            store_data(&self.data, access.data);
+        }
         system_barrier();
         self.state.store(REQUEST, Ordering::Release);
         seq
     }
 
-    /// Guest: the result of request `seq` once the host has served it.
-    pub fn finished(&self, seq: u32) -> Option<Result<u128, Status>> {
+    /// Guest: the result of request `seq` once the host has served it: the values read (the
+    /// second is the pair's second).
+    pub fn finished(&self, seq: u32) -> Option<Result<[u128; 2], Failure>> {
         if self.state.load(Ordering::Acquire) != DONE || self.done_seq.load(Ordering::Relaxed) != seq {
             return None;
         }
         system_barrier();
-        let status = Status::from_raw(self.status.load(Ordering::Relaxed));
-        let data =
-            u128::from(self.data[0].load(Ordering::Relaxed)) | u128::from(self.data[1].load(Ordering::Relaxed)) << 64;
+        let raw = self.status.load(Ordering::Relaxed);
+        let status = Status::from_raw(raw & !STATUS_SECOND);
+        let data = load_data(&self.data);
         self.state.store(IDLE, Ordering::Release);
-        Some(if status == Status::Ok { Ok(data) } else { Err(status) })
+        Some(if status == Status::Ok { Ok(data) } else { Err(Failure { status, second: raw & STATUS_SECOND != 0 }) })
     }
 
     /// Host: the posted request, if any, taken for this thread alone.
@@ -123,26 +174,30 @@ impl Slot {
         {
             return None;
         }
-        let data =
-            u128::from(self.data[0].load(Ordering::Relaxed)) | u128::from(self.data[1].load(Ordering::Relaxed)) << 64;
+        let op = self.op.load(Ordering::Relaxed);
+        let write = op & OP_WRITE != 0;
         Some(Request {
             seq: self.seq.load(Ordering::Relaxed),
-            write: self.kind.load(Ordering::Relaxed) == WRITE,
-            size: self.size.load(Ordering::Relaxed),
-            addr: self.addr.load(Ordering::Relaxed),
-            data,
+            access: Access {
+                write,
+                size: (op >> OP_SIZE_SHIFT) & 0xff,
+                addr: self.addr.load(Ordering::Relaxed),
+                pair: op & OP_PAIR != 0,
+                data: if write { load_data(&self.data) } else { [0; 2] },
+            },
         })
     }
 
     /// Host: completes request `seq`, which its model served in `model_ns`.
-    pub fn complete(&self, seq: u32, result: Result<u128, Status>, model_ns: u32) {
-        let (data, status) = match result {
-            Ok(d) => (d, Status::Ok),
-            Err(s) => (0, s),
+    pub fn complete(&self, seq: u32, result: Result<[u128; 2], Failure>, model_ns: u32) {
+        let status = match result {
+            Ok(data) => {
+                store_data(&self.data, data);
+                Status::Ok as u32
+            }
+            Err(f) => f.status as u32 | if f.second { STATUS_SECOND } else { 0 },
         };
-        self.data[0].store(data as u64, Ordering::Relaxed);
-        self.data[1].store((data >> 64) as u64, Ordering::Relaxed);
-        self.status.store(status as u32, Ordering::Relaxed);
+        self.status.store(status, Ordering::Relaxed);
         self.done_seq.store(seq, Ordering::Relaxed);
         self.model_ns.store(model_ns, Ordering::Relaxed);
         system_barrier();
@@ -202,27 +257,40 @@ pub fn look(
 /// Why a forwarded access failed, as the guest sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ForwardError {
-    /// The host answered with this status.
-    Host(Status),
+    /// The host answered with this failure.
+    Host(Failure),
     /// The host never answered (a platform that is gone must not hang the guest).
     TimedOut,
 }
 
-/// Guest: one forwarded access through slot `index`, start to end. `kick` tells the host (one
-/// UART byte) when no host thread looks, and `timed_out` is polled while waiting.
-#[allow(clippy::too_many_arguments)]
+/// Guest: one forwarded access (or pair) through slot `index`, start to end: the values read.
+/// `kick` tells the host (one UART byte) when no host thread looks, and `timed_out` is polled
+/// while waiting.
 #[inline]
 pub fn forward(
     slots: &Slots,
     index: usize,
-    write: bool,
-    size: u32,
-    pa: u64,
-    data: u128,
-    kick: impl FnOnce(),
+    access: &Access,
+    kick: impl FnMut(),
     timed_out: impl FnMut() -> bool,
-) -> Result<u128, ForwardError> {
-    forward_timed(slots, index, (write, size, pa, data), kick, timed_out, || 0).0
+) -> Result<[u128; 2], ForwardError> {
+    forward_timed(slots, index, access, Patience::default(), (kick, timed_out), || 0).0
+}
+
+/// How a guest waits for its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Patience {
+    /// Looks at a slot that no host thread has taken before the guest kicks although a looker
+    /// said it looks (`None`: never): a looking host thread that lost its core to others (a
+    /// busy host) would otherwise leave the request until it runs again, while a kick wakes
+    /// the node's server at once.
+    pub late_kick: Option<u32>,
+}
+
+impl Default for Patience {
+    fn default() -> Self {
+        Self { late_kick: Some(LATE_KICK_SPINS) }
+    }
 }
 
 /// Where one forwarded access spent its time, in the units of the `now` given to
@@ -240,22 +308,25 @@ pub struct Timing {
     pub model_ns: u32,
 }
 
-/// [`forward`], timed with `now` around the kick and the wait (`cargo xtask bench platform
-/// --breakdown`). The access is `(write, size, pa, data)`.
+/// Looks at the slot between two looks at the clock: reading the clock is an exit to the
+/// emulator, the slot is plain memory.
+const SPINS_PER_CLOCK: u32 = 64;
+/// [`Patience::late_kick`]'s default: a few tens of microseconds of looks.
+pub const LATE_KICK_SPINS: u32 = 1024;
+
+/// [`forward`] with its patience, timed with `now` around the kick and the wait (`cargo xtask
+/// bench platform --breakdown`). `(kick, timed_out)` are [`forward`]'s.
 #[inline]
 pub fn forward_timed(
     slots: &Slots,
     index: usize,
-    (write, size, pa, data): (bool, u32, u64, u128),
-    kick: impl FnOnce(),
-    mut timed_out: impl FnMut() -> bool,
+    access: &Access,
+    patience: Patience,
+    (mut kick, mut timed_out): (impl FnMut(), impl FnMut() -> bool),
     now: impl Fn() -> u64,
-) -> (Result<u128, ForwardError>, Timing) {
-    /// Looks at the slot between two looks at the clock: reading the clock is an exit to the
-    /// emulator, the slot is plain memory.
-    const SPINS_PER_CLOCK: u32 = 64;
+) -> (Result<[u128; 2], ForwardError>, Timing) {
     let slot = &slots.slot[index];
-    let seq = slot.post(write, size, pa, data);
+    let seq = slot.post(access);
     let mut timing = Timing::default();
     let mut t = now();
     if slots.host.needs_kick() {
@@ -270,6 +341,10 @@ pub fn forward_timed(
             break result.map_err(ForwardError::Host);
         }
         spins = spins.wrapping_add(1);
+        if Some(spins) == patience.late_kick && !timing.kicked && slot.state.load(Ordering::Acquire) == REQUEST {
+            kick();
+            timing.kicked = true;
+        }
         if spins.is_multiple_of(SPINS_PER_CLOCK) && timed_out() {
             break Err(ForwardError::TimedOut);
         }
@@ -284,11 +359,16 @@ impl ForwardError {
     /// The emulator's view of the failure.
     pub fn bus_error(self) -> mmio_trap::BusError {
         match self {
-            ForwardError::Host(Status::Unmapped) => mmio_trap::BusError::Unmapped,
-            ForwardError::Host(Status::Rejected) => mmio_trap::BusError::Rejected,
-            ForwardError::Host(status) => mmio_trap::BusError::Other(status as u32),
+            ForwardError::Host(Failure { status: Status::Unmapped, .. }) => mmio_trap::BusError::Unmapped,
+            ForwardError::Host(Failure { status: Status::Rejected, .. }) => mmio_trap::BusError::Rejected,
+            ForwardError::Host(f) => mmio_trap::BusError::Other(f.status as u32),
             ForwardError::TimedOut => mmio_trap::BusError::Timeout,
         }
+    }
+
+    /// Whether the failed access was a pair's second.
+    pub fn second(self) -> bool {
+        matches!(self, ForwardError::Host(Failure { second: true, .. }))
     }
 }
 
@@ -337,11 +417,12 @@ mod tests {
     #[test]
     fn layout_matches_docs_hw_forwarding() {
         assert_eq!(size_of::<Slot>(), 64);
+        assert_eq!(offset_of!(Slot, op), 0x08);
+        assert_eq!(offset_of!(Slot, model_ns), 0x0c);
         assert_eq!(offset_of!(Slot, addr), 0x10);
         assert_eq!(offset_of!(Slot, data), 0x18);
-        assert_eq!(offset_of!(Slot, status), 0x28);
-        assert_eq!(offset_of!(Slot, done_seq), 0x2c);
-        assert_eq!(offset_of!(Slot, model_ns), 0x30);
+        assert_eq!(offset_of!(Slot, status), 0x38);
+        assert_eq!(offset_of!(Slot, done_seq), 0x3c);
         assert_eq!(offset_of!(Slots, host), 0x200);
         assert_eq!(size_of::<Slots>(), 0x240);
     }
@@ -350,16 +431,58 @@ mod tests {
     fn request_and_completion_round_trip() {
         // SAFETY: all-zero is an idle slot.
         let slot: Slot = unsafe { core::mem::zeroed() };
-        let seq = slot.post(true, 16, 0x8000_0010, u128::MAX - 5);
+        let write = Access::single(true, 16, 0x8000_0010, u128::MAX - 5);
+        let seq = slot.post(&write);
         assert_eq!(slot.finished(seq), None, "not served yet");
         let req = slot.take_request().unwrap();
-        assert_eq!(req, Request { seq, write: true, size: 16, addr: 0x8000_0010, data: u128::MAX - 5 });
-        slot.complete(req.seq, Ok(0), 0);
-        assert_eq!(slot.finished(seq), Some(Ok(0)));
+        assert_eq!(req, Request { seq, access: write });
+        slot.complete(req.seq, Ok([0; 2]), 0);
+        assert_eq!(slot.finished(seq), Some(Ok([0; 2])));
         assert_eq!(slot.take_request(), None, "the slot is idle again");
-        let seq = slot.post(false, 4, 0x8050_0000, 0);
-        slot.complete(seq, Err(Status::Unmapped), 0);
-        assert_eq!(slot.finished(seq), Some(Err(Status::Unmapped)));
+        let seq = slot.post(&Access::single(false, 4, 0x8050_0000, 0));
+        let unmapped = Failure { status: Status::Unmapped, second: false };
+        slot.complete(seq, Err(unmapped), 0);
+        assert_eq!(slot.finished(seq), Some(Err(unmapped)));
+    }
+
+    #[test]
+    fn a_pair_goes_as_one_request_and_says_which_access_failed() {
+        // SAFETY: all-zero is an idle slot.
+        let slot: Slot = unsafe { core::mem::zeroed() };
+        let pair = Access { write: true, size: 16, addr: 0x8010_0000, pair: true, data: [u128::MAX, 7] };
+        assert_eq!(pair.second_addr(), 0x8010_0010);
+        let seq = slot.post(&pair);
+        assert_eq!(slot.take_request(), Some(Request { seq, access: pair }));
+        let failed = Failure { status: Status::Rejected, second: true };
+        slot.complete(seq, Err(failed), 0);
+        assert_eq!(slot.finished(seq), Some(Err(failed)));
+        let read = Access { write: false, data: [0; 2], ..pair };
+        let seq = slot.post(&read);
+        assert_eq!(slot.take_request().unwrap().access, read);
+        slot.complete(seq, Ok([3, u128::MAX - 1]), 0);
+        assert_eq!(slot.finished(seq), Some(Ok([3, u128::MAX - 1])));
+    }
+
+    /// A guest whose host thread looks but never takes the request (it lost its core) kicks
+    /// after a while, and the kicked server answers.
+    #[test]
+    fn a_request_nobody_takes_is_kicked_late() {
+        let slots: &'static Slots = Box::leak(Box::new(
+            // SAFETY: all-zero is idle slots and no host thread looking.
+            unsafe { core::mem::zeroed() },
+        ));
+        slots.host.begin_looking();
+        let (kick_tx, kick_rx) = std::sync::mpsc::channel();
+        let server = std::thread::spawn(move || {
+            kick_rx.recv().unwrap();
+            serve_posted(slots, |_, slot, req| slot.complete(req.seq, Ok([req.access.addr.into(), 0]), 0));
+        });
+        let kick = || kick_tx.send(()).unwrap();
+        let access = Access::single(false, 4, 42, 0);
+        let (result, timing) = forward_timed(slots, 0, &access, Patience::default(), (kick, || false), || 0);
+        assert_eq!(result, Ok([42, 0]));
+        assert!(timing.kicked);
+        server.join().unwrap();
     }
 
     #[test]
@@ -379,7 +502,7 @@ mod tests {
     fn a_request_is_taken_by_one_host_thread_only() {
         // SAFETY: all-zero is an idle slot.
         let slot: Slot = unsafe { core::mem::zeroed() };
-        slot.post(false, 4, 0x100, 0);
+        slot.post(&Access::single(false, 4, 0x100, 0));
         assert!(slot.take_request().is_some());
         assert_eq!(slot.take_request(), None, "already taken");
     }
@@ -405,7 +528,7 @@ mod tests {
             let served = served.clone();
             move |slot: &Slot, req: Request| {
                 served.fetch_add(1, Ordering::Relaxed);
-                slot.complete(req.seq, Ok(req.data + 1), 0);
+                slot.complete(req.seq, Ok([req.access.data[0] + 1, 0]), 0);
             }
         };
         let nudge = Arc::new((Mutex::new(false), Condvar::new()));
@@ -464,9 +587,12 @@ mod tests {
                             kicks += 1;
                             kick_tx.send(index as u8).unwrap();
                         };
-                        let r =
-                            forward(&areas[node], index, false, 8, 0, u128::from(i), kick, || Instant::now() > give_up);
-                        assert_eq!(r, Ok(u128::from(i) + 1), "access {i} of guest {g}");
+                        let access = Access::single(true, 8, 0, u128::from(i));
+                        // No late kick: it would rescue a request the protocol lost.
+                        let never = Patience { late_kick: None };
+                        let timed_out = || Instant::now() > give_up;
+                        let r = forward_timed(&areas[node], index, &access, never, (kick, timed_out), || 0).0;
+                        assert_eq!(r, Ok([u128::from(i) + 1, 0]), "access {i} of guest {g}");
                     }
                     kicks
                 })
@@ -488,8 +614,8 @@ mod tests {
     fn a_stale_completion_is_not_taken_for_a_new_request() {
         // SAFETY: all-zero is an idle slot.
         let slot: Slot = unsafe { core::mem::zeroed() };
-        let old = slot.post(false, 4, 0, 0);
-        slot.complete(old, Ok(1), 0);
+        let old = slot.post(&Access::single(false, 4, 0, 0));
+        slot.complete(old, Ok([1, 0]), 0);
         let new = old.wrapping_add(1);
         assert_eq!(slot.finished(new), None);
     }

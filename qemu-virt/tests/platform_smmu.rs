@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 
 use board::pl::irq_line;
 use hal::smmu500::{ContextBank, FaultKind, FaultPolicy, Reg, Regime, RegisterPort, Resume, Smmu500, StreamId};
-use proto::forward::Request;
 use qemu_virt::fabric::Fabric;
 use qemu_virt::interconnect::{Interconnect, LinkConfig, qfdb_coordinates};
 use qemu_virt::models::iommu::{Access, IoTranslate, StallOutcome, Translation};
@@ -25,7 +24,7 @@ struct Forwarded(Arc<Platform>);
 impl Forwarded {
     fn access(&self, write: bool, size: u32, reg: Reg, data: u128) -> u128 {
         let addr = board::SMMU_BASE + reg.offset() as u64;
-        self.0.access(&Request { seq: 0, write, size, addr, data }).unwrap_or_else(|s| panic!("{addr:#x}: {s:?}"))
+        self.0.access_one(write, size, addr, data).unwrap_or_else(|s| panic!("{addr:#x}: {s:?}"))
     }
 }
 

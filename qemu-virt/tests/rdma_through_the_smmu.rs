@@ -12,7 +12,6 @@ use hal::pldma::codes::{FaultCode, RapfAction};
 use hal::pldma::fault::FaultEntry;
 use hal::pldma::rapf::RapfRequest;
 use hal::smmu500::{Access, ContextBank, FaultPolicy, Reg, Regime, RegisterPort, Resume, Smmu500, StreamId};
-use proto::forward::Request;
 use proto::rdma::queue::{Cqe, CqeStatus, Direction, Wqe};
 use qemu_virt::platform::Platform;
 use std::sync::Arc;
@@ -24,7 +23,7 @@ struct Forwarded(Arc<Platform>);
 impl Forwarded {
     fn access(&self, write: bool, size: u32, reg: Reg, data: u128) -> u128 {
         let addr = board::SMMU_BASE + reg.offset() as u64;
-        let r = self.0.access(&Request { seq: 0, write, size, addr, data });
+        let r = self.0.access_one(write, size, addr, data);
         self.0.update_irqs(write);
         r.unwrap_or_else(|s| panic!("{addr:#x}: {s:?}"))
     }

@@ -11,6 +11,7 @@ const IRQ_ENABLE: u64 = 0x18;
 const IRQ_STATUS: u64 = 0x1c;
 const THRESHOLD: u64 = 0x20;
 const REFUSED: u64 = 0x24;
+const PACKET: u64 = 0x40;
 const CONTROL: u64 = 0x40000;
 const NOT_EMPTY: u128 = 1 << 0;
 const THRESHOLD_HIT: u128 = 1 << 1;
@@ -147,4 +148,34 @@ fn registers_and_access_sizes() {
     assert_eq!(m.read(CONTROL + 0x10, 4), Err(ModelError::Unmapped { offset: CONTROL + 0x10 }));
     assert_eq!(m.read(0x41000, 4), Err(ModelError::Unmapped { offset: 0x41000 }));
     assert_eq!(m.queued(0), 0, "refused accesses changed nothing");
+}
+
+/// `packet[0]` takes a whole packet and keeps its second word for `packet[1]`; with less than a
+/// packet queued both halves are the sentinel and nothing is dequeued, so a packet that arrives
+/// between the two halves is not torn.
+#[test]
+fn packet_reads_take_whole_packets_or_nothing() {
+    let mut m = VmboxModel::new(8).unwrap();
+    let pair = |m: &mut VmboxModel| [r(m, mif(2, PACKET), 16), r(m, mif(2, PACKET + 16), 16)];
+    assert_eq!(pair(&mut m), [EMPTY_SENTINEL; 2], "empty");
+    assert_eq!(m.deliver(2, &packet(1, 2)), Delivery::Ack);
+    assert_eq!(m.deliver(2, &packet(3, 4)), Delivery::Ack);
+    assert_eq!(pair(&mut m), [1, 2]);
+    assert_eq!(r(&mut m, mif(2, STATUS), 4), 2, "one packet left");
+    // A lone word (a local write) is not a packet: it stays.
+    assert_eq!(pair(&mut m), [3, 4]);
+    m.write(mif(2, DATA), 16, 5).unwrap();
+    assert_eq!(pair(&mut m), [EMPTY_SENTINEL; 2]);
+    assert_eq!(r(&mut m, mif(2, STATUS), 4), 1);
+    assert_eq!(r(&mut m, mif(2, DATA), 16), 5);
+    // The first half finds nothing; a packet arrives; the second half still says nothing, and
+    // the packet is whole for the next read.
+    assert_eq!(r(&mut m, mif(2, PACKET), 16), EMPTY_SENTINEL);
+    assert_eq!(m.deliver(2, &packet(6, 7)), Delivery::Ack);
+    assert_eq!(r(&mut m, mif(2, PACKET + 16), 16), EMPTY_SENTINEL);
+    assert_eq!(pair(&mut m), [6, 7]);
+    assert_eq!(r(&mut m, mif(2, PACKET + 16), 16), EMPTY_SENTINEL, "the kept word is given once");
+    assert_eq!(m.read(mif(2, PACKET), 4), Err(ModelError::AccessSize { offset: mif(2, PACKET), size: 4 }));
+    assert_eq!(m.write(mif(2, PACKET), 16, 1), Err(ModelError::ReadOnly { offset: mif(2, PACKET) }));
+    assert_eq!(m.queued(2), 0);
 }

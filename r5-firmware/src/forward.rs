@@ -11,7 +11,7 @@ use board::{Board as _, RegionKind};
 use boot::r5::AbortFrame;
 use core::sync::atomic::{AtomicU32, Ordering};
 use hal::mmio_trap::{Bus, BusError, Size, a32};
-use proto::forward::{R5_SLOT, Slots, forward};
+use proto::forward::{Access, R5_SLOT, Slots, forward};
 
 /// Polls of a slot before the platform counts as gone (seconds of emulated time).
 const TIMEOUT_POLLS: u32 = 200_000_000;
@@ -70,17 +70,39 @@ struct SlotBus;
 
 impl Bus for SlotBus {
     fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
-        access(false, addr, size, 0)
+        request(Access::single(false, size.bytes() as u32, addr, 0)).map(|[v, _]| v).map_err(|(_, e)| e)
     }
     fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
-        access(true, addr, size, value).map(drop)
+        request(Access::single(true, size.bytes() as u32, addr, value)).map(drop).map_err(|(_, e)| e)
+    }
+    /// LDRD as one request when its second word follows the first (it does unless the address
+    /// wraps at 4 GiB).
+    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
+        pair(false, addrs, size, [0; 2])
+    }
+    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
+        pair(true, addrs, size, values).map(drop)
     }
 }
 
-fn access(write: bool, addr: u64, size: Size, value: u128) -> Result<u128, BusError> {
-    let fwd = Board::FORWARDING.ok_or(BusError::Unmapped)?;
-    if !is_forwarded(addr as u32) {
-        return Err(BusError::Unmapped);
+fn pair(write: bool, addrs: [u64; 2], size: Size, data: [u128; 2]) -> Result<[u128; 2], (u64, BusError)> {
+    let bytes = size.bytes() as u32;
+    let access = Access { write, size: bytes, addr: addrs[0], pair: true, data };
+    if access.second_addr() == addrs[1] && is_forwarded(addrs[1] as u32) {
+        return request(access).map_err(|(second, e)| (addrs[usize::from(second)], e));
+    }
+    let one = |addr: u64, value: u128| {
+        request(Access::single(write, bytes, addr, value)).map(|[v, _]| v).map_err(|(_, e)| (addr, e))
+    };
+    Ok([one(addrs[0], data[0])?, one(addrs[1], data[1])?])
+}
+
+/// One request through the R5's slot; on failure, whether a pair's second access failed.
+fn request(access: Access) -> Result<[u128; 2], (bool, BusError)> {
+    let unmapped = (false, BusError::Unmapped);
+    let fwd = Board::FORWARDING.ok_or(unmapped)?;
+    if !is_forwarded(access.addr as u32) {
+        return Err(unmapped);
     }
     // SAFETY: the board reserves the slots in shared memory the MPU maps; slot R5_SLOT is ours.
     let slots = unsafe { &*(fwd.slots as usize as *const Slots) };
@@ -89,11 +111,11 @@ fn access(write: bool, addr: u64, size: Size, value: u128) -> Result<u128, BusEr
     let kick = || unsafe { ((fwd.uart.base + 0x30) as usize as *mut u32).write_volatile(R5_SLOT as u32) };
     FORWARDED.fetch_add(1, Ordering::Relaxed);
     let mut polls = 0u32;
-    forward(slots, R5_SLOT, write, size.bytes() as u32, addr, value, kick, || {
+    forward(slots, R5_SLOT, &access, kick, || {
         polls += 1;
         polls > TIMEOUT_POLLS
     })
-    .map_err(|e| e.bus_error())
+    .map_err(|e| (e.second(), e.bus_error()))
 }
 
 /// Why an abort could not be forwarded.

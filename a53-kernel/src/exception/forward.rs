@@ -22,7 +22,7 @@ use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use hal::cadence_uart::{Rx, Tx};
 use hal::mmio_trap::{BusError, Size, a64};
-use proto::forward::{Slots, Timing, forward, forward_timed};
+use proto::forward::{Access, Patience, Slots, Timing, forward, forward_timed};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
 const TIMEOUT_SECS: u64 = 2;
@@ -178,17 +178,53 @@ struct SlotBus<'a> {
 
 impl hal::mmio_trap::Bus for SlotBus<'_> {
     fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
-        self.access(false, addr, size, 0)
+        self.request(false, [addr, addr], size, false, [0; 2]).map(|[v, _]| v).map_err(|(_, e)| e)
     }
     fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
-        self.access(true, addr, size, value).map(drop)
+        self.request(true, [addr, addr], size, false, [value, 0]).map(drop).map_err(|(_, e)| e)
+    }
+    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
+        self.pair(false, addrs, size, [0; 2])
+    }
+    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
+        self.pair(true, addrs, size, values).map(drop)
     }
 }
 
 impl SlotBus<'_> {
-    fn access(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, BusError> {
-        let pa = (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or(BusError::Unmapped)?;
-        let channel = CHANNEL.get().ok_or(BusError::Unmapped)?;
+    /// A pair (LDP/STP) as one request, a burst to the device, when its second access is the
+    /// next bytes of the same physical space; otherwise as two requests.
+    fn pair(
+        &mut self,
+        write: bool,
+        addrs: [u64; 2],
+        size: Size,
+        values: [u128; 2],
+    ) -> Result<[u128; 2], (u64, BusError)> {
+        let second = (self.translate)(addrs[1]).filter(|&pa| is_forwarded(pa));
+        let next = (self.translate)(addrs[0]).and_then(|pa| pa.checked_add(size.bytes() as u64));
+        if second.is_some() && second == next {
+            return self.request(write, addrs, size, true, values);
+        }
+        let [a, _] = self.request(write, [addrs[0]; 2], size, false, [values[0], 0])?;
+        let [b, _] = self.request(write, [addrs[1]; 2], size, false, [values[1], 0])?;
+        Ok([a, b])
+    }
+
+    /// One request through this core's slot: the access at `addrs[0]`, or the pair at both.
+    /// On failure, the address of the access that failed.
+    fn request(
+        &mut self,
+        write: bool,
+        addrs: [u64; 2],
+        size: Size,
+        pair: bool,
+        data: [u128; 2],
+    ) -> Result<[u128; 2], (u64, BusError)> {
+        let unmapped = (addrs[0], BusError::Unmapped);
+        let pa = (self.translate)(addrs[0]).filter(|&pa| is_forwarded(pa)).ok_or(unmapped)?;
+        let channel = CHANNEL.get().ok_or(unmapped)?;
+        let access = Access { write, size: size.bytes() as u32, addr: pa, pair, data };
         let kick = || channel.kick.write_byte(self.slot as u8);
         // The deadline is set at the first look at the clock: most accesses are answered
         // before the first look, and reading the clock is an exit to the emulator.
@@ -197,20 +233,21 @@ impl SlotBus<'_> {
             let now = crate::timer::now();
             now > *give_up.get_or_insert_with(|| now + TIMEOUT_SECS * crate::timer::hz())
         };
-        let access = (write, size.bytes() as u32, pa, value);
         let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
-            0 => forward(channel.slots, self.slot, write, size.bytes() as u32, pa, value, kick, timed_out),
+            0 => forward(channel.slots, self.slot, &access, kick, timed_out),
             clock => {
                 let now = || {
                     if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) }
                 };
-                let (result, timing) = forward_timed(channel.slots, self.slot, access, kick, timed_out, now);
+                let patience = Patience::default();
+                let (result, timing) =
+                    forward_timed(channel.slots, self.slot, &access, patience, (kick, timed_out), now);
                 LAST_TIMING.lock()[self.slot] = timing;
                 result
             }
         };
         FORWARDED[self.slot].fetch_add(1, Ordering::Relaxed);
-        result.map_err(|e| e.bus_error())
+        result.map_err(|e| (addrs[usize::from(e.second())], e.bus_error()))
     }
 }
 

@@ -9,7 +9,7 @@
 //!   [`Stats::stray`] and skipped, never trusted.
 //!   A genuine reply must echo the request's opcode and be of the expected kind, otherwise it
 //!   is a [`ProtocolError`].
-//! - Waiting polls the mailbox COUNT a few times, then sleeps in WAIT_MIF; no reply within the
+//! - Waiting reads the mailbox's PACKET registers a few times, then sleeps in WAIT_MIF; no reply within the
 //!   timeout is [`Error::Timeout`]. After a timeout or a protocol error the client empties its
 //!   mailbox before the next request, so a late reply cannot answer a later request.
 //!
@@ -26,7 +26,7 @@ use crate::link::{Link, Sent};
 /// How long a request may wait for its reply, NACKs included: generous, because emulated
 /// nodes are slow and a busy service answers many requesters.
 pub const DEFAULT_TIMEOUT_US: u64 = 20_000_000;
-/// Mailbox COUNT polls before a waiting client sleeps in WAIT_MIF.
+/// Packet reads of the mailbox before a waiting client sleeps in WAIT_MIF.
 const SPIN_POLLS: u32 = 4;
 /// Words of one reply packet.
 const PACKET_WORDS: u32 = 2;
@@ -75,8 +75,6 @@ pub struct Gsas<L> {
     /// BASE_DEST.WINDOW: the vmbox window of every node.
     window: u16,
     pub(crate) timeout_us: u64,
-    /// Words known to be in the mailbox (read from COUNT, less what was dequeued since).
-    avail: u32,
     /// A reply may still be on its way: empty the mailbox before the next request.
     pub(crate) resync: bool,
     pub(crate) stats: Stats,
@@ -86,17 +84,7 @@ impl<L: Link> Gsas<L> {
     /// A client of the process `me` on node `node` of `nodes`; `window` is
     /// `base_window(VMBOX_BASE)`.
     pub fn new(link: L, me: Pid, node: u16, nodes: u16, window: u16) -> Self {
-        Self {
-            link,
-            me,
-            node,
-            nodes,
-            window,
-            timeout_us: DEFAULT_TIMEOUT_US,
-            avail: 0,
-            resync: false,
-            stats: Stats::default(),
-        }
+        Self { link, me, node, nodes, window, timeout_us: DEFAULT_TIMEOUT_US, resync: false, stats: Stats::default() }
     }
 
     /// The node this process runs on (seed `getBoardPid`).
@@ -162,10 +150,9 @@ impl<L: Link> Gsas<L> {
     /// The next packet in the mailbox, whoever sent it, while waiting for node `from`'s answer.
     fn next_packet(&mut self, from: u16, timer: &mut Timer) -> Result<[u8; PACKET_BYTES], Error> {
         let mut polls = 0;
-        while self.avail < PACKET_WORDS {
-            self.avail = self.link.count();
-            if self.avail >= PACKET_WORDS {
-                break;
+        loop {
+            if let Some(words) = self.link.read_packet() {
+                return Ok(packet_from_words128(words));
             }
             if polls < SPIN_POLLS {
                 polls += 1;
@@ -177,9 +164,6 @@ impl<L: Link> Gsas<L> {
                 Err(e) => return Err(e),
             }
         }
-        let words = [self.link.dequeue(), self.link.dequeue()];
-        self.avail -= PACKET_WORDS;
-        Ok(packet_from_words128(words))
     }
 
     /// The next genuine reply from node `node`'s service; other packets are counted and skipped.
@@ -203,11 +187,10 @@ impl<L: Link> Gsas<L> {
 
     /// Throws away everything in the mailbox: replies to requests that timed out.
     pub(crate) fn drain(&mut self) {
-        self.avail = self.link.count();
-        self.stats.drained += u64::from(self.avail / PACKET_WORDS);
-        while self.avail > 0 {
+        let queued = self.link.count();
+        self.stats.drained += u64::from(queued / PACKET_WORDS);
+        for _ in 0..queued {
             self.link.dequeue();
-            self.avail -= 1;
         }
         self.resync = false;
     }

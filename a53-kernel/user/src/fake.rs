@@ -296,6 +296,13 @@ impl Link for FakeNet {
         word
     }
 
+    fn read_packet(&mut self) -> Option<[u128; 2]> {
+        if self.mif.len() < 2 {
+            return None;
+        }
+        Some([self.dequeue(), self.dequeue()])
+    }
+
     fn wait(&mut self, words: u32, timeout_us: u64, from: u16) -> Result<(), Error> {
         if self.mif.len() >= words as usize {
             return Ok(());

@@ -4,9 +4,10 @@
 //! The 128-bit registers (PIF payloads, MIF DATA) are accessed with one 128-bit access each
 //! (`hal::mmio`): two 64-bit halves would be two register writes, or two dequeues.
 
-use hal::mmio::{Mmio, read_u128, write_u128};
+use hal::mmio::{Mmio, read_u128, read_u128_pair, write_u128_pair};
 use hal::packetizer::driver::SendStatus;
 use hal::packetizer::regs::{PifRegisters, STATUS as PIF_STATUS};
+use hal::vmbox::EMPTY_SENTINEL;
 use hal::vmbox::regs::{DEPTH as MIF_DEPTH, MifRegisters, STATUS as MIF_STATUS};
 use tock_registers::LocalRegisterCopy;
 use tock_registers::interfaces::{Readable, Writeable};
@@ -73,14 +74,10 @@ impl Link for Hw {
         if !self.idle {
             self.wait_not_pending()?;
         }
-        let p0 = core::ptr::from_ref(&self.pif.payload0).cast::<u128>().cast_mut();
-        let p1 = core::ptr::from_ref(&self.pif.payload1).cast::<u128>().cast_mut();
-        // SAFETY: payload0/payload1 are 16-byte aligned registers of our PIF page (offsets 0x00
-        // and 0x10 of a page-aligned block), writable through their cells.
-        unsafe {
-            write_u128(p0, payload[0]);
-            write_u128(p1, payload[1]);
-        }
+        let payloads = core::ptr::from_ref(&self.pif.payload0).cast::<u128>().cast_mut();
+        // SAFETY: payload0 and payload1 are adjacent 16-byte aligned registers of our PIF page
+        // (offsets 0x00 and 0x10 of a page-aligned block), written with one pair store.
+        unsafe { write_u128_pair(payloads, payload) };
         self.idle = false;
         // The third write starts the packet (`docs/hw/packetizer.md`, "Sending a packet").
         self.pif.destination.set(destination);
@@ -105,6 +102,14 @@ impl Link for Hw {
         let data = core::ptr::from_ref(&self.mif.data).cast::<u128>();
         // SAFETY: DATA is the 16-byte aligned register at offset 0 of our MIF page.
         unsafe { read_u128(data) }
+    }
+
+    fn read_packet(&mut self) -> Option<[u128; 2]> {
+        let packet = core::ptr::from_ref(&self.mif.packet).cast::<u128>();
+        // SAFETY: PACKET is the pair of 16-byte aligned registers at offset 0x40 of our MIF
+        // page, read with one pair access as the contract asks.
+        let words = unsafe { read_u128_pair(packet) };
+        (words[0] != EMPTY_SENTINEL).then_some(words)
     }
 
     fn wait(&mut self, words: u32, timeout_us: u64, from: u16) -> Result<(), Error> {
@@ -185,6 +190,11 @@ mod tests {
         Pages::set(p.1, 0x00, &7u128.to_le_bytes());
         Pages::set(p.1, 0x14, &512u32.to_le_bytes());
         assert_eq!((hw.count(), hw.dequeue(), hw.depth()), (2, 7, 512));
+        Pages::set(p.1, 0x40, &9u128.to_le_bytes());
+        Pages::set(p.1, 0x50, &10u128.to_le_bytes());
+        assert_eq!(hw.read_packet(), Some([9, 10]), "PACKET, both halves");
+        Pages::set(p.1, 0x40, &EMPTY_SENTINEL.to_le_bytes());
+        assert_eq!(hw.read_packet(), None, "the sentinel in the first half: nothing queued");
         let odd = sys::Interface { pif: p.0 as u64 + 8, mif: p.1 as u64, pid: Pid::default() };
         // SAFETY: refused before any access.
         assert!(matches!(unsafe { Hw::new(odd) }, Err(Error::Protocol(ProtocolError::BadInterface))));

@@ -34,6 +34,10 @@ pub trait Link {
     /// Dequeues one word; called only when `count` said it is there.
     fn dequeue(&mut self) -> u128;
 
+    /// Dequeues a whole packet (two words) if one is queued: one read, which says whether there
+    /// was one (`docs/hw/vmbox.md`, "PACKET").
+    fn read_packet(&mut self) -> Option<[u128; 2]>;
+
     /// Sleeps until the mailbox interface holds at least `words` words; `Timeout` after
     /// `timeout_us`, `NodeUnreachable` as soon as node `from` (whose answer is awaited) is gone.
     /// May return early: the caller looks at `count` again.

@@ -18,6 +18,24 @@ pub trait Bus {
     /// Writes the low `size` bytes of `value` to `addr`. Bits above `size`
     /// are always zero.
     fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError>;
+
+    /// The two reads of a pair instruction, `size` bytes at `addrs[0]` and
+    /// then at `addrs[1]` (the next `size` bytes, wrapping as the ISA's
+    /// address arithmetic does). A bus that can make both in one transaction
+    /// (a burst) overrides this; by default they are two reads. On failure,
+    /// the address of the access that failed.
+    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
+        let [a, b] = addrs;
+        Ok([self.read(a, size).map_err(|e| (a, e))?, self.read(b, size).map_err(|e| (b, e))?])
+    }
+
+    /// The two writes of a pair instruction, as [`read_pair`](Bus::read_pair)
+    /// reads.
+    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
+        let [a, b] = addrs;
+        self.write(a, size, values[0]).map_err(|e| (a, e))?;
+        self.write(b, size, values[1]).map_err(|e| (b, e))
+    }
 }
 
 impl<B: Bus + ?Sized> Bus for &mut B {
@@ -27,6 +45,14 @@ impl<B: Bus + ?Sized> Bus for &mut B {
 
     fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
         (**self).write(addr, size, value)
+    }
+
+    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
+        (**self).read_pair(addrs, size)
+    }
+
+    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
+        (**self).write_pair(addrs, size, values)
     }
 }
 
@@ -76,10 +102,11 @@ impl Emulated {
     }
 }
 
-/// Performs up to two bus accesses of the same kind and size.
+/// Performs the bus accesses of one instruction: one at `addrs[0]`, or a
+/// pair at `addrs[0]` and `addrs[1]` through the bus's pair methods.
 ///
 /// For loads, returns the values read (masked to `size`); for stores, writes
-/// `values`. Stops at the first failure.
+/// `values`. A pair that fails does not say whether its first access was made.
 #[inline]
 pub(crate) fn run_accesses(
     bus: &mut impl Bus,
@@ -88,20 +115,23 @@ pub(crate) fn run_accesses(
     addrs: &[u64],
     values: &mut [u128; 2],
 ) -> Result<Done, EmulateError> {
-    let mut done = Done { accesses: [EMPTY; 2], count: 0 };
-    let slots = addrs.iter().zip(values.iter_mut()).zip(done.accesses.iter_mut());
-    for ((&addr, value), slot) in slots {
-        let fail = |error| EmulateError::Bus { addr, size, kind, error };
-        *value = match kind {
-            Kind::Load => bus.read(addr, size).map_err(fail)? & size.mask(),
-            Kind::Store => {
-                let v = *value & size.mask();
-                bus.write(addr, size, v).map_err(fail)?;
-                v
-            }
-        };
-        *slot = BusAccess { addr, size, kind, value: *value };
-        done.count += 1;
+    let fail = |(addr, error)| EmulateError::Bus { addr, size, kind, error };
+    let count = addrs.len().min(2);
+    match (kind, count) {
+        (Kind::Load, 1) => values[0] = bus.read(addrs[0], size).map_err(|e| fail((addrs[0], e)))? & size.mask(),
+        (Kind::Store, 1) => {
+            values[0] &= size.mask();
+            bus.write(addrs[0], size, values[0]).map_err(|e| fail((addrs[0], e)))?;
+        }
+        (Kind::Load, _) => *values = bus.read_pair([addrs[0], addrs[1]], size).map_err(fail)?.map(|v| v & size.mask()),
+        (Kind::Store, _) => {
+            *values = values.map(|v| v & size.mask());
+            bus.write_pair([addrs[0], addrs[1]], size, *values).map_err(fail)?;
+        }
+    }
+    let mut done = Done { accesses: [EMPTY; 2], count };
+    for (i, slot) in done.accesses.iter_mut().take(count).enumerate() {
+        *slot = BusAccess { addr: addrs[i], size, kind, value: values[i] };
     }
     Ok(done)
 }

@@ -425,3 +425,56 @@ fn address_arithmetic_wraps() {
     assert_eq!(regs.x[1], 4);
     assert_eq!(bus.log[0].1, 4);
 }
+
+/// A bus that makes a pair in one transaction (the QEMU board's forwarding slot does): it sees
+/// one call with both addresses, and a failure names the access that failed.
+#[test]
+fn a_pair_reaches_a_burst_bus_as_one_transaction() {
+    use mmio_trap::Bus;
+    #[derive(Default)]
+    struct BurstBus {
+        bursts: Vec<(Kind, [u64; 2], Size, [u128; 2])>,
+        fail_second: bool,
+    }
+    impl Bus for BurstBus {
+        fn read(&mut self, _: u64, _: Size) -> Result<u128, BusError> {
+            panic!("a pair is one burst")
+        }
+        fn write(&mut self, _: u64, _: Size, _: u128) -> Result<(), BusError> {
+            panic!("a pair is one burst")
+        }
+        fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
+            if self.fail_second {
+                return Err((addrs[1], BusError::Unmapped));
+            }
+            self.bursts.push((Kind::Load, addrs, size, [0x11, 0x22]));
+            Ok([0x11, 0x22])
+        }
+        fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
+            self.bursts.push((Kind::Store, addrs, size, values));
+            Ok(())
+        }
+    }
+    let mut regs = A64Regs::new();
+    regs.x[2] = DEV;
+    regs.v[0] = 0xaaaa;
+    regs.v[1] = 0xbbbb;
+    let mut bus = BurstBus::default();
+    let stp = a64::decode(PC, 0xad000440).unwrap(); // stp q0, q1, [x2]
+    a64::emulate(&stp, &mut regs, &mut bus).unwrap();
+    let ldp = a64::decode(PC, 0xad400c42).unwrap(); // ldp q2, q3, [x2]
+    a64::emulate(&ldp, &mut regs, &mut bus).unwrap();
+    assert_eq!(
+        bus.bursts,
+        vec![
+            (Kind::Store, [DEV, DEV + 16], Size::B16, [0xaaaa, 0xbbbb]),
+            (Kind::Load, [DEV, DEV + 16], Size::B16, [0x11, 0x22])
+        ]
+    );
+    assert_eq!((regs.v[2], regs.v[3]), (0x11, 0x22));
+    bus.fail_second = true;
+    let before = regs.clone();
+    let e = a64::emulate(&ldp, &mut regs, &mut bus).unwrap_err();
+    assert_eq!(e, EmulateError::Bus { addr: DEV + 16, size: Size::B16, kind: Kind::Load, error: BusError::Unmapped });
+    assert_eq!(regs, before, "a failed pair writes no register");
+}

@@ -43,3 +43,50 @@ pub(crate) unsafe fn store_q(ptr: *mut u128, value: u128) {
         );
     }
 }
+
+/// `ldp q, q`: two 128-bit loads in one instruction (one burst where the bus makes one).
+///
+/// # Safety
+///
+/// `ptr` must be valid for a 32-byte read and 16-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn load_q_pair(ptr: *const u128) -> [u128; 2] {
+    let (a_lo, a_hi, b_lo, b_hi): (u64, u64, u64, u64);
+    // SAFETY: per the caller; one LDP of two vector registers.
+    unsafe {
+        asm!(
+            "ldp {a:q}, {b:q}, [{p}]",
+            "mov {a_lo}, {a}.d[0]",
+            "mov {a_hi}, {a}.d[1]",
+            "mov {b_lo}, {b}.d[0]",
+            "mov {b_hi}, {b}.d[1]",
+            p = in(reg) ptr, a = out(vreg) _, b = out(vreg) _,
+            a_lo = out(reg) a_lo, a_hi = out(reg) a_hi, b_lo = out(reg) b_lo, b_hi = out(reg) b_hi,
+            options(nostack, readonly),
+        );
+    }
+    [u128::from(a_lo) | u128::from(a_hi) << 64, u128::from(b_lo) | u128::from(b_hi) << 64]
+}
+
+/// `stp q, q`: two 128-bit stores in one instruction (one burst where the bus makes one).
+///
+/// # Safety
+///
+/// `ptr` must be valid for a 32-byte write and 16-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn store_q_pair(ptr: *mut u128, values: [u128; 2]) {
+    // SAFETY: per the caller; one STP of two vector registers.
+    unsafe {
+        asm!(
+            "mov {a}.d[0], {a_lo}",
+            "mov {a}.d[1], {a_hi}",
+            "mov {b}.d[0], {b_lo}",
+            "mov {b}.d[1], {b_hi}",
+            "stp {a:q}, {b:q}, [{p}]",
+            p = in(reg) ptr, a = out(vreg) _, b = out(vreg) _,
+            a_lo = in(reg) values[0] as u64, a_hi = in(reg) (values[0] >> 64) as u64,
+            b_lo = in(reg) values[1] as u64, b_hi = in(reg) (values[1] >> 64) as u64,
+            options(nostack),
+        );
+    }
+}

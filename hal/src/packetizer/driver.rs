@@ -2,7 +2,7 @@
 //! trusted interface page (TIF, the kernel's). `docs/hw/packetizer.md`.
 
 use super::regs::{PifRegisters, STATUS, TifRegisters};
-use crate::mmio::{Mmio, write_u128};
+use crate::mmio::{Mmio, write_u128_pair};
 use tock_registers::LocalRegisterCopy;
 use tock_registers::interfaces::{Readable, Writeable};
 
@@ -49,6 +49,8 @@ const PEND_POLLS: u32 = 1_000_000;
 /// A packetizer interface page: one sender.
 pub struct Pif {
     regs: Mmio<PifRegisters>,
+    /// The last send settled (PEND was seen clear), so the next needs no status read first.
+    settled: bool,
 }
 
 impl Pif {
@@ -57,7 +59,7 @@ impl Pif {
     /// `base` must map a PIF page that only the caller's thread uses (see [`Mmio::new`]).
     pub const unsafe fn new(base: usize) -> Self {
         // SAFETY: forwarded from the caller.
-        Self { regs: unsafe { Mmio::new(base) } }
+        Self { regs: unsafe { Mmio::new(base) }, settled: false }
     }
 
     /// Whether a packet is still on its way (STATUS.PEND).
@@ -66,24 +68,25 @@ impl Pif {
     }
 
     /// Sends one packet: `payload[0]`'s low 48 bits are replaced by the hardware's PID; waits
-    /// for the destination's answer. Each payload register is written with one 128-bit store.
+    /// for the destination's answer. Both payload registers are written with one pair store
+    /// (`stp q, q`: one burst, `docs/hw/packetizer.md`).
     pub fn send(&mut self, payload: [u128; 2], destination: u64) -> SendStatus {
         let mut polls = 0;
-        while self.pending() {
+        // Only this value sends through the page: after a send that settled, nothing is pending.
+        while !self.settled && self.pending() {
             polls += 1;
             if polls > PEND_POLLS {
                 return SendStatus::Stuck;
             }
         }
-        // SAFETY: the payload registers of this (mapped) page; single 128-bit accesses.
-        unsafe {
-            write_u128(core::ptr::addr_of!(self.regs.payload0) as *mut u128, payload[0]);
-            write_u128(core::ptr::addr_of!(self.regs.payload1) as *mut u128, payload[1]);
-        }
+        self.settled = false;
+        // SAFETY: payload0 and payload1 of this (mapped) page, adjacent and 16-byte aligned.
+        unsafe { write_u128_pair(core::ptr::addr_of!(self.regs.payload0) as *mut u128, payload) };
         self.regs.destination.set(destination);
         loop {
             let status = self.regs.status.extract();
             if !status.is_set(STATUS::PEND) {
+                self.settled = true;
                 return SendStatus::settled(status);
             }
             polls += 1;

@@ -1,7 +1,8 @@
 //! Drivers: a mailbox interface page (MIF) and the block's control page. `docs/hw/vmbox.md`.
 
+use super::EMPTY_SENTINEL;
 use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
-use crate::mmio::{Mmio, read_u128};
+use crate::mmio::{Mmio, read_u128, read_u128_pair};
 use tock_registers::interfaces::{Readable, Writeable};
 
 /// A mailbox interface page, whole: [`split`](Mif::split) it between the reader that dequeues
@@ -51,13 +52,14 @@ impl MifReader {
         Some(unsafe { read_u128(core::ptr::addr_of!(self.regs.data) as *const u128) })
     }
 
-    /// Dequeues a whole packet (two words), if one is there. Packets are committed whole, so
-    /// two queued words are always one packet's.
+    /// Dequeues a whole packet (two words), if one is there: one pair read of PACKET, which
+    /// is the status read too (`docs/hw/vmbox.md`, "PACKET": a packet's first word is never
+    /// the empty sentinel).
     pub fn read_packet(&mut self) -> Option<[u128; 2]> {
-        if self.count() < 2 {
-            return None;
-        }
-        Some([self.read_word()?, self.read_word()?])
+        // SAFETY: the PACKET registers of this page (32 bytes, 16-byte aligned), read with one
+        // pair access as the contract asks.
+        let words = unsafe { read_u128_pair(core::ptr::addr_of!(self.regs.packet) as *const u128) };
+        (words[0] != EMPTY_SENTINEL).then_some(words)
     }
 }
 

@@ -77,6 +77,11 @@ register_structs! {
         /// Refused packets and writes, saturating; any write clears it.
         (0x24 => pub refused: ReadWrite<u32>),
         (0x28 => _reserved0),
+        /// A whole packet, read with one pair access (`docs/hw/vmbox.md`, "PACKET"): the
+        /// first half dequeues both words of the oldest packet (or returns the empty sentinel
+        /// and dequeues nothing) and keeps the second for the second half.
+        (0x40 => pub packet: [ReadOnly<u128>; 2]),
+        (0x60 => _reserved1),
         (0x1000 => @END),
     }
 }
@@ -121,6 +126,7 @@ mod tests {
         assert_eq!(offset_of!(MifRegisters, irq_status), 0x1c);
         assert_eq!(offset_of!(MifRegisters, threshold), 0x20);
         assert_eq!(offset_of!(MifRegisters, refused), 0x24);
+        assert_eq!(offset_of!(MifRegisters, packet), 0x40);
         assert_eq!(size_of::<MifRegisters>(), 0x1000);
         assert_eq!(offset_of!(ControlRegisters, irq_summary), 0x00);
         assert_eq!(offset_of!(ControlRegisters, id), 0x08);
@@ -139,6 +145,7 @@ mod tests {
             ("irq_status", offset_of!(MifRegisters, irq_status)),
             ("threshold", offset_of!(MifRegisters, threshold)),
             ("refused", offset_of!(MifRegisters, refused)),
+            ("packet", offset_of!(MifRegisters, packet)),
         ];
         let control =
             [("irq_summary", offset_of!(ControlRegisters, irq_summary)), ("id", offset_of!(ControlRegisters, id))];

@@ -18,6 +18,8 @@ const IRQ_ENABLE: u64 = offset_of!(MifRegisters, irq_enable) as u64;
 const IRQ_STATUS: u64 = offset_of!(MifRegisters, irq_status) as u64;
 const THRESHOLD_REG: u64 = offset_of!(MifRegisters, threshold) as u64;
 const REFUSED: u64 = offset_of!(MifRegisters, refused) as u64;
+const PACKET_FIRST: u64 = offset_of!(MifRegisters, packet) as u64;
+const PACKET_SECOND: u64 = PACKET_FIRST + WORD_BYTES as u64;
 const IRQ_SUMMARY: u64 = offset_of!(ControlRegisters, irq_summary) as u64;
 const ID_REG: u64 = offset_of!(ControlRegisters, id) as u64;
 
@@ -30,9 +32,23 @@ struct Mif {
     irq_status: Irq,
     threshold: u16,
     refused: u32,
+    /// The second word of the packet the last read of `packet[0]` took (or the sentinel), for
+    /// `packet[1]`.
+    kept: u128,
 }
 
 impl Mif {
+    /// A read of `packet[0]`: the oldest packet's first word, its second kept; or the sentinel.
+    fn take_packet(&mut self) -> u128 {
+        if self.fifo.len() < 2 {
+            self.kept = EMPTY_SENTINEL;
+            return EMPTY_SENTINEL;
+        }
+        let first = self.fifo.pop_front().unwrap_or(EMPTY_SENTINEL);
+        self.kept = self.fifo.pop_front().unwrap_or(EMPTY_SENTINEL);
+        first
+    }
+
     fn above_threshold(&self) -> bool {
         self.threshold != 0 && self.fifo.len() >= usize::from(self.threshold)
     }
@@ -95,6 +111,7 @@ impl VmboxModel {
                 irq_status: Irq::new(0),
                 threshold: 0,
                 refused: 0,
+                kept: EMPTY_SENTINEL,
             })
             .collect();
         Ok(Self { depth: usize::from(depth), mifs })
@@ -156,6 +173,14 @@ impl VmboxModel {
                 check_size(offset, size, &[16])?;
                 self.mifs[i].fifo.pop_front().unwrap_or(EMPTY_SENTINEL)
             }
+            (Some(i), PACKET_FIRST) => {
+                check_size(offset, size, &[16])?;
+                self.mifs[i].take_packet()
+            }
+            (Some(i), PACKET_SECOND) => {
+                check_size(offset, size, &[16])?;
+                core::mem::replace(&mut self.mifs[i].kept, EMPTY_SENTINEL)
+            }
             (Some(i), reg) => {
                 check_size(offset, size, &[4])?;
                 let mif = &self.mifs[i];
@@ -196,6 +221,9 @@ impl VmboxModel {
             // A refused CPU write is counted and flagged like a refused packet.
             let _ = mif.enqueue(&[value], depth);
             return Ok(());
+        }
+        if reg == PACKET_FIRST || reg == PACKET_SECOND {
+            return Err(ModelError::ReadOnly { offset });
         }
         if ![STATUS_REG, DEPTH_REG, IRQ_ENABLE, IRQ_STATUS, THRESHOLD_REG, REFUSED].contains(&reg) {
             return Err(ModelError::Unmapped { offset });

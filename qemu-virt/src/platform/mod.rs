@@ -25,7 +25,7 @@ use board::Board as _;
 use board::pl;
 use irq_wire::IrqWire;
 use node_memory::NodeMemory;
-use proto::forward::{Request, Slot, Slots, Status, serve_posted};
+use proto::forward::{Access, Failure, Request, Slot, Slots, Status, serve_posted};
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -131,14 +131,28 @@ impl Platform {
         &self.smmu
     }
 
-    /// Serves one forwarded access. A packet it sends to another node may raise that node's PL
-    /// lines: they are updated before this returns. This node's own lines are the caller's to
-    /// update (the server does after every access).
-    pub fn access(&self, req: &Request) -> Result<u128, Status> {
-        let (device, offset) = self.map.lookup(req.addr, req.size).ok_or(Status::Unmapped)?;
+    /// Serves one forwarded access, or a pair: the second (at `access.second_addr()`) right
+    /// after the first, and only if the first succeeded. A packet either sends to another node
+    /// may raise that node's PL lines: they are updated before this returns. This node's own
+    /// lines are the caller's to update (the server does after every access).
+    pub fn access(&self, access: &Access) -> Result<[u128; 2], Failure> {
+        let Access { write, size, addr, pair, data } = *access;
+        let first = self.access_one(write, size, addr, data[0]).map_err(|status| Failure { status, second: false })?;
+        if !pair {
+            return Ok([first, 0]);
+        }
+        let second = self
+            .access_one(write, size, access.second_addr(), data[1])
+            .map_err(|status| Failure { status, second: true })?;
+        Ok([first, second])
+    }
+
+    /// One access of `size` bytes at `addr`: the value read (0 for a write).
+    pub fn access_one(&self, write: bool, size: u32, addr: u64, data: u128) -> Result<u128, Status> {
+        let (device, offset) = self.map.lookup(addr, size).ok_or(Status::Unmapped)?;
         let result = {
             let mut device = device.lock().unwrap();
-            if req.write { device.write(offset, req.size, req.data).map(|()| 0) } else { device.read(offset, req.size) }
+            if write { device.write(offset, size, data).map(|()| 0) } else { device.read(offset, size) }
         };
         // Only now, with the device (maybe this node's packetizer) released: see `routing`.
         self.update_touched_nodes();
@@ -206,32 +220,40 @@ impl Platform {
         })
     }
 
-    /// One forwarded access of `cpu`, start to end: the model, the completion, the counters,
+    /// One forwarded request of `cpu`, start to end: the model, the completion, the counters,
     /// the trace and the interrupt lines.
     pub(crate) fn serve(&self, cpu: usize, slot: &Slot, req: &Request) {
+        let access = &req.access;
         let started = Instant::now();
         let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());
-        let result = self.access(req);
+        let result = self.access(access);
         let model_ns = u32::try_from(started.elapsed().as_nanos()).unwrap_or(u32::MAX);
         slot.complete(req.seq, result, model_ns);
         let counters = &self.fabric.counters[self.node];
-        NodeCounters::bump(if req.write { &counters.forwarded_writes } else { &counters.forwarded_reads });
+        NodeCounters::bump(if access.write { &counters.forwarded_writes } else { &counters.forwarded_reads });
         if result.is_err() {
             NodeCounters::bump(&counters.forward_errors);
         }
         if let (Some(t), Some(start_us)) = (&self.fabric.trace, started_us) {
-            let value = result.unwrap_or(0) | if req.write { req.data } else { 0 };
-            t.access(&AccessRecord {
-                node: self.node,
-                cpu,
-                start_us,
-                write: req.write,
-                size: req.size,
-                addr: req.addr,
-                value,
-                ok: result.is_ok(),
-            });
+            let values = if access.write { access.data } else { result.unwrap_or_default() };
+            let halves = if access.pair { 2 } else { 1 };
+            for (i, addr) in [access.addr, access.second_addr()].into_iter().enumerate().take(halves) {
+                let ok = match result {
+                    Ok(_) => true,
+                    Err(f) => i == 0 && f.second,
+                };
+                t.access(&AccessRecord {
+                    node: self.node,
+                    cpu,
+                    start_us,
+                    write: access.write,
+                    size: access.size,
+                    addr,
+                    value: values[i],
+                    ok,
+                });
+            }
         }
-        self.update_irqs(req.write);
+        self.update_irqs(access.write);
     }
 }

@@ -11,7 +11,7 @@ use board::pl::PLDMA_BASE;
 use hal::pldma::descriptor::Descriptor;
 use hal::pldma::event::{Event, RawEvent};
 use hal::pldma::regs::Counter;
-use proto::forward::{Request, Status};
+use proto::forward::Status;
 use proto::ipc::Consumer;
 use proto::rdma::rings::{DescriptorPoster, EVENT_ENTRIES, EngineRings};
 use qemu_virt::counters::NodeCounters;
@@ -143,7 +143,7 @@ impl Rig {
 
     /// A forwarded access, as the platform's server performs it (lines updated after it).
     pub fn access(&self, node: usize, write: bool, addr: u64, size: u32, data: u128) -> Result<u128, Status> {
-        let result = self.platforms[node].access(&Request { seq: 0, write, size, addr, data });
+        let result = self.platforms[node].access_one(write, size, addr, data);
         self.platforms[node].update_irqs(write);
         result
     }
