@@ -54,7 +54,8 @@ pub struct Cluster {
 }
 
 /// Watches which nodes are alive and done (`docs/hw/sysblock.md`) and, when that changes,
-/// re-samples every node's PL lines, so that `ALL_DONE` and `PEER_LOST` reach the guests.
+/// re-samples every node's PL lines, so that `ALL_DONE` and `PEER_LOST` reach the guests; and
+/// gives an R5 that stopped working its idle priority back (`r5_priority`).
 struct Monitor {
     stop: Arc<AtomicBool>,
     thread: JoinHandle<()>,
@@ -70,6 +71,11 @@ impl Monitor {
             let mut seen = (fabric.alive(), fabric.done());
             while !flag.load(Ordering::Acquire) {
                 std::thread::sleep(Self::PERIOD);
+                for platform in fabric.platforms() {
+                    if let Some(r5) = platform.r5_threads() {
+                        r5.relax_if_idle();
+                    }
+                }
                 let now = (fabric.alive(), fabric.done());
                 if now != seen {
                     seen = now;
@@ -133,6 +139,7 @@ impl Cluster {
             };
             let platform = Platform::new(node.index, fabric.clone(), channel(node)?)
                 .map_err(|source| ClusterError::Platform { node: node.index, source })?;
+            platform.set_r5_threads(node.r5_threads().clone());
             servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
             platforms.push(platform);
         }

@@ -18,6 +18,7 @@ pub mod node;
 pub mod platform;
 pub mod qemu;
 pub mod qmp;
+pub mod r5_priority;
 pub mod shm;
 pub mod trace;
 

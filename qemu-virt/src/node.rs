@@ -8,6 +8,7 @@
 use crate::console::{ConsoleError, Decoder, Line};
 use crate::qemu::{self, CommandParts};
 use crate::qmp::{Qmp, QmpError};
+use crate::r5_priority::R5Threads;
 use crate::shm::Ddr;
 use board::Board as _;
 use proto::trace_ring::{TraceReader, TraceRing};
@@ -101,6 +102,7 @@ pub struct Node {
     uart1: UnixStream,
     ddr: Arc<Ddr>,
     alive: Arc<AtomicBool>,
+    r5: Arc<R5Threads>,
     waiter: Option<JoinHandle<()>>,
 }
 
@@ -182,7 +184,7 @@ impl Node {
         let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;
         let qmp_stream = accept(n, &qmp_l, &mut child, &log_path)?;
         let qmp = Qmp::handshake(qmp_stream).map_err(|source| NodeError::Qmp { node: n, source })?;
-        deprioritise_r5_threads(child.id());
+        let r5 = Arc::new(R5Threads::of_qemu(child.id()));
         let ddr = Arc::new(Ddr::open(&memory_file).map_err(io(n, "map DDR"))?);
 
         let console = match &uart0 {
@@ -223,7 +225,7 @@ impl Node {
             }
             let _ = events.send(Event::Exited { node: n, status });
         });
-        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, alive, waiter: Some(waiter) })
+        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, alive, r5, waiter: Some(waiter) })
     }
 
     /// Lets the paused node run.
@@ -261,6 +263,11 @@ impl Node {
         &self.ddr
     }
 
+    /// The R5's vCPU threads, whose host priority follows its work (`r5_priority`).
+    pub fn r5_threads(&self) -> &Arc<R5Threads> {
+        &self.r5
+    }
+
     /// Cleared when QEMU exits.
     pub fn alive(&self) -> &Arc<AtomicBool> {
         &self.alive
@@ -286,26 +293,6 @@ impl Drop for Node {
         self.shut_down();
         let _ = std::fs::remove_file(&self.memory_file);
         let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// QEMU's RPU has no interrupt controller, so the R5 firmware cannot sleep: it polls, and
-/// WFE only yields. Its vCPU threads get a low priority so that the poll mostly uses CPU time
-/// nothing else wants (the A53s sleep in WFI and cost nothing when idle). Not the lowest: the
-/// R5 schedules every RDMA block, and at nice 19 (weight 15 against an A53's 1024) a busy host
-/// starved it for seconds, so that its transfers timed out; at nice 10 (weight 110) it gets
-/// about a tenth of a contended core.
-const R5_NICE: libc::c_int = 10;
-
-fn deprioritise_r5_threads(pid: u32) {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return };
-    for task in tasks.flatten() {
-        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        let is_r5 = (4..4 + board::layout::R5_CORES).any(|cpu| comm.starts_with(&format!("CPU {cpu}/")));
-        if let (true, Some(tid)) = (is_r5, task.file_name().to_str().and_then(|t| t.parse::<libc::id_t>().ok())) {
-            // SAFETY: setpriority on a thread of our own child; no memory is involved.
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, R5_NICE) };
-        }
     }
 }
 

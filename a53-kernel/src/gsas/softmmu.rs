@@ -20,6 +20,7 @@ impl Frame {
         if addr.is_multiple_of(PAGE_SIZE) { Some(Self(addr)) } else { None }
     }
 
+    #[inline]
     pub const fn addr(self) -> u64 {
         self.0
     }
@@ -54,6 +55,7 @@ pub struct PageEntry {
 }
 
 impl PageEntry {
+    #[inline]
     pub fn permits(&self, who: DomainId, access: Access) -> bool {
         who == self.owner
             || match (self.sharing, access) {
@@ -72,6 +74,7 @@ pub trait PageHasher {
 pub struct FibonacciHasher;
 
 impl PageHasher for FibonacciHasher {
+    #[inline]
     fn bucket(&self, page: GlobalPage, bits: u32) -> usize {
         (page.raw().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
@@ -90,19 +93,20 @@ pub enum MmuError {
 pub const MAX_BUCKET_BITS: u32 = 24;
 pub const MAX_CAPACITY: usize = 1 << 24;
 const NIL: u32 = u32::MAX;
+/// The page of a slot that maps nothing: no global page number is this large.
+const FREE: u64 = u64::MAX;
 
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    mapping: Option<(GlobalPage, PageEntry)>,
-    /// Next slot in the bucket's chain, or in the free list.
-    next: u32,
-}
-
+/// The table: `heads[bucket]` starts a chain of slots linked through `next`; a free slot is on
+/// the free list (through `next` too) and has `pages[slot] == FREE`. The slots' pages, entries
+/// and links are three arrays, so that the lookup the service makes for every request is a loop
+/// of one load and one compare per slot of the chain (seed §2.2.5 walks the same chains).
 #[derive(Debug)]
 pub struct SoftMmu<H = FibonacciHasher> {
     bucket_bits: u32,
     heads: Vec<u32>,
-    slots: Vec<Slot>,
+    pages: Vec<u64>,
+    entries: Vec<PageEntry>,
+    next: Vec<u32>,
     free: u32,
     len: usize,
     hasher: H,
@@ -119,10 +123,18 @@ impl<H: PageHasher> SoftMmu<H> {
         if !(1..=MAX_BUCKET_BITS).contains(&bucket_bits) || !(1..=MAX_CAPACITY).contains(&capacity) {
             return Err(MmuError::InvalidConfig);
         }
-        let slots = (0..capacity)
-            .map(|i| Slot { mapping: None, next: if i + 1 < capacity { i as u32 + 1 } else { NIL } })
-            .collect();
-        Ok(Self { bucket_bits, heads: alloc::vec![NIL; 1 << bucket_bits], slots, free: 0, len: 0, hasher })
+        let unused =
+            PageEntry { frame: Frame(0), owner: DomainId::new(0, 0), sharing: Sharing::Private, chunk: Chunk::Member };
+        Ok(Self {
+            bucket_bits,
+            heads: alloc::vec![NIL; 1 << bucket_bits],
+            pages: alloc::vec![FREE; capacity],
+            entries: alloc::vec![unused; capacity],
+            next: (0..capacity).map(|i| if i + 1 < capacity { i as u32 + 1 } else { NIL }).collect(),
+            free: 0,
+            len: 0,
+            hasher,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -134,53 +146,56 @@ impl<H: PageHasher> SoftMmu<H> {
     }
 
     pub fn capacity(&self) -> usize {
-        self.slots.len()
+        self.pages.len()
     }
 
     pub fn free_slots(&self) -> usize {
         self.capacity() - self.len
     }
 
+    #[inline]
     fn bucket(&self, page: GlobalPage) -> usize {
         self.hasher.bucket(page, self.bucket_bits) & (self.heads.len() - 1)
     }
 
-    /// Slots of the chain of `page`'s bucket, in chain order.
-    fn chain(&self, bucket: usize) -> impl Iterator<Item = u32> + '_ {
-        let mut at = self.heads[bucket];
-        core::iter::from_fn(move || {
-            let here = at;
-            let slot = self.slots.get(here as usize)?;
-            at = slot.next;
-            Some(here)
-        })
-    }
-
-    fn find(&self, page: GlobalPage) -> Option<u32> {
-        self.chain(self.bucket(page)).find(|&i| matches!(self.slots[i as usize].mapping, Some((p, _)) if p == page))
+    /// The slot that maps `page`.
+    #[inline]
+    fn find(&self, page: GlobalPage) -> Option<usize> {
+        let mut at = self.heads[self.bucket(page)] as usize;
+        while let Some(&p) = self.pages.get(at) {
+            if p == page.raw() {
+                return Some(at);
+            }
+            at = self.next[at] as usize;
+        }
+        None
     }
 
     pub fn insert(&mut self, page: GlobalPage, entry: PageEntry) -> Result<(), MmuError> {
         if self.find(page).is_some() {
             return Err(MmuError::AlreadyMapped(page));
         }
-        let index = self.free;
+        let index = self.free as usize;
+        if index >= self.pages.len() {
+            return Err(MmuError::Full);
+        }
         let bucket = self.bucket(page);
-        let head = self.heads[bucket];
-        let slot = self.slots.get_mut(index as usize).ok_or(MmuError::Full)?;
-        self.free = slot.next;
-        *slot = Slot { mapping: Some((page, entry)), next: head };
-        self.heads[bucket] = index;
+        self.free = self.next[index];
+        self.pages[index] = page.raw();
+        self.entries[index] = entry;
+        self.next[index] = self.heads[bucket];
+        self.heads[bucket] = index as u32;
         self.len += 1;
         Ok(())
     }
 
+    #[inline]
     pub fn lookup(&self, page: GlobalPage) -> Option<&PageEntry> {
-        let index = self.find(page)?;
-        self.slots[index as usize].mapping.as_ref().map(|(_, e)| e)
+        self.find(page).map(|i| &self.entries[i])
     }
 
     /// The local physical address of `addr` and its page's entry (seed §2.2.5 lookup).
+    #[inline]
     pub fn translate(&self, addr: GlobalAddress) -> Option<(u64, &PageEntry)> {
         let entry = self.lookup(addr.page())?;
         Some((entry.frame.addr() + addr.page_offset(), entry))
@@ -188,35 +203,39 @@ impl<H: PageHasher> SoftMmu<H> {
 
     pub fn remove(&mut self, page: GlobalPage) -> Result<PageEntry, MmuError> {
         let bucket = self.bucket(page);
-        let mut prev = NIL;
-        let mut at = self.heads[bucket];
-        while let Some(slot) = self.slots.get(at as usize) {
-            let next = slot.next;
-            if let Some((p, entry)) = slot.mapping
-                && p == page
-            {
-                match self.slots.get_mut(prev as usize) {
-                    Some(prev_slot) => prev_slot.next = next,
+        let mut prev = None;
+        let mut at = self.heads[bucket] as usize;
+        while let Some(&p) = self.pages.get(at) {
+            let next = self.next[at];
+            if p == page.raw() {
+                match prev {
+                    Some(prev) => self.next[prev] = next,
                     None => self.heads[bucket] = next,
                 }
-                self.slots[at as usize] = Slot { mapping: None, next: self.free };
-                self.free = at;
+                self.pages[at] = FREE;
+                self.next[at] = self.free;
+                self.free = at as u32;
                 self.len -= 1;
-                return Ok(entry);
+                return Ok(self.entries[at]);
             }
-            prev = at;
-            at = next;
+            prev = Some(at);
+            at = next as usize;
         }
         Err(MmuError::NotMapped(page))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (GlobalPage, &PageEntry)> {
-        self.slots.iter().filter_map(|s| s.mapping.as_ref().map(|(p, e)| (*p, e)))
+        self.pages.iter().zip(&self.entries).filter(|(p, _)| **p != FREE).map(|(&p, e)| (GlobalPage::from_raw(p), e))
     }
 
     /// Entries in the longest chain (for statistics and the collision tests).
     pub fn longest_chain(&self) -> usize {
-        (0..self.heads.len()).map(|b| self.chain(b).count()).max().unwrap_or(0)
+        let chain = |head: u32| {
+            core::iter::successors(Some(head as usize), |&at| self.next.get(at).map(|&n| n as usize))
+                .take_while(|&at| at < self.pages.len())
+                .count()
+        };
+        self.heads.iter().map(|&h| chain(h)).max().unwrap_or(0)
     }
 }
 

@@ -54,6 +54,7 @@ pub fn packet_from_words128(words: [u128; 2]) -> [u8; PACKET_BYTES] {
 
 /// The packet as four little-endian 64-bit words, from its two 128-bit halves (as a MIF
 /// delivers them): no byte shuffling.
+#[inline]
 pub fn words_from_words128([low, high]: [u128; 2]) -> [u64; 4] {
     [low as u64, (low >> 64) as u64, high as u64, (high >> 64) as u64]
 }

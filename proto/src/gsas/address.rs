@@ -37,6 +37,7 @@ impl GlobalAddress {
     /// The address the API returns for a failed allocation (seed §2.3.2, "NULL").
     pub const NULL: Self = Self(0);
 
+    #[inline]
     pub const fn new(node: u16, offset: u64) -> Result<Self, AddressError> {
         if offset > OFFSET_MASK {
             return Err(AddressError::OffsetTooLarge(offset));
@@ -44,34 +45,41 @@ impl GlobalAddress {
         Ok(Self(((node as u64) << OFFSET_BITS) | offset))
     }
 
+    #[inline]
     pub const fn from_raw(raw: u64) -> Self {
         Self(raw)
     }
 
+    #[inline]
     pub const fn raw(self) -> u64 {
         self.0
     }
 
     /// The node that holds the data: the top 16 bits (seed §2.2.2).
+    #[inline]
     pub const fn node(self) -> u16 {
         (self.0 >> OFFSET_BITS) as u16
     }
 
     /// The node-local 48-bit offset.
+    #[inline]
     pub const fn offset(self) -> u64 {
         self.0 & OFFSET_MASK
     }
 
+    #[inline]
     pub const fn page(self) -> GlobalPage {
         GlobalPage(self.0 >> PAGE_SHIFT)
     }
 
     /// Byte offset inside the 4 KiB page.
+    #[inline]
     pub const fn page_offset(self) -> u64 {
         self.0 & (PAGE_SIZE - 1)
     }
 
     /// Whether the address is a multiple of `align` (a power of two).
+    #[inline]
     pub const fn is_aligned(self, align: u64) -> bool {
         self.0 & (align - 1) == 0
     }
@@ -82,6 +90,7 @@ impl GlobalAddress {
 pub struct GlobalPage(u64);
 
 impl GlobalPage {
+    #[inline]
     pub const fn new(node: u16, index: u64) -> Result<Self, AddressError> {
         if index >= PAGES_PER_NODE {
             return Err(AddressError::PageIndexTooLarge(index));
@@ -90,28 +99,34 @@ impl GlobalPage {
     }
 
     /// The page number of a 52-bit value; the top 12 bits of `raw` are dropped.
+    #[inline]
     pub const fn from_raw(raw: u64) -> Self {
         Self(raw & ((1 << (64 - PAGE_SHIFT)) - 1))
     }
 
+    #[inline]
     pub const fn raw(self) -> u64 {
         self.0
     }
 
+    #[inline]
     pub const fn node(self) -> u16 {
         (self.0 >> (OFFSET_BITS - PAGE_SHIFT)) as u16
     }
 
     /// Page index inside the node's partition (36 bits).
+    #[inline]
     pub const fn index(self) -> u64 {
         self.0 & (PAGES_PER_NODE - 1)
     }
 
+    #[inline]
     pub const fn base(self) -> GlobalAddress {
         GlobalAddress(self.0 << PAGE_SHIFT)
     }
 
     /// The page `n` pages further on inside the same partition, if there is one.
+    #[inline]
     pub const fn checked_add(self, n: u64) -> Option<Self> {
         match self.index().checked_add(n) {
             Some(index) if index < PAGES_PER_NODE => Some(Self(self.0 + n)),

@@ -28,10 +28,12 @@ pub enum Sharing {
 }
 
 impl Sharing {
+    #[inline]
     pub const fn bits(self) -> u64 {
         self as u64
     }
 
+    #[inline]
     pub const fn from_bits(bits: u64) -> Option<Self> {
         match bits {
             0 => Some(Sharing::Shared),
@@ -42,10 +44,42 @@ impl Sharing {
     }
 }
 
+/// What [`static_check`] asks of an opcode byte, for every byte at once: one load from
+/// [`RULES`] replaces a `match` per question (the atomic service checks every request). Built at
+/// compile time from [`Opcode`]'s own methods, so the table and the opcodes cannot disagree.
+#[derive(Clone, Copy, Debug)]
+struct Rule {
+    /// `None`: the byte names no operation.
+    opcode: Option<Opcode>,
+    address: AddressUse,
+    uses_args: (bool, bool),
+    /// The largest Argument 1 (a narrow write's value).
+    arg1_max: u64,
+}
+
+const RULES: [Rule; 256] = {
+    let none = Rule { opcode: None, address: AddressUse::NodeOnly, uses_args: (false, false), arg1_max: 0 };
+    let mut rules = [none; 256];
+    let mut i = 0;
+    while i < Opcode::ALL.len() {
+        let op = Opcode::ALL[i];
+        let arg1_max = match op {
+            Opcode::Write8 => u8::MAX as u64,
+            Opcode::Write32 => u32::MAX as u64,
+            _ => u64::MAX,
+        };
+        rules[op as usize] = Rule { opcode: Some(op), address: op.address_use(), uses_args: op.uses_args(), arg1_max };
+        i += 1;
+    }
+    rules
+};
+
 /// `raw` as a [`Request`], or the code the service on node `target` (allowing at most
 /// `max_alloc_pages` per allocation) must answer whatever its state.
+#[inline]
 pub fn static_check(raw: &RawRequest, target: u16, max_alloc_pages: u64) -> Result<Request, ErrorCode> {
-    let opcode = Opcode::try_from(raw.opcode).map_err(|_| ErrorCode::BadOpcode)?;
+    let rule = &RULES[usize::from(raw.opcode)];
+    let opcode = rule.opcode.ok_or(ErrorCode::BadOpcode)?;
     if raw.reserved != 0 {
         return Err(ErrorCode::BadArgument);
     }
@@ -53,7 +87,7 @@ pub fn static_check(raw: &RawRequest, target: u16, max_alloc_pages: u64) -> Resu
     if address.node() != target {
         return Err(ErrorCode::WrongNode);
     }
-    match opcode.address_use() {
+    match rule.address {
         AddressUse::Data { align, width } => {
             if !address.is_aligned(align) || address.page_offset() + width > PAGE_SIZE {
                 return Err(ErrorCode::Unaligned);
@@ -63,15 +97,16 @@ pub fn static_check(raw: &RawRequest, target: u16, max_alloc_pages: u64) -> Resu
         AddressUse::NodeOnly if address.offset() != 0 => return Err(ErrorCode::BadArgument),
         AddressUse::Page | AddressUse::NodeOnly => {}
     }
-    let (uses1, uses2) = opcode.uses_args();
-    let fits = match opcode {
-        Opcode::Write8 => raw.arg1 <= u64::from(u8::MAX),
-        Opcode::Write32 => raw.arg1 <= u64::from(u32::MAX),
-        Opcode::AllocSharedPage => Sharing::from_bits(raw.arg2).is_some() && (1..=max_alloc_pages).contains(&raw.arg1),
-        Opcode::RemoteSpawn => raw.arg1 != EMPTY_THREAD_ARGUMENT,
-        Opcode::Notify => Notification::from_raw(raw.arg1).is_ok(),
-        _ => true,
-    };
+    let (uses1, uses2) = rule.uses_args;
+    let fits = raw.arg1 <= rule.arg1_max
+        && match opcode {
+            Opcode::AllocSharedPage => {
+                Sharing::from_bits(raw.arg2).is_some() && (1..=max_alloc_pages).contains(&raw.arg1)
+            }
+            Opcode::RemoteSpawn => raw.arg1 != EMPTY_THREAD_ARGUMENT,
+            Opcode::Notify => Notification::from_raw(raw.arg1).is_ok(),
+            _ => true,
+        };
     if (!uses1 && raw.arg1 != 0) || (!uses2 && raw.arg2 != 0) || !fits {
         return Err(ErrorCode::BadArgument);
     }
@@ -134,6 +169,13 @@ mod tests {
         let r = raw(0x21, N1 + 8, 3, 4);
         let request = static_check(&r, 1, MAX_ALLOC_PAGES).unwrap();
         assert_eq!(request, Request::try_from(r).unwrap());
+    }
+
+    #[test]
+    fn the_rule_table_names_exactly_the_opcodes() {
+        for byte in 0..=u8::MAX {
+            assert_eq!(RULES[usize::from(byte)].opcode, Opcode::try_from(byte).ok(), "{byte:#04x}");
+        }
     }
 
     #[test]

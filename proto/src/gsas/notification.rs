@@ -45,6 +45,7 @@ impl MailboxOpcode {
     pub const FIRST_USER: u8 = 0x8;
     pub const USER_CHANNELS: u8 = 8;
 
+    #[inline]
     pub const fn new(value: u8) -> Result<Self, NotificationError> {
         match value {
             0 => Err(NotificationError::ZeroOpcode),
@@ -53,6 +54,7 @@ impl MailboxOpcode {
         }
     }
 
+    #[inline]
     pub const fn user(channel: u8) -> Result<Self, NotificationError> {
         if channel >= Self::USER_CHANNELS {
             return Err(NotificationError::FieldTooWide);
@@ -60,14 +62,17 @@ impl MailboxOpcode {
         Ok(Self(Self::FIRST_USER + channel))
     }
 
+    #[inline]
     pub const fn value(self) -> u8 {
         self.0
     }
 
+    #[inline]
     pub const fn index(self) -> usize {
         self.0 as usize
     }
 
+    #[inline]
     pub const fn is_user(self) -> bool {
         self.0 >= Self::FIRST_USER
     }
@@ -78,6 +83,7 @@ impl MailboxOpcode {
 pub struct Notification(u64);
 
 impl Notification {
+    #[inline]
     pub const fn new(opcode: MailboxOpcode, payload: u64) -> Result<Self, NotificationError> {
         if payload > PAYLOAD_MASK {
             return Err(NotificationError::FieldTooWide);
@@ -85,6 +91,7 @@ impl Notification {
         Ok(Self(((opcode.0 as u64) << OPCODE_SHIFT) | payload))
     }
 
+    #[inline]
     pub const fn from_raw(raw: u64) -> Result<Self, NotificationError> {
         match MailboxOpcode::new((raw >> OPCODE_SHIFT) as u8) {
             Ok(_) => Ok(Self(raw)),
@@ -93,14 +100,17 @@ impl Notification {
     }
 
     /// The whole word, opcode included (what a kernel callback receives, seed §3.2.1).
+    #[inline]
     pub const fn raw(self) -> u64 {
         self.0
     }
 
+    #[inline]
     pub const fn opcode(self) -> MailboxOpcode {
         MailboxOpcode((self.0 >> OPCODE_SHIFT) as u8)
     }
 
+    #[inline]
     pub const fn payload(self) -> u64 {
         self.0 & PAYLOAD_MASK
     }

@@ -42,10 +42,12 @@ pub struct DomainId {
 }
 
 impl DomainId {
+    #[inline]
     pub const fn new(node: u16, domain: u16) -> Self {
         Self { node, domain }
     }
 
+    #[inline]
     pub const fn is_kernel(self) -> bool {
         self.domain == KERNEL_DOMAIN
     }
@@ -55,6 +57,7 @@ impl DomainId {
 pub struct Pid(u64);
 
 impl Pid {
+    #[inline]
     pub const fn new(node: u16, domain: u16, generation: u16, interface: u8) -> Result<Self, PidError> {
         if generation >= GENERATIONS {
             return Err(PidError::Generation(generation));
@@ -65,6 +68,7 @@ impl Pid {
         Ok(Self(((node as u64) << 32) | ((domain as u64) << 16) | ((generation as u64) << 6) | interface as u64))
     }
 
+    #[inline]
     pub const fn from_raw(raw: u64) -> Result<Self, PidError> {
         if raw > PID_MASK {
             return Err(PidError::TooWide(raw));
@@ -73,36 +77,44 @@ impl Pid {
     }
 
     /// The PID in the low 48 bits of `raw`; the rest is ignored (what the hardware prefix is).
+    #[inline]
     pub const fn from_low_bits(raw: u64) -> Self {
         Self(raw & PID_MASK)
     }
 
     /// The PID of a node's atomic service: kernel domain, interface 0 (seed §2.2.3).
+    #[inline]
     pub const fn atomic_service(node: u16) -> Self {
         Self((node as u64) << 32)
     }
 
+    #[inline]
     pub const fn raw(self) -> u64 {
         self.0
     }
 
+    #[inline]
     pub const fn node(self) -> u16 {
         (self.0 >> 32) as u16
     }
 
+    #[inline]
     pub const fn domain(self) -> u16 {
         (self.0 >> 16) as u16
     }
 
+    #[inline]
     pub const fn generation(self) -> u16 {
         ((self.0 >> 6) & (GENERATIONS as u64 - 1)) as u16
     }
 
     /// The packetizer interface this PID is programmed into and the mailbox interface replies go to.
+    #[inline]
     pub const fn interface(self) -> u8 {
         (self.0 & (INTERFACES as u64 - 1)) as u8
     }
 
+    #[inline]
     pub const fn owner(self) -> DomainId {
         DomainId { node: self.node(), domain: self.domain() }
     }

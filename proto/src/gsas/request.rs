@@ -27,6 +27,7 @@ pub struct RawRequest {
 
 impl RawRequest {
     /// The four little-endian 64-bit words of the packet.
+    #[inline]
     pub fn from_words(words: [u64; 4]) -> Self {
         Self {
             sender: Pid::from_low_bits(words[0]),

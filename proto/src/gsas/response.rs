@@ -41,14 +41,17 @@ pub struct Response {
 }
 
 impl Response {
+    #[inline]
     pub const fn ok(result: u64) -> Self {
         Self { error: None, result }
     }
 
+    #[inline]
     pub const fn err(code: ErrorCode) -> Self {
         Self { error: Some(code), result: 0 }
     }
 
+    #[inline]
     pub const fn to_words(&self) -> [u64; 2] {
         let error = match self.error {
             Some(code) => code.as_u64(),
@@ -57,6 +60,7 @@ impl Response {
         [error, self.result]
     }
 
+    #[inline]
     pub fn from_words(words: [u64; 2]) -> Result<Self, UnknownErrorCode> {
         let error = match words[0] {
             0 => None,
@@ -65,6 +69,7 @@ impl Response {
         Ok(Self { error, result: words[1] })
     }
 
+    #[inline]
     pub fn encode(&self) -> [u8; RESPONSE_BYTES] {
         let [e, r] = self.to_words();
         let mut out = [0; RESPONSE_BYTES];
@@ -73,17 +78,20 @@ impl Response {
         out
     }
 
+    #[inline]
     pub fn decode(bytes: &[u8; RESPONSE_BYTES]) -> Result<Self, UnknownErrorCode> {
         let (e, r) = bytes.split_at(8);
         Self::from_words([le64(e), le64(r)])
     }
 
     /// The 128-bit word as one vmbox read returns it (error in bits `[63:0]`).
+    #[inline]
     pub const fn to_u128(&self) -> u128 {
         let [e, r] = self.to_words();
         ((r as u128) << 64) | e as u128
     }
 
+    #[inline]
     pub fn from_u128(word: u128) -> Result<Self, UnknownErrorCode> {
         Self::from_words([word as u64, (word >> 64) as u64])
     }
@@ -161,6 +169,7 @@ impl ReplyPacket {
     }
 
     /// The service's PIF payload0 / payload1 writes (sender bits left to the packetizer).
+    #[inline]
     pub fn pif_payload(&self) -> [u128; 2] {
         packetizer::pif_payload(&self.encode())
     }

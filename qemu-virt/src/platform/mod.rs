@@ -20,16 +20,17 @@ use crate::models::pldma::PldmaDevice;
 use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
+use crate::r5_priority::R5Threads;
 use crate::trace::AccessRecord;
 use board::Board as _;
 use board::pl;
 use irq_wire::IrqWire;
 use node_memory::NodeMemory;
-use proto::forward::{Access, Failure, Request, Slot, Slots, Status, serve_posted};
+use proto::forward::{Access, Failure, R5_SLOT, Request, Slot, Slots, Status, serve_posted};
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -49,6 +50,8 @@ pub struct Platform {
     irq_levels: Mutex<u16>,
     irq_wire: IrqWire,
     fabric: Arc<Fabric>,
+    /// The node's R5 threads: an R5 that forwards an access works (`r5_priority`).
+    r5: OnceLock<Arc<R5Threads>>,
 }
 
 impl Platform {
@@ -105,7 +108,17 @@ impl Platform {
         fabric.interconnect.set_receiver(node, pldma.receiver());
         map.insert(pl::PLDMA_BASE, pl::PLDMA_SIZE, pldma)?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
-        let platform = Arc::new(Self { node, map, vmbox, smmu, touched, irq_levels: Mutex::new(0), irq_wire, fabric });
+        let platform = Arc::new(Self {
+            node,
+            map,
+            vmbox,
+            smmu,
+            touched,
+            irq_levels: Mutex::new(0),
+            irq_wire,
+            fabric,
+            r5: OnceLock::new(),
+        });
         // A fault found by a bus master's translation (not by a forwarded access, after which
         // the server updates the lines) raises the line at once. Only the wire's own lock is
         // taken, so the translating thread may hold any device lock (`routing`, lock order).
@@ -116,6 +129,16 @@ impl Platform {
             }
         }));
         Ok(platform)
+    }
+
+    /// The node's R5 threads, whose priority its forwarded accesses raise (once, before the
+    /// node runs).
+    pub fn set_r5_threads(&self, threads: Arc<R5Threads>) {
+        let _ = self.r5.set(threads);
+    }
+
+    pub fn r5_threads(&self) -> Option<&Arc<R5Threads>> {
+        self.r5.get()
     }
 
     pub fn map(&self) -> &AddressMap {
@@ -224,6 +247,11 @@ impl Platform {
     /// the trace and the interrupt lines.
     pub(crate) fn serve(&self, cpu: usize, slot: &Slot, req: &Request) {
         let access = &req.access;
+        if cpu >= R5_SLOT
+            && let Some(r5) = self.r5.get()
+        {
+            r5.accessed();
+        }
         let started = Instant::now();
         let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());
         let result = self.access(access);

@@ -130,17 +130,17 @@ impl<H: PageHasher> AtomicService<H> {
     pub fn handle_words(&mut self, packet: [u64; 4], env: &mut Env<'_>) -> Outcome {
         let raw = RawRequest::from_words(packet);
         if raw.sender.interface() == 0 {
-            self.stats.dropped += 1;
+            self.stats.dropped = self.stats.dropped.wrapping_add(1);
             return Outcome::Dropped(DropReason::FromServiceInterface);
         }
-        self.stats.requests += 1;
+        self.stats.requests = self.stats.requests.wrapping_add(1);
         let done = static_check(&raw, self.node, u64::from(self.max_alloc_pages))
             .and_then(|request| self.apply(&request, env));
         let (status, page) = match done {
             Ok(Done::Value(v)) => (Response::ok(v), None),
             Ok(Done::Page(page)) => (Response::ok(PAGE_SIZE), Some(page)),
             Err(code) => {
-                self.stats.errors += 1;
+                self.stats.errors = self.stats.errors.wrapping_add(1);
                 (Response::err(code), None)
             }
         };
@@ -148,6 +148,7 @@ impl<H: PageHasher> AtomicService<H> {
     }
 
     /// Translates `addr` and checks that `who` may do `access` there.
+    #[inline]
     fn resolve(&self, addr: GlobalAddress, who: DomainId, access: Access) -> Result<(u64, PageEntry), ErrorCode> {
         let (pa, entry) = self.mmu.translate(addr).ok_or(ErrorCode::Unmapped)?;
         if !entry.permits(who, access) {

@@ -18,6 +18,7 @@ impl From<MemoryFault> for ErrorCode {
 }
 
 impl<H: PageHasher> AtomicService<H> {
+    #[inline]
     pub(super) fn apply(&mut self, r: &Request, env: &mut Env<'_>) -> Result<Done, ErrorCode> {
         let who = r.sender.owner();
         let value = |v: u64| Ok(Done::Value(v));

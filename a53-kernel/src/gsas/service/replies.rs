@@ -20,6 +20,7 @@ pub struct Replies {
 }
 
 impl Replies {
+    #[inline]
     pub(super) fn new(from: Pid, to: Pid, opcode: u8, status: Response, page: Option<Box<[u8; 4096]>>) -> Self {
         Self { from, to, opcode, status, page }
     }
