@@ -312,7 +312,7 @@ pub struct Timing {
 /// emulator, the slot is plain memory.
 const SPINS_PER_CLOCK: u32 = 64;
 /// [`Patience::late_kick`]'s default: a few tens of microseconds of looks.
-pub const LATE_KICK_SPINS: u32 = 1024;
+pub const LATE_KICK_SPINS: u32 = 256;
 
 /// [`forward`] with its patience, timed with `now` around the kick and the wait (`cargo xtask
 /// bench platform --breakdown`). `(kick, timed_out)` are [`forward`]'s.

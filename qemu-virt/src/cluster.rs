@@ -80,7 +80,7 @@ impl Monitor {
                 if now != seen {
                     seen = now;
                     for platform in fabric.platforms() {
-                        platform.update_irqs(false);
+                        platform.update_irqs(0);
                     }
                 }
             }

@@ -12,6 +12,7 @@ pub mod cluster;
 pub mod console;
 pub mod counters;
 pub mod fabric;
+pub mod host_priority;
 pub mod interconnect;
 pub mod models;
 pub mod node;

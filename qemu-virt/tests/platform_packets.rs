@@ -235,16 +235,14 @@ fn the_destination_line_rises_once_not_empty_is_enabled() {
     assert_eq!(send(&rig.platforms[0], PIF, forged_payload(1), 1, MIF), ACK);
     assert!(rig.wire(1).is_empty());
     // Node 1's kernel enables NOT_EMPTY; its server then updates the lines, as after every write.
-    rig.write(1, mif(MIF, IRQ_ENABLE), 4, NOT_EMPTY).unwrap();
-    rig.platforms[1].update_irqs(true);
+    rig.platforms[1].forwarded_one(true, 4, mif(MIF, IRQ_ENABLE), NOT_EMPTY).unwrap();
     assert_eq!(rig.wire(1), [irq_line::VMBOX]);
 
     // The handler drains and clears: the line falls. The next packet raises it again, from node
     // 0's access alone (nobody on node 1 does anything).
     rig.read(1, mif(MIF, DATA), 16);
     rig.read(1, mif(MIF, DATA), 16);
-    rig.write(1, mif(MIF, IRQ_STATUS), 4, NOT_EMPTY).unwrap();
-    rig.platforms[1].update_irqs(true);
+    rig.platforms[1].forwarded_one(true, 4, mif(MIF, IRQ_STATUS), NOT_EMPTY).unwrap();
     assert!(rig.wire(1).is_empty());
     assert_eq!(send(&rig.platforms[0], PIF, forged_payload(2), 1, MIF), ACK);
     assert_eq!(rig.wire(1), [irq_line::VMBOX]);
@@ -388,8 +386,7 @@ fn a_guest_that_does_not_drain_its_uart_never_stalls_the_server() {
     let (done, finished) = mpsc::channel();
     std::thread::spawn(move || {
         for _ in 0..20_000 {
-            platform.access_one(true, 4, mif(MIF, IRQ_ENABLE), NOT_EMPTY).unwrap();
-            platform.update_irqs(true);
+            platform.forwarded_one(true, 4, mif(MIF, IRQ_ENABLE), NOT_EMPTY).unwrap();
         }
         done.send(()).unwrap();
     });

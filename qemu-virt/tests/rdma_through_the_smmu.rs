@@ -23,8 +23,7 @@ struct Forwarded(Arc<Platform>);
 impl Forwarded {
     fn access(&self, write: bool, size: u32, reg: Reg, data: u128) -> u128 {
         let addr = board::SMMU_BASE + reg.offset() as u64;
-        let r = self.0.access_one(write, size, addr, data);
-        self.0.update_irqs(write);
+        let r = self.0.forwarded_one(write, size, addr, data);
         r.unwrap_or_else(|s| panic!("{addr:#x}: {s:?}"))
     }
 }

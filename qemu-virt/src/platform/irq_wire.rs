@@ -1,18 +1,22 @@
 //! The wire that carries one node's PL interrupt lines to its guest: one byte per line, on the
 //! same UART socket that brings the forwarding kicks (`docs/hw/forwarding.md`).
 //!
-//! The bytes are written by a thread of their own, never by the thread that serves forwarded
-//! accesses. The guest drains the UART on one core, and only when that core is not itself
-//! waiting for a forwarded access; a socket whose buffer is full blocks its writer (each
-//! one-byte write costs a whole socket buffer entry, so a few hundred undrained bytes fill it).
-//! Were the server the writer, the guest would wait for the server and the server for the
-//! guest. Here the server only records which lines are due, and the writer sends them, one byte
-//! per due line however often it was asked: a line asked for again while its byte is still
-//! unsent is already covered by that byte, which the guest reads after the request.
+//! The thread that serves forwarded accesses never waits for the socket. The guest drains the
+//! UART on one core, and only when that core is not itself waiting for a forwarded access; a
+//! socket whose buffer is full blocks its writer (each one-byte write costs a whole socket
+//! buffer entry, so a few hundred undrained bytes fill it). Were the server a blocking writer,
+//! the guest would wait for the server and the server for the guest. So the server sends a
+//! byte itself only if the socket takes it at once (a non-blocking send, and only while no byte
+//! is waiting for the writer thread, so that the order is kept); otherwise it records which
+//! lines are due, and a thread of their own writes them, one byte per due line however often it
+//! was asked: a line asked for again while its byte is still unsent is already covered by that
+//! byte, which the guest reads after the request. Sending at once spares a thread wake-up per
+//! interrupt, which on a busy host costs the serving thread its core.
 
 use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -32,6 +36,13 @@ struct Shared {
     changed: Condvar,
 }
 
+/// What the serving threads need to send a byte themselves.
+struct Inline {
+    socket: UnixStream,
+    node: usize,
+    fabric: Arc<Fabric>,
+}
+
 impl Shared {
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -40,6 +51,7 @@ impl Shared {
 
 pub(super) struct IrqWire {
     shared: Arc<Shared>,
+    inline: Option<Inline>,
     writer: Option<JoinHandle<()>>,
 }
 
@@ -48,21 +60,38 @@ impl IrqWire {
     pub(super) fn new(node: usize, socket: UnixStream, fabric: Arc<Fabric>) -> Self {
         let shared = Arc::new(Shared { state: Mutex::default(), changed: Condvar::new() });
         let theirs = shared.clone();
+        let inline = socket.try_clone().ok().map(|socket| Inline { socket, node, fabric: fabric.clone() });
         let writer = std::thread::Builder::new()
             .name(format!("node{node} irq wire"))
-            .spawn(move || write_bytes(node, socket, &theirs, &fabric))
+            .spawn(move || {
+                crate::host_priority::serve_promptly();
+                write_bytes(node, socket, &theirs, &fabric)
+            })
             .expect("a thread for the interrupt wire");
-        Self { shared, writer: Some(writer) }
+        Self { shared, inline, writer: Some(writer) }
     }
 
-    /// Sends one byte for each line in `lines`, soon and in the background.
+    /// Sends one byte for each line in `lines`: now if the socket takes it, else soon, in the
+    /// background.
     pub(super) fn raise(&self, lines: u16) {
         if lines == 0 {
             return;
         }
         let mut state = self.shared.state();
-        if !state.closed {
-            state.due |= lines;
+        if state.closed {
+            return;
+        }
+        let mut unsent = lines;
+        if let Some(inline) = self.inline.as_ref().filter(|_| state.due == 0 && !state.writing) {
+            for line in (0..16u8).filter(|l| lines & (1 << l) != 0) {
+                if !inline.try_send(line) {
+                    break;
+                }
+                unsent &= !(1 << line);
+            }
+        }
+        if unsent != 0 {
+            state.due |= unsent;
             self.shared.changed.notify_all();
         }
     }
@@ -90,6 +119,28 @@ impl Drop for IrqWire {
     }
 }
 
+impl Inline {
+    /// Sends `line`'s byte if the socket takes it without waiting.
+    fn try_send(&self, line: u8) -> bool {
+        // SAFETY: a send of one byte from a live buffer on a socket we own; MSG_DONTWAIT makes
+        // this call non-blocking without changing the socket, which the writer thread shares.
+        let sent = unsafe { libc::send(self.socket.as_raw_fd(), (&raw const line).cast(), 1, libc::MSG_DONTWAIT) };
+        if sent != 1 {
+            return false;
+        }
+        sent_byte(self.node, line, &self.fabric);
+        true
+    }
+}
+
+/// Counts and traces a byte that went out.
+fn sent_byte(node: usize, line: u8, fabric: &Fabric) {
+    NodeCounters::bump(&fabric.counters[node].interrupts);
+    if let Some(t) = &fabric.trace {
+        t.interrupt(node, line);
+    }
+}
+
 fn write_bytes(node: usize, mut socket: UnixStream, shared: &Shared, fabric: &Fabric) {
     loop {
         let lines = {
@@ -112,10 +163,7 @@ fn write_bytes(node: usize, mut socket: UnixStream, shared: &Shared, fabric: &Fa
                 shared.changed.notify_all();
                 return;
             }
-            NodeCounters::bump(&fabric.counters[node].interrupts);
-            if let Some(t) = &fabric.trace {
-                t.interrupt(node, line);
-            }
+            sent_byte(node, line, fabric);
         }
     }
 }

@@ -59,6 +59,7 @@ impl Looker {
         let shared = Arc::new(Shared::default());
         let me = shared.clone();
         let thread = std::thread::spawn(move || {
+            crate::host_priority::serve_promptly();
             while me.wait_for_nudge() {
                 me.looking.store(true, Ordering::Release);
                 look_once(&fabric);

@@ -159,27 +159,50 @@ impl Platform {
     /// may raise that node's PL lines: they are updated before this returns. This node's own
     /// lines are the caller's to update (the server does after every access).
     pub fn access(&self, access: &Access) -> Result<[u128; 2], Failure> {
+        self.access_and_lines(access).0
+    }
+
+    /// [`access`](Self::access), and the PL lines the accessed devices drive high afterwards.
+    fn access_and_lines(&self, access: &Access) -> (Result<[u128; 2], Failure>, u16) {
         let Access { write, size, addr, pair, data } = *access;
-        let first = self.access_one(write, size, addr, data[0]).map_err(|status| Failure { status, second: false })?;
+        let (first, lines) = self.access_device(write, size, addr, data[0]);
+        let first = match first {
+            Ok(v) => v,
+            Err(status) => return (Err(Failure { status, second: false }), lines),
+        };
         if !pair {
-            return Ok([first, 0]);
+            return (Ok([first, 0]), lines);
         }
-        let second = self
-            .access_one(write, size, access.second_addr(), data[1])
-            .map_err(|status| Failure { status, second: true })?;
-        Ok([first, second])
+        let (second, more) = self.access_device(write, size, access.second_addr(), data[1]);
+        let result = second.map(|second| [first, second]).map_err(|status| Failure { status, second: true });
+        (result, lines | more)
+    }
+
+    /// One access of `size` bytes at `addr` as the node's server makes it: the device, then the
+    /// interrupt lines (a rise, or after a write the device's own lines still high, sends its
+    /// byte).
+    pub fn forwarded_one(&self, write: bool, size: u32, addr: u64, data: u128) -> Result<u128, Status> {
+        let (result, lines) = self.access_device(write, size, addr, data);
+        self.update_irqs(if write { lines } else { 0 });
+        result
     }
 
     /// One access of `size` bytes at `addr`: the value read (0 for a write).
     pub fn access_one(&self, write: bool, size: u32, addr: u64, data: u128) -> Result<u128, Status> {
-        let (device, offset) = self.map.lookup(addr, size).ok_or(Status::Unmapped)?;
-        let result = {
+        self.access_device(write, size, addr, data).0
+    }
+
+    /// One access, and the PL lines its device drives high afterwards.
+    fn access_device(&self, write: bool, size: u32, addr: u64, data: u128) -> (Result<u128, Status>, u16) {
+        let Some((device, offset)) = self.map.lookup(addr, size) else { return (Err(Status::Unmapped), 0) };
+        let (result, lines) = {
             let mut device = device.lock().unwrap();
-            if write { device.write(offset, size, data).map(|()| 0) } else { device.read(offset, size) }
+            let result = if write { device.write(offset, size, data).map(|()| 0) } else { device.read(offset, size) };
+            (result, device.irq_lines())
         };
         // Only now, with the device (maybe this node's packetizer) released: see `routing`.
         self.update_touched_nodes();
-        result
+        (result, lines)
     }
 
     /// `update_irqs` of the other nodes this node's packets reached since the last access.
@@ -191,25 +214,26 @@ impl Platform {
             if node != self.node
                 && let Some(platform) = self.fabric.platform(node)
             {
-                platform.update_irqs(false);
+                platform.update_irqs(0);
             }
         }
     }
 
-    /// Sends a byte for every PL line that rose, and, after a write (the guest may just have
-    /// acknowledged one source of a shared line), for every line still high: the guest's
-    /// handler then looks again. Extra interrupts are harmless; a lost one is not. The bytes
-    /// go out in the background (`irq_wire`): this never waits for the guest.
+    /// Sends a byte for every PL line that rose, and for every line of `again` still high: after
+    /// a write to the device that drives it, the guest may just have acknowledged one source of
+    /// a shared line, and its handler must look again. Extra interrupts are harmless; a lost one
+    /// is not. The bytes go out at once if the socket takes them, else in the background
+    /// (`irq_wire`): this never waits for the guest.
     ///
     /// Other nodes' packets call this too, concurrently with this node's server: the levels
     /// are sampled under one lock, so the recorded levels are always the latest sample and a
     /// stale sample can never hide a rise.
-    pub fn update_irqs(&self, after_write: bool) {
+    pub fn update_irqs(&self, again: u16) {
         let mut recorded = self.irq_levels.lock().unwrap();
         let levels = self.map.irq_levels();
         let rising = levels & !*recorded;
         *recorded = levels;
-        self.irq_wire.raise(if after_write { levels } else { rising });
+        self.irq_wire.raise(rising | (levels & again));
     }
 
     /// Returns once every interrupt byte decided so far has been written to the guest's socket.
@@ -223,6 +247,7 @@ impl Platform {
     pub fn spawn_server(self: &Arc<Self>, mut kicks: UnixStream, looker: Nudge) -> JoinHandle<()> {
         let me = self.clone();
         std::thread::spawn(move || {
+            crate::host_priority::serve_promptly();
             let Some(ddr) = me.fabric.ddr(me.node) else { return };
             let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
             // SAFETY: the slots and flags are atomics; any bit pattern is valid.
@@ -254,7 +279,7 @@ impl Platform {
         }
         let started = Instant::now();
         let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());
-        let result = self.access(access);
+        let (result, lines) = self.access_and_lines(access);
         let model_ns = u32::try_from(started.elapsed().as_nanos()).unwrap_or(u32::MAX);
         slot.complete(req.seq, result, model_ns);
         let counters = &self.fabric.counters[self.node];
@@ -282,6 +307,6 @@ impl Platform {
                 });
             }
         }
-        self.update_irqs(access.write);
+        self.update_irqs(if access.write { lines } else { 0 });
     }
 }

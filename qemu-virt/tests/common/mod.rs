@@ -143,9 +143,7 @@ impl Rig {
 
     /// A forwarded access, as the platform's server performs it (lines updated after it).
     pub fn access(&self, node: usize, write: bool, addr: u64, size: u32, data: u128) -> Result<u128, Status> {
-        let result = self.platforms[node].access_one(write, size, addr, data);
-        self.platforms[node].update_irqs(write);
-        result
+        self.platforms[node].forwarded_one(write, size, addr, data)
     }
 
     pub fn write(&self, node: usize, addr: u64, size: u32, data: u128) -> Result<(), Status> {

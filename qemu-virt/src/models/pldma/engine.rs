@@ -342,7 +342,7 @@ impl Engine {
             }
         }
         if irq_changed && let Some(platform) = self.fabric.platform(self.node()) {
-            platform.update_irqs(false);
+            platform.update_irqs(0);
         }
     }
 }
