@@ -169,6 +169,11 @@ fn is_posted_reply(m: &Message) -> bool {
 /// dropped, other replies that arrive meanwhile are dropped with a warning. The caller holds
 /// [`CALL`].
 fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: u64) -> Option<Message> {
+    wait_reply_pausing(wanted, timeout, core::hint::spin_loop)
+}
+
+/// [`wait_reply`], calling `pause` between two looks at the ring.
+fn wait_reply_pausing(wanted: impl Fn(&Message) -> bool, timeout: u64, mut pause: impl FnMut()) -> Option<Message> {
     let start = crate::timer::now();
     loop {
         let parked = PARKED.lock().take();
@@ -185,8 +190,21 @@ fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: u64) -> Option<Message
         if crate::timer::now() - start > timeout {
             return None;
         }
-        core::hint::spin_loop();
+        pause();
     }
+}
+
+/// [`call`] for a request the R5 takes a while over (milliseconds): the caller sleeps between
+/// looks at the ring (WFI until the next interrupt; a core with the periodic tick wakes at least
+/// every tick), so that it leaves the host's CPU to the R5 on QEMU, whose host threads the
+/// caller's spinning vCPU would otherwise compete with.
+pub fn call_patiently(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
+    let _call = CALL.lock();
+    let seq = next_seq();
+    send(Message::new(op, seq, args))?;
+    let wanted = |m: &Message| m.seq == seq && m.op & ipc::op::REPLY != 0;
+    let nap = || crate::timer::sleep_until(crate::timer::now() + crate::timer::hz() / 10_000);
+    wait_reply_pausing(wanted, crate::timer::hz() * CALL_SECONDS, nap).ok_or(RpuError::Timeout)
 }
 
 /// Sends a request and waits (bounded) for its reply. Threads only (it may wait for another

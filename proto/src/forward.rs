@@ -300,6 +300,9 @@ impl Default for Patience {
 pub struct Timing {
     /// The host was asleep: the guest kicked it.
     pub kicked: bool,
+    /// A looker said it looked, but the request was still untaken after
+    /// [`Patience::late_kick`] looks: the guest kicked then.
+    pub kicked_late: bool,
     /// Writing the kick.
     pub kick: u64,
     /// From the end of the kick (or the post, if none) to the result.
@@ -343,7 +346,7 @@ pub fn forward_timed(
         spins = spins.wrapping_add(1);
         if Some(spins) == patience.late_kick && !timing.kicked && slot.state.load(Ordering::Acquire) == REQUEST {
             kick();
-            timing.kicked = true;
+            timing.kicked_late = true;
         }
         if spins.is_multiple_of(SPINS_PER_CLOCK) && timed_out() {
             break Err(ForwardError::TimedOut);
@@ -481,7 +484,7 @@ mod tests {
         let access = Access::single(false, 4, 42, 0);
         let (result, timing) = forward_timed(slots, 0, &access, Patience::default(), (kick, || false), || 0);
         assert_eq!(result, Ok([42, 0]));
-        assert!(timing.kicked);
+        assert!(timing.kicked_late && !timing.kicked);
         server.join().unwrap();
     }
 

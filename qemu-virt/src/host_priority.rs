@@ -16,3 +16,44 @@ pub fn serve_promptly() {
     // SAFETY: changes only the calling thread's scheduling class; `param` is a valid struct.
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
 }
+
+/// The slice an idle R5's threads get: an idle R5 polls, and whenever it gets a core it should
+/// give it back soon (a slice of the default length, milliseconds, is a stall for the vCPU
+/// that shared the core with it).
+pub const IDLE_SLICE_NS: u64 = 100_000;
+
+/// `sched_setattr`'s argument (`include/uapi/linux/sched/types.h`, the 48-byte first version).
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    /// For an ordinary thread: its slice in nanoseconds (Linux 6.12 on), 0 for the default.
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+}
+
+/// Makes thread `tid` (of our own child) an ordinary thread of priority `nice`, with a slice of
+/// `slice_ns` nanoseconds (0: the default). Kernels that take no slice get only the priority.
+pub fn set_fair(tid: libc::pid_t, nice: libc::c_int, slice_ns: u64) {
+    let attr = SchedAttr {
+        size: size_of::<SchedAttr>() as u32,
+        policy: libc::SCHED_OTHER as u32,
+        flags: 0,
+        nice,
+        priority: 0,
+        runtime: slice_ns,
+        deadline: 0,
+        period: 0,
+    };
+    // SAFETY: `attr` is a valid `sched_attr` of the size it says, alive for the call; the call
+    // changes only the scheduling of thread `tid`.
+    let set = unsafe { libc::syscall(libc::SYS_sched_setattr, tid, &raw const attr, 0u32) } == 0;
+    if !set {
+        // SAFETY: setpriority on a thread of our own child; no memory is involved.
+        unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
+    }
+}

@@ -281,6 +281,20 @@ impl Interconnect {
     /// (lost attempts are retried), waits the round-trip latency, and returns how many attempts
     /// were lost.
     pub fn transact(&self, src: usize, dst: usize) -> u32 {
+        let (lost, hops) = self.cross(src, dst);
+        wait(self.latency(hops + lost as usize));
+        lost
+    }
+
+    /// [`transact`](Self::transact) for a posted write: the same attempts on the same links, but
+    /// the sender does not wait for the response (the write is applied at once; a lost attempt
+    /// is retried by the links).
+    pub fn transact_posted(&self, src: usize, dst: usize) -> u32 {
+        self.cross(src, dst).0
+    }
+
+    /// Crosses the links there and back, retrying lost attempts: (attempts lost, hops).
+    fn cross(&self, src: usize, dst: usize) -> (u32, usize) {
         let mut path = self.hops(src, dst);
         path.extend(self.hops(dst, src));
         let mut lost = 0;
@@ -295,8 +309,7 @@ impl Interconnect {
                 lost += 1;
             }
         }
-        wait(self.latency(path.len() + lost as usize));
-        lost
+        (lost, path.len())
     }
 
     /// Where datagrams for `node` go.

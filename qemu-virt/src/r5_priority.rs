@@ -1,29 +1,32 @@
 //! The host priority of a node's R5 vCPU threads (`docs/hw/forwarding.md`, "The R5 on QEMU").
 //!
 //! QEMU's RPU has no interrupt controller, so the R5 firmware cannot sleep: it polls, and WFE
-//! only yields. While it idles its threads run at a low priority, so that the poll mostly uses
-//! CPU time nothing else wants (the A53s sleep in WFI and cost nothing when idle). Not the
-//! lowest: the R5 schedules every RDMA block, and at nice 19 (weight 15 against an A53's 1024)
-//! a busy host starved it for seconds, so that its transfers timed out; at nice 10 (weight 110)
-//! it gets about a tenth of a contended core.
+//! only yields. While it idles its threads run at the lowest priority (nice 19, weight 15
+//! against an A53's 1024), so that the poll uses CPU time nothing else wants (the A53s sleep in
+//! WFI and cost nothing when idle), and with a short slice, so that a vCPU that shares a core
+//! with them waits little when they do run: at nice 10 two idle R5s took a fifth of the core a
+//! busy A53 shared with them.
 //!
-//! A tenth is too little for an R5 that works: each of its forwarded accesses then waits for
-//! its turn on the host, and its round trip grows from microseconds to milliseconds. So an R5
-//! that makes a forwarded access (it does one for every few blocks it schedules, and for every
-//! register it reads) runs at the normal priority, until it has made none for [`IDLE_AFTER`].
+//! An R5 that works runs at the A53s' priority: one that makes a forwarded access (it makes one
+//! for every few blocks it schedules, and for every register it reads), or whose engine posts it
+//! events (a doorbell, an ACK), until neither has happened for [`IDLE_AFTER`]. A starved R5
+//! would make its forwarded accesses wait for its turn on the host (milliseconds instead of
+//! microseconds), and its RDMA transfers time out.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The priority of an idle R5's threads.
-const IDLE_NICE: libc::c_int = 10;
+const IDLE_NICE: libc::c_int = 19;
 /// The priority of a working R5's threads: the A53s'.
 const WORKING_NICE: libc::c_int = 0;
-/// An R5 that made no forwarded access for this long counts as idle again.
-pub const IDLE_AFTER: Duration = Duration::from_millis(20);
+/// An R5 with no forwarded access and no engine event for this long counts as idle again (longer
+/// than the RDMA retransmission timeout on QEMU, 100 ms, so that an R5 waiting to resend a
+/// block is not starved).
+pub const IDLE_AFTER: Duration = Duration::from_millis(250);
 
 pub struct R5Threads {
-    tids: Vec<libc::id_t>,
+    tids: Vec<libc::pid_t>,
     working: AtomicBool,
     epoch: Instant,
     /// Nanoseconds after `epoch` of the last forwarded access.
@@ -54,16 +57,16 @@ impl R5Threads {
         Self { tids: Vec::new(), working: AtomicBool::new(false), epoch: Instant::now(), last_access_ns: 0.into() }
     }
 
-    /// The R5 made a forwarded access: it works.
-    pub fn accessed(&self) {
+    /// The R5 made a forwarded access, or its engine posted it events: it works.
+    pub fn working_now(&self) {
         self.last_access_ns.store(self.epoch.elapsed().as_nanos() as u64, Ordering::Relaxed);
         if !self.working.swap(true, Ordering::AcqRel) {
             self.set_nice(WORKING_NICE);
         }
     }
 
-    /// Back to the idle priority if the R5 made no forwarded access for [`IDLE_AFTER`] (called
-    /// every few milliseconds).
+    /// Back to the idle priority if the R5 has not worked for [`IDLE_AFTER`] (called every few
+    /// milliseconds).
     pub fn relax_if_idle(&self) {
         let since =
             self.epoch.elapsed().saturating_sub(Duration::from_nanos(self.last_access_ns.load(Ordering::Relaxed)));
@@ -78,9 +81,9 @@ impl R5Threads {
     }
 
     fn set_nice(&self, nice: libc::c_int) {
+        let slice = if nice == IDLE_NICE { crate::host_priority::IDLE_SLICE_NS } else { 0 };
         for &tid in &self.tids {
-            // SAFETY: setpriority on a thread of our own child; no memory is involved.
-            unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) };
+            crate::host_priority::set_fair(tid, nice, slice);
         }
     }
 }
@@ -93,10 +96,10 @@ mod tests {
     fn an_access_makes_it_work_and_quiet_makes_it_idle() {
         let r5 = R5Threads::none();
         assert!(!r5.working());
-        r5.accessed();
+        r5.working_now();
         assert!(r5.working());
         r5.relax_if_idle();
-        assert!(r5.working(), "it just made an access");
+        assert!(r5.working(), "it just worked");
         std::thread::sleep(IDLE_AFTER);
         r5.relax_if_idle();
         assert!(!r5.working());

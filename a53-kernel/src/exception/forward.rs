@@ -55,7 +55,7 @@ pub enum TimingClock {
 static TIMING_CLOCK: AtomicU8 = AtomicU8::new(TimingClock::Off as u8);
 /// The timing of each core's last forwarded access (while a clock is on).
 static LAST_TIMING: spin::Mutex<[Timing; 4]> =
-    spin::Mutex::new([Timing { kicked: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
+    spin::Mutex::new([Timing { kicked: false, kicked_late: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
 
 /// Instructions each core spent in forwarded accesses, from the trap handler's entry to its
 /// return, while the clock is [`TimingClock::Instructions`]: the emulator's share of whatever

@@ -20,8 +20,10 @@ impl Window {
         Self { node, fabric }
     }
 
-    /// Resolves a window offset to the target node and the byte in its DDR.
-    fn target(&self, offset: u64, size: u32) -> Result<(usize, u64), Status> {
+    /// Resolves a window offset to the target node and the byte in its DDR, and crosses the
+    /// links: a load waits for its data to come back; a store is posted (Unimem remote stores
+    /// are: the CPU goes on once the store has left), so it does not wait the round trip.
+    fn target(&self, offset: u64, size: u32, store: bool) -> Result<(usize, u64), Status> {
         let (node, at) = window_target(GLOBAL_WINDOW_BASE + offset).ok_or(Status::Unmapped)?;
         let node = usize::from(node);
         if node >= self.fabric.nodes() {
@@ -32,7 +34,8 @@ impl Window {
             return Err(Status::Rejected);
         }
         NodeCounters::bump(&self.fabric.counters[self.node].window_accesses);
-        let lost = self.fabric.interconnect.transact(self.node, node);
+        let net = &self.fabric.interconnect;
+        let lost = if store { net.transact_posted(self.node, node) } else { net.transact(self.node, node) };
         if let Some(t) = &self.fabric.trace {
             t.packet(
                 self.node,
@@ -52,13 +55,13 @@ impl MmioDevice for Window {
     }
 
     fn read(&mut self, offset: u64, size: u32) -> Result<u128, Status> {
-        let (node, at) = self.target(offset, size)?;
+        let (node, at) = self.target(offset, size, false)?;
         let ddr = self.fabric.ddr(node).ok_or(Status::DeviceError)?;
         ddr.read(at, size).ok_or(Status::Unmapped)
     }
 
     fn write(&mut self, offset: u64, size: u32, value: u128) -> Result<(), Status> {
-        let (node, at) = self.target(offset, size)?;
+        let (node, at) = self.target(offset, size, true)?;
         let ddr = self.fabric.ddr(node).ok_or(Status::DeviceError)?;
         ddr.write(at, size, value).ok_or(Status::Unmapped)
     }

@@ -16,10 +16,19 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long the looker keeps looking after the last access it found: the gap between two
-/// accesses of a burst (a copy through the window, a packet's words, a request and its reply on
-/// another node) is a few microseconds of guest work, and an idle cluster's looker sleeps.
+/// How long the looker keeps looking after the last access it found, at first: the gap between
+/// two accesses of a burst (a copy through the window, a packet's words, a request and its
+/// reply on another node) is a few microseconds of guest work, and an idle cluster's looker
+/// sleeps.
 const SPIN: Duration = Duration::from_micros(50);
+/// The longest it keeps looking. A guest that was off its host core for longer than the looker
+/// looked (on a busy host), or that paid a kick, finds no looker and kicks; the kick costs it
+/// tens of microseconds, longer than the looker waits, so a stream of accesses could go on
+/// kicking for good. So a session that a kick starts soon after the last one ended looks twice
+/// as long, up to this.
+const SPIN_MAX: Duration = Duration::from_micros(800);
+/// A session that starts within this of the last one's end doubles the wait.
+const RESTART_SOON: Duration = Duration::from_millis(1);
 
 type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
 
@@ -60,10 +69,13 @@ impl Looker {
         let me = shared.clone();
         let thread = std::thread::spawn(move || {
             crate::host_priority::serve_promptly();
+            let (mut spin, mut ended) = (SPIN, Instant::now());
             while me.wait_for_nudge() {
+                spin = if ended.elapsed() < RESTART_SOON { (spin * 2).min(SPIN_MAX) } else { SPIN };
                 me.looking.store(true, Ordering::Release);
-                look_once(&fabric);
+                look_once(&fabric, spin);
                 me.looking.store(false, Ordering::Release);
+                ended = Instant::now();
             }
         });
         Self { shared, thread: Some(thread) }
@@ -102,8 +114,9 @@ impl Shared {
     }
 }
 
-/// One looking session over every running node's slots (`proto::forward::look`).
-fn look_once(fabric: &Fabric) {
+/// One looking session over every running node's slots (`proto::forward::look`), until none
+/// has posted anything for `spin`.
+fn look_once(fabric: &Fabric, spin: Duration) {
     let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
     let nodes: Vec<(Arc<Platform>, &Slots)> = fabric
         .platforms()
@@ -121,7 +134,7 @@ fn look_once(fabric: &Fabric) {
             idle_since = Instant::now();
         }
         std::hint::spin_loop();
-        idle_since.elapsed() < SPIN
+        idle_since.elapsed() < spin
     };
     look(&areas, |node, cpu, slot, request| nodes[node].0.serve(cpu, slot, &request), keep_looking);
 }

@@ -275,7 +275,7 @@ impl Platform {
         if cpu >= R5_SLOT
             && let Some(r5) = self.r5.get()
         {
-            r5.accessed();
+            r5.working_now();
         }
         let started = Instant::now();
         let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());

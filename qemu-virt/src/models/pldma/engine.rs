@@ -340,6 +340,10 @@ impl Engine {
             if let Some(word) = unsafe { ddr.view::<AtomicU32>(board::zcu102_qemu::R5_EVENT_WORD) } {
                 word.fetch_add(1, Ordering::SeqCst);
             }
+            // The R5 has news: its host threads get their working priority (`r5_priority`).
+            if let Some(r5) = self.fabric.platform(self.node()).as_deref().and_then(|p| p.r5_threads().cloned()) {
+                r5.working_now();
+            }
         }
         if irq_changed && let Some(platform) = self.fabric.platform(self.node()) {
             platform.update_irqs(0);
