@@ -142,7 +142,7 @@ fn try_forward(frame: &mut AbortFrame, dfar: u32) -> Result<(), Unforwarded> {
     if uses_banked && mode != MODE_SYS && mode != MODE_USR {
         return Err(Unforwarded::BankedRegister);
     }
-    let done = a32::emulate(&access, &mut FrameRegs(frame), &mut SlotBus).map_err(Unforwarded::Emulate)?;
+    let done = a32::execute(&access, &mut FrameRegs(frame), &mut SlotBus).map_err(Unforwarded::Emulate)?;
     frame.pc = frame.pc.wrapping_add(done.pc_advance as u32);
     Ok(())
 }

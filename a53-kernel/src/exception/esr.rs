@@ -117,6 +117,7 @@ impl Esr {
         LocalRegisterCopy::new(self.0)
     }
 
+    #[inline]
     pub fn class(self) -> ExceptionClass {
         use ESR_EL1::EC::Value as Ec;
         use ExceptionClass::*;
@@ -167,6 +168,7 @@ impl Esr {
     }
 
     /// For aborts: the fault status code.
+    #[inline]
     pub fn fault_status(self) -> FaultStatus {
         let code = self.abort().read(ABORT_ISS::FSC) as u8;
         let level = code & 0b11;

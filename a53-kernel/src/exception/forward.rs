@@ -296,7 +296,7 @@ fn serve_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
     }
     let mut regs = FrameRegs { frame, from_user: fault.from_user };
     let mut bus = SlotBus { slot: cpu::core_id(), translate };
-    match a64::emulate(&access, &mut regs, &mut bus) {
+    match a64::execute(&access, &mut regs, &mut bus) {
         Ok(done) => {
             frame.elr += done.pc_advance;
             Resolution::Resume

@@ -71,7 +71,34 @@ pub struct BusAccess {
 
 const EMPTY: BusAccess = BusAccess { addr: 0, size: Size::B1, kind: Kind::Load, value: 0 };
 
-/// Outcome of a successful emulation.
+/// Outcome of a successful execution ([`a64::execute`](crate::a64::execute),
+/// [`a32::execute`](crate::a32::execute)): what the glue needs to resume.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Executed {
+    /// `false` when an A32 condition check failed and the instruction was
+    /// treated as a no-op (no bus access, no register write). Always `true`
+    /// for A64.
+    pub executed: bool,
+    /// New value of the base register if it was written back.
+    pub writeback: Option<u64>,
+    /// Bytes to add to the faulting PC to resume after the instruction (4).
+    pub pc_advance: u64,
+}
+
+impl Executed {
+    pub(crate) const fn skipped() -> Executed {
+        Executed { executed: false, writeback: None, pc_advance: 4 }
+    }
+
+    pub(crate) const fn done(writeback: Option<u64>) -> Executed {
+        Executed { executed: true, writeback, pc_advance: 4 }
+    }
+}
+
+/// Outcome of a successful emulation ([`a64::emulate`](crate::a64::emulate),
+/// [`a32::emulate`](crate::a32::emulate)): an [`Executed`] and the bus
+/// accesses made, for tests and tools (an abort handler calls `execute`,
+/// which keeps no record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Emulated {
     accesses: [BusAccess; 2],
@@ -87,10 +114,6 @@ pub struct Emulated {
 }
 
 impl Emulated {
-    pub(crate) const fn skipped() -> Emulated {
-        Emulated { accesses: [EMPTY; 2], count: 0, executed: false, writeback: None, pc_advance: 4 }
-    }
-
     /// Bus accesses performed, in order (none when skipped, two for pairs).
     pub fn accesses(&self) -> &[BusAccess] {
         &self.accesses[..self.count]
@@ -99,6 +122,61 @@ impl Emulated {
     /// Address of the first (lowest) access, if any.
     pub fn addr(&self) -> Option<u64> {
         self.accesses().first().map(|a| a.addr)
+    }
+}
+
+/// A bus that records the accesses made through it: `emulate` is `execute`
+/// through one of these.
+pub(crate) struct Recorder<'a, B: ?Sized> {
+    bus: &'a mut B,
+    accesses: [BusAccess; 2],
+    count: usize,
+}
+
+impl<'a, B: Bus + ?Sized> Recorder<'a, B> {
+    pub(crate) fn new(bus: &'a mut B) -> Self {
+        Self { bus, accesses: [EMPTY; 2], count: 0 }
+    }
+
+    fn note(&mut self, addr: u64, size: Size, kind: Kind, value: u128) {
+        if let Some(slot) = self.accesses.get_mut(self.count) {
+            *slot = BusAccess { addr, size, kind, value: value & size.mask() };
+            self.count += 1;
+        }
+    }
+
+    /// The record of `executed`.
+    pub(crate) fn emulated(self, executed: Executed) -> Emulated {
+        let Executed { executed, writeback, pc_advance } = executed;
+        Emulated { accesses: self.accesses, count: self.count, executed, writeback, pc_advance }
+    }
+}
+
+impl<B: Bus + ?Sized> Bus for Recorder<'_, B> {
+    fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
+        let value = self.bus.read(addr, size)?;
+        self.note(addr, size, Kind::Load, value);
+        Ok(value)
+    }
+
+    fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
+        self.bus.write(addr, size, value)?;
+        self.note(addr, size, Kind::Store, value);
+        Ok(())
+    }
+
+    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
+        let values = self.bus.read_pair(addrs, size)?;
+        self.note(addrs[0], size, Kind::Load, values[0]);
+        self.note(addrs[1], size, Kind::Load, values[1]);
+        Ok(values)
+    }
+
+    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
+        self.bus.write_pair(addrs, size, values)?;
+        self.note(addrs[0], size, Kind::Store, values[0]);
+        self.note(addrs[1], size, Kind::Store, values[1]);
+        Ok(())
     }
 }
 
@@ -114,35 +192,20 @@ pub(crate) fn run_accesses(
     size: Size,
     addrs: &[u64],
     values: &mut [u128; 2],
-) -> Result<Done, EmulateError> {
+) -> Result<(), EmulateError> {
     let fail = |(addr, error)| EmulateError::Bus { addr, size, kind, error };
-    let count = addrs.len().min(2);
-    match (kind, count) {
-        (Kind::Load, 1) => values[0] = bus.read(addrs[0], size).map_err(|e| fail((addrs[0], e)))? & size.mask(),
-        (Kind::Store, 1) => {
+    match (kind, addrs) {
+        (Kind::Load, [a]) => values[0] = bus.read(*a, size).map_err(|e| fail((*a, e)))? & size.mask(),
+        (Kind::Store, [a]) => {
             values[0] &= size.mask();
-            bus.write(addrs[0], size, values[0]).map_err(|e| fail((addrs[0], e)))?;
+            bus.write(*a, size, values[0]).map_err(|e| fail((*a, e)))?;
         }
-        (Kind::Load, _) => *values = bus.read_pair([addrs[0], addrs[1]], size).map_err(fail)?.map(|v| v & size.mask()),
-        (Kind::Store, _) => {
+        (Kind::Load, [a, b, ..]) => *values = bus.read_pair([*a, *b], size).map_err(fail)?.map(|v| v & size.mask()),
+        (Kind::Store, [a, b, ..]) => {
             *values = values.map(|v| v & size.mask());
-            bus.write_pair([addrs[0], addrs[1]], size, *values).map_err(fail)?;
+            bus.write_pair([*a, *b], size, *values).map_err(fail)?;
         }
+        (_, []) => {}
     }
-    let mut done = Done { accesses: [EMPTY; 2], count };
-    for (i, slot) in done.accesses.iter_mut().take(count).enumerate() {
-        *slot = BusAccess { addr: addrs[i], size, kind, value: values[i] };
-    }
-    Ok(done)
-}
-
-/// Bus accesses completed by [`run_accesses`].
-pub(crate) struct Done {
-    accesses: [BusAccess; 2],
-    count: usize,
-}
-
-#[inline]
-pub(crate) fn emulated(done: Done, writeback: Option<u64>) -> Emulated {
-    Emulated { accesses: done.accesses, count: done.count, executed: true, writeback, pc_advance: 4 }
+    Ok(())
 }

@@ -7,7 +7,9 @@
 //! free of any CPU-specific glue:
 //!
 //! * [`a64`] decodes A64 loads/stores ([`a64::decode`]) and executes a decoded
-//!   access ([`a64::emulate`]) against an [`a64::RegisterFile`] and a [`Bus`].
+//!   access against an [`a64::RegisterFile`] and a [`Bus`]: [`a64::execute`]
+//!   for an abort handler, [`a64::emulate`], which also records the bus
+//!   accesses, for tests and tools.
 //! * [`a32`] does the same for the A32 (ARM state) instruction set of an
 //!   ARMv7-R core ([`a32::decode`], [`a32::emulate`], [`a32::RegisterFile`]).
 //! * [`Bus`], [`Emulated`] and the shared operand types live at the crate root.
@@ -72,6 +74,6 @@ mod emulate;
 mod error;
 mod types;
 
-pub use emulate::{Bus, BusAccess, Emulated};
+pub use emulate::{Bus, BusAccess, Emulated, Executed};
 pub use error::{BusError, DecodeError, EmulateError, Isa, Reason};
 pub use types::{Addressing, Kind, Size, Transfer};

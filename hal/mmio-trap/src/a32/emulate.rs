@@ -1,7 +1,7 @@
 //! Execution of a decoded A32 access.
 
 use super::{Access, Offset, RegisterFile};
-use crate::emulate::{Bus, Emulated, emulated, run_accesses};
+use crate::emulate::{Bus, Emulated, Executed, Recorder, run_accesses};
 use crate::error::EmulateError;
 use crate::types::{Addressing, Kind};
 
@@ -22,7 +22,18 @@ const CPSR_C: u32 = 1 << 29;
 ///
 /// Rejects CPSR.E = 1 (big-endian data) and CPSR.T = 1 (Thumb state). If a
 /// bus access fails, no register is modified.
+///
+/// [`execute`] does the same and keeps no record of the accesses: the
+/// abort handler's path.
 pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus) -> Result<Emulated, EmulateError> {
+    let mut recorder = Recorder::new(bus);
+    let executed = execute(access, regs, &mut recorder)?;
+    Ok(recorder.emulated(executed))
+}
+
+/// [`emulate`] without the record of the bus accesses.
+#[inline]
+pub fn execute(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus) -> Result<Executed, EmulateError> {
     let cpsr = regs.cpsr();
     if cpsr & CPSR_T != 0 {
         return Err(EmulateError::ThumbState);
@@ -31,7 +42,7 @@ pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus
         return Err(EmulateError::BigEndian);
     }
     if !access.cond.passed(cpsr) {
-        return Ok(Emulated::skipped());
+        return Ok(Executed::skipped());
     }
 
     let base = regs.r(access.rn);
@@ -54,7 +65,7 @@ pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus
             *value = u128::from(regs.r(n));
         }
     }
-    let done = run_accesses(bus, access.kind, access.size, &addrs[..count], &mut values)?;
+    run_accesses(bus, access.kind, access.size, &addrs[..count], &mut values)?;
 
     // All bus accesses succeeded: commit register writes.
     if access.kind == Kind::Load {
@@ -67,5 +78,5 @@ pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus
         regs.set_r(access.rn, offset_addr);
         u64::from(offset_addr)
     });
-    Ok(emulated(done, writeback))
+    Ok(Executed::done(writeback))
 }

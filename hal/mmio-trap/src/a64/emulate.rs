@@ -1,7 +1,7 @@
 //! Execution of a decoded A64 access.
 
 use super::{Access, Extend, Offset, Reg31, RegClass, RegisterFile, Width};
-use crate::emulate::{Bus, Emulated, emulated, run_accesses};
+use crate::emulate::{Bus, Emulated, Executed, Recorder, run_accesses};
 use crate::error::EmulateError;
 use crate::types::{Addressing, Kind};
 
@@ -15,8 +15,18 @@ use crate::types::{Addressing, Kind};
 /// transfer or offset register.
 ///
 /// If any bus access fails, no register is modified.
-#[inline]
+///
+/// [`execute`] does the same and keeps no record of the accesses: the
+/// abort handler's path.
 pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus) -> Result<Emulated, EmulateError> {
+    let mut recorder = Recorder::new(bus);
+    let executed = execute(access, regs, &mut recorder)?;
+    Ok(recorder.emulated(executed))
+}
+
+/// [`emulate`] without the record of the bus accesses.
+#[inline]
+pub fn execute(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus) -> Result<Executed, EmulateError> {
     let base = regs.gpr(access.rn, Reg31::Sp);
     let offset = match access.offset {
         Offset::Imm(imm) => imm as u64,
@@ -48,7 +58,7 @@ pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus
             };
         }
     }
-    let done = run_accesses(bus, access.kind, access.size, &addrs[..count], &mut values)?;
+    run_accesses(bus, access.kind, access.size, &addrs[..count], &mut values)?;
 
     // All bus accesses succeeded: commit register writes.
     if access.kind == Kind::Load {
@@ -70,5 +80,5 @@ pub fn emulate(access: &Access, regs: &mut impl RegisterFile, bus: &mut impl Bus
         regs.set_gpr(access.rn, Reg31::Sp, offset_addr);
         offset_addr
     });
-    Ok(emulated(done, writeback))
+    Ok(Executed::done(writeback))
 }

@@ -17,7 +17,7 @@ mod emulate;
 mod fmt;
 
 pub use decode::decode;
-pub use emulate::emulate;
+pub use emulate::{emulate, execute};
 
 use crate::types::{Addressing, Kind, Size, Transfer};
 
