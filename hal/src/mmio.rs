@@ -108,6 +108,28 @@ pub unsafe fn write_u128_pair(ptr: *mut u128, values: [u128; 2]) {
     }
 }
 
+/// Two adjacent 32-bit stores in one instruction (`stp w, w` on AArch64): the first at `ptr`,
+/// then the next 4 bytes. For registers written together (a vmbox MIF's interrupt set-up), one
+/// burst on the board and one forwarded request on the QEMU board.
+///
+/// # Safety
+///
+/// `ptr` must be valid for an 8-byte write (device or normal memory) and 4-byte aligned.
+#[inline(always)]
+pub unsafe fn write_u32_pair(ptr: *mut u32, values: [u32; 2]) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: per the caller.
+    unsafe {
+        crate::arch::store_w_pair(ptr, values)
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: per the caller.
+    unsafe {
+        ptr.write_volatile(values[0]);
+        ptr.add(1).write_volatile(values[1]);
+    }
+}
+
 /// One 128-bit store (`str q` on AArch64).
 ///
 /// # Safety

@@ -152,7 +152,8 @@ fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64
     }
     let count = || gsas_node::with_process_mif(index, |m| m.count()).map_or(0, u64::from);
     if count() >= words {
-        gsas_node::with_process_mif(index, MifIrq::disarm);
+        // Woken by the interrupt, whose handler disarmed the MIF: nothing to write then.
+        gsas_node::with_process_mif(index, MifIrq::disarm_if_armed);
         return ok(frame, &[0]);
     }
     // Arm first, then look again: a word that arrives in between raises the interrupt anyway.

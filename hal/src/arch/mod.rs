@@ -90,3 +90,20 @@ pub(crate) unsafe fn store_q_pair(ptr: *mut u128, values: [u128; 2]) {
         );
     }
 }
+
+/// `stp w, w`: two 32-bit stores in one instruction (one burst where the bus makes one).
+///
+/// # Safety
+///
+/// `ptr` must be valid for an 8-byte write and 4-byte aligned.
+#[inline(always)]
+pub(crate) unsafe fn store_w_pair(ptr: *mut u32, values: [u32; 2]) {
+    // SAFETY: per the caller; one STP of two general-purpose registers' low words.
+    unsafe {
+        asm!(
+            "stp {a:w}, {b:w}, [{p}]",
+            p = in(reg) ptr, a = in(reg) values[0], b = in(reg) values[1],
+            options(nostack),
+        );
+    }
+}

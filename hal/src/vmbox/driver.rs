@@ -2,7 +2,7 @@
 
 use super::EMPTY_SENTINEL;
 use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
-use crate::mmio::{Mmio, read_u128, read_u128_pair};
+use crate::mmio::{Mmio, read_u128, read_u128_pair, write_u32_pair};
 use tock_registers::interfaces::{Readable, Writeable};
 
 /// A mailbox interface page, whole: [`split`](Mif::split) it between the reader that dequeues
@@ -28,7 +28,7 @@ impl Mif {
         // SAFETY: the same page, owned by `self` (consumed here); the halves write disjoint
         // registers and only read the shared STATUS.
         let (reader, irq) = unsafe { (Mmio::new(addr), Mmio::new(addr)) };
-        (MifReader { regs: reader }, MifIrq { regs: irq })
+        (MifReader { regs: reader }, MifIrq { regs: irq, armed: false, depth: None })
     }
 }
 
@@ -66,6 +66,10 @@ impl MifReader {
 /// The interrupt half of a MIF page: threshold, enable, status; COUNT and DEPTH.
 pub struct MifIrq {
     regs: Mmio<MifRegisters>,
+    /// The interrupt is enabled: [`arm`](Self::arm) was the last of `arm` and `disarm`.
+    armed: bool,
+    /// DEPTH, once read (it never changes).
+    depth: Option<u32>,
 }
 
 impl MifIrq {
@@ -74,22 +78,40 @@ impl MifIrq {
         self.regs.status.read(STATUS::COUNT)
     }
 
-    /// Words the FIFO can hold (DEPTH).
-    pub fn depth(&self) -> u32 {
-        self.regs.depth.get() & 0xffff
+    /// Words the FIFO can hold (DEPTH; read once).
+    pub fn depth(&mut self) -> u32 {
+        let regs = &self.regs;
+        *self.depth.get_or_insert_with(|| regs.depth.get() & 0xffff)
     }
 
-    /// Raise the interrupt once `words` are queued (`words` >= 1).
+    /// Raise the interrupt once `words` are queued (`words` >= 1): a stale THRESHOLD status is
+    /// cleared and the level set with one pair store (`irq_status`, then `threshold`), then the
+    /// interrupt is enabled.
     pub fn arm(&mut self, words: u32) {
-        self.regs.threshold.write(THRESHOLD::LEVEL.val(words.clamp(1, 0xffff)));
-        self.regs.irq_status.write(IRQ::THRESHOLD::SET);
+        let level = THRESHOLD::LEVEL.val(words.clamp(1, 0xffff)).value;
+        // SAFETY: irq_status (0x1c) and threshold (0x20) of this page, adjacent and aligned.
+        unsafe {
+            write_u32_pair(core::ptr::addr_of!(self.regs.irq_status) as *mut u32, [IRQ::THRESHOLD::SET.value, level])
+        };
         self.regs.irq_enable.write(IRQ::THRESHOLD::SET);
+        self.armed = true;
     }
 
-    /// Stops interrupting and acknowledges what was pending.
+    /// Stops interrupting and acknowledges what was pending: one pair store (`irq_enable`
+    /// cleared, then every `irq_status` bit written 1).
     pub fn disarm(&mut self) {
-        self.regs.irq_enable.set(0);
-        self.regs.irq_status.write(IRQ::THRESHOLD::SET + IRQ::NOT_EMPTY::SET + IRQ::REFUSED::SET);
+        let all = (IRQ::THRESHOLD::SET + IRQ::NOT_EMPTY::SET + IRQ::REFUSED::SET).value;
+        // SAFETY: irq_enable (0x18) and irq_status (0x1c) of this page, adjacent and aligned.
+        unsafe { write_u32_pair(core::ptr::addr_of!(self.regs.irq_enable) as *mut u32, [0, all]) };
+        self.armed = false;
+    }
+
+    /// [`disarm`](Self::disarm), if [`arm`](Self::arm) was the last of the two (an interrupt
+    /// handler usually disarmed it already).
+    pub fn disarm_if_armed(&mut self) {
+        if self.armed {
+            self.disarm();
+        }
     }
 }
 
