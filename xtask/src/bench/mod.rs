@@ -1,6 +1,8 @@
 //! `cargo xtask bench NAME`: benchmarks that print their figures as `name: value unit` lines.
 //! Figures measured in QEMU describe the emulator on this machine, not the board.
 
+mod figures;
+
 use crate::qemu_run::{RuntimeDir, node_specs};
 use crate::{images, setup};
 use anyhow::{Context, bail};
@@ -154,9 +156,8 @@ fn value_of(lines: &[String], name: &str) -> Option<f64> {
 
 fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
     let (single, _) = bench.run_image(1, "bench=platform")?;
-    for line in &single {
-        println!("{line}");
-    }
+    let round_trips = figures::RoundTrips::from_lines(&single)?;
+    round_trips.print(figures::host_slot_round_trip(10_000));
     if breakdown {
         platform_breakdown(bench)?;
     }
@@ -167,7 +168,12 @@ fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
     let host_rate = host_memcpy_rate(bytes as usize);
     println!("global_window_copy_throughput: {:.1} KiB/s", window_rate / 1024.0);
     println!("host_memcpy_throughput: {:.1} MiB/s", host_rate / (1024.0 * 1024.0));
-    println!("global_window_vs_host_memcpy: {:.3e} ratio", window_rate / host_rate);
+    let ratio = window_rate / host_rate;
+    let verdict = if ratio >= figures::WINDOW_VS_MEMCPY_GOAL { "met" } else { "NOT met" };
+    println!(
+        "global_window_vs_host_memcpy: {ratio:.3e} ratio (goal >= {:.0e}: {verdict})",
+        figures::WINDOW_VS_MEMCPY_GOAL
+    );
     for nodes in [1, 2, 4] {
         let (_, boot) = bench.run_image(nodes, "bench=boot")?;
         println!("boot_to_ready_{nodes}_nodes: {:.0} ms", boot.as_secs_f64() * 1000.0);
@@ -195,19 +201,8 @@ fn gsas(bench: &Bench) -> anyhow::Result<()> {
     const NODES: usize = 4;
     // Without the R5s: they take no part, and their polling would take host CPU from the nodes.
     let (lines, _) = bench.run_nodes(node_specs(NODES, &bench.images.ktest, None, "bench=gsas-fad"))?;
-    let per = |name: &str| value_of(&lines, name).with_context(|| format!("the benchmark printed no {name}"));
-    let ops_per_node = per("gsas_fad_requests_per_process")? * per("gsas_fad_processes_per_node")?;
-    for requesters in 1..=NODES {
-        let prefix = format!("gsas_fad_{requesters}_requesters_node");
-        let times: Vec<f64> = lines
-            .iter()
-            .filter_map(|l| l.strip_prefix(&prefix)?.split_once("_ns: ")?.1.split(' ').next()?.parse().ok())
-            .collect();
-        anyhow::ensure!(times.len() == requesters, "{requesters} requesting nodes, {} timings: {lines:?}", times.len());
-        let slowest_s = times.iter().copied().fold(0.0, f64::max) / 1e9;
-        let ops = ops_per_node * requesters as f64;
-        println!("gsas_fad64_throughput_{requesters}_requesting_nodes: {:.0} ops/s", ops / slowest_s);
-    }
+    let throughputs = figures::fad_throughputs(&lines, NODES)?;
+    figures::print_fad_throughputs(&throughputs, figures::host_slot_round_trip(10_000));
     let counts = service_counts(bench.qemu, &bench.images.ktest)?;
     println!(
         "gsas_service_instructions_per_fad_median: {} instructions (goal <= {SERVICE_INSTRUCTIONS_GOAL})",
