@@ -23,6 +23,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::qemu_on_four_nodes_runs_the_demo_and_ends_together", run: demo_four_nodes },
     CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
+    CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest { name: "runner::a_failing_program_makes_run_exit_with_its_status", run: failing_program },
     CommandTest { name: "runner::a_run_that_times_out_exits_non_zero_and_names_the_nodes", run: timed_out_run },
     CommandTest { name: "runner::bad_input_to_xtask_gets_a_one_line_error", run: bad_input },
@@ -100,6 +101,50 @@ fn readme_sockets() -> Verdict {
     ] {
         let done = start(args, CLUSTER_RUN)?;
         check(&done, 0, &["every node finished cleanly", verdict])?;
+    }
+    Ok(())
+}
+
+/// The README's benchmark commands: each ends well and prints its figures (what they measure is
+/// the benchmarks' business; this checks that the commands work and print what they promise).
+fn readme_benches() -> Verdict {
+    let trace_dir = std::env::temp_dir().join(format!("unimem-bench-trace-{}", std::process::id()));
+    let trace_arg = trace_dir.to_string_lossy().into_owned();
+    let cases: [(&[&str], &[&str]); 7] = [
+        (
+            &["bench", "platform"],
+            &[
+                "a53_forwarded_round_trip_median:",
+                "r5_forwarded_round_trip_p99:",
+                "global_window_vs_host_memcpy:",
+                "boot_to_ready_4_nodes:",
+            ],
+        ),
+        (
+            &["bench", "gsas"],
+            &[
+                "gsas_fad64_throughput_1_requesting_nodes:",
+                "gsas_fad64_throughput_4_requesting_nodes:",
+                "gsas_service_instructions_per_fad_median:",
+            ],
+        ),
+        (&["bench", "rdma"], &["rdma_r5_instructions_per_16kib_block:", "rdma_16mib_write_vs_host_memcpy:"]),
+        (&["bench", "sockets"], &["sockets_stream_vs_raw_rdma:", "sockets_64b_round_trip_instructions:"]),
+        (
+            &["bench", "pagefault"],
+            &["pagefault_source_65536b_touch_ahead_gain:", "a53_instructions_per_fault_interrupt:"],
+        ),
+        (&["bench", "gsas", "--dev"], &["build: dev", "gsas_service_instructions_per_fad_median:"]),
+        (&["bench", "platform", "--trace-dir", &trace_arg], &["global_window_vs_host_memcpy:"]),
+    ];
+    for (args, figures) in cases {
+        let done = start(args, CLUSTER_RUN)?;
+        check(&done, 0, figures)?;
+    }
+    let traces = std::fs::read_dir(&trace_dir).map(|d| d.count()).unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&trace_dir);
+    if traces == 0 {
+        return Err(Failed { reason: format!("bench --trace-dir wrote no trace into {trace_arg}"), log: vec![] });
     }
     Ok(())
 }
