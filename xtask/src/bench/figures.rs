@@ -120,10 +120,7 @@ pub fn print_fad_throughputs(throughputs: &[f64], reference: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(text: &str) -> Vec<String> {
-        text.lines().map(str::to_string).collect()
-    }
+    use crate::bench::tests::lines;
 
     const PLATFORM: &str = "a53_forwarded_round_trip_median: 2.192 us
 a53_forwarded_round_trip_p99: 2.496 us

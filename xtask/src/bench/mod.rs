@@ -529,7 +529,8 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    fn lines(text: &str) -> Vec<String> {
+    /// The lines of a run's output, as the benchmarks collect them.
+    pub(super) fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
     }
 
