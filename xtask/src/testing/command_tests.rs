@@ -135,7 +135,14 @@ fn readme_benches() -> Verdict {
             &["pagefault_source_65536b_touch_ahead_gain:", "a53_instructions_per_fault_interrupt:"],
         ),
         (&["bench", "gsas", "--dev"], &["build: dev", "gsas_service_instructions_per_fad_median:"]),
-        (&["bench", "platform", "--trace-dir", &trace_arg], &["global_window_vs_host_memcpy:"]),
+        (
+            &["bench", "platform", "--breakdown", "--trace-dir", &trace_arg],
+            &[
+                "a53_forward_reads_that_kicked_late:",
+                "a53_forward_guest_trap_decode_return:",
+                "global_window_vs_host_memcpy:",
+            ],
+        ),
     ];
     for (args, figures) in cases {
         let done = start(args, CLUSTER_RUN)?;
