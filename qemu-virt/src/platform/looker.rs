@@ -67,11 +67,20 @@ impl Looker {
     pub fn spawn(fabric: Arc<Fabric>) -> Self {
         let shared = Arc::new(Shared::default());
         let me = shared.clone();
+        // On a host with one core a looking thread only keeps the guests it waits for off the
+        // core: there it looks once and sleeps.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let thread = std::thread::spawn(move || {
-            crate::host_priority::serve_promptly();
+            if cores > 1 {
+                crate::host_priority::serve_promptly();
+            }
             let (mut spin, mut ended) = (SPIN, Instant::now());
             while me.wait_for_nudge() {
-                spin = if ended.elapsed() < RESTART_SOON { (spin * 2).min(SPIN_MAX) } else { SPIN };
+                spin = match cores {
+                    1 => Duration::ZERO,
+                    _ if ended.elapsed() < RESTART_SOON => (spin * 2).min(SPIN_MAX),
+                    _ => SPIN,
+                };
                 me.looking.store(true, Ordering::Release);
                 look_once(&fabric, spin);
                 me.looking.store(false, Ordering::Release);
