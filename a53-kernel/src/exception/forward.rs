@@ -178,10 +178,10 @@ struct SlotBus<'a> {
 
 impl hal::mmio_trap::Bus for SlotBus<'_> {
     fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
-        self.request(false, [addr, addr], size, false, [0; 2]).map(|[v, _]| v).map_err(|(_, e)| e)
+        self.single(false, addr, size, 0).map_err(|(_, e)| e)
     }
     fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
-        self.request(true, [addr, addr], size, false, [value, 0]).map(drop).map_err(|(_, e)| e)
+        self.single(true, addr, size, value).map(drop).map_err(|(_, e)| e)
     }
     fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
         self.pair(false, addrs, size, [0; 2])
@@ -192,8 +192,20 @@ impl hal::mmio_trap::Bus for SlotBus<'_> {
 }
 
 impl SlotBus<'_> {
+    /// The physical address of `va` if the platform serves it; otherwise `va`, unmapped.
+    fn forwarded_pa(&self, va: u64) -> Result<u64, (u64, BusError)> {
+        (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or((va, BusError::Unmapped))
+    }
+
+    /// One access at `va`.
+    fn single(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, (u64, BusError)> {
+        let access = Access::single(write, size.bytes() as u32, self.forwarded_pa(va)?, value);
+        self.request([va; 2], &access).map(|[v, _]| v)
+    }
+
     /// A pair (LDP/STP) as one request, a burst to the device, when its second access is the
-    /// next bytes of the same physical space; otherwise as two requests.
+    /// next bytes of the same physical space; otherwise as two requests. Each address is
+    /// translated once.
     fn pair(
         &mut self,
         write: bool,
@@ -201,30 +213,21 @@ impl SlotBus<'_> {
         size: Size,
         values: [u128; 2],
     ) -> Result<[u128; 2], (u64, BusError)> {
-        let second = (self.translate)(addrs[1]).filter(|&pa| is_forwarded(pa));
-        let next = (self.translate)(addrs[0]).and_then(|pa| pa.checked_add(size.bytes() as u64));
-        if second.is_some() && second == next {
-            return self.request(write, addrs, size, true, values);
+        let (first, second) = (self.forwarded_pa(addrs[0])?, self.forwarded_pa(addrs[1]));
+        let bytes = size.bytes() as u32;
+        let burst = Access { write, size: bytes, addr: first, pair: true, data: values };
+        if second.is_ok_and(|pa| pa == burst.second_addr()) {
+            return self.request(addrs, &burst);
         }
-        let [a, _] = self.request(write, [addrs[0]; 2], size, false, [values[0], 0])?;
-        let [b, _] = self.request(write, [addrs[1]; 2], size, false, [values[1], 0])?;
+        let [a, _] = self.request([addrs[0]; 2], &Access::single(write, bytes, first, values[0]))?;
+        let [b, _] = self.request([addrs[1]; 2], &Access::single(write, bytes, second?, values[1]))?;
         Ok([a, b])
     }
 
-    /// One request through this core's slot: the access at `addrs[0]`, or the pair at both.
-    /// On failure, the address of the access that failed.
-    fn request(
-        &mut self,
-        write: bool,
-        addrs: [u64; 2],
-        size: Size,
-        pair: bool,
-        data: [u128; 2],
-    ) -> Result<[u128; 2], (u64, BusError)> {
-        let unmapped = (addrs[0], BusError::Unmapped);
-        let pa = (self.translate)(addrs[0]).filter(|&pa| is_forwarded(pa)).ok_or(unmapped)?;
-        let channel = CHANNEL.get().ok_or(unmapped)?;
-        let access = Access { write, size: size.bytes() as u32, addr: pa, pair, data };
+    /// One request through this core's slot: `access`, made for the virtual addresses `vas`
+    /// (the second is a pair's). On failure, the virtual address of the access that failed.
+    fn request(&mut self, vas: [u64; 2], access: &Access) -> Result<[u128; 2], (u64, BusError)> {
+        let channel = CHANNEL.get().ok_or((vas[0], BusError::Unmapped))?;
         let kick = || channel.kick.write_byte(self.slot as u8);
         // The deadline is set at the first look at the clock: most accesses are answered
         // before the first look, and reading the clock is an exit to the emulator.
@@ -234,20 +237,20 @@ impl SlotBus<'_> {
             now > *give_up.get_or_insert_with(|| now + TIMEOUT_SECS * crate::timer::hz())
         };
         let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
-            0 => forward(channel.slots, self.slot, &access, kick, timed_out),
+            0 => forward(channel.slots, self.slot, access, kick, timed_out),
             clock => {
                 let now = || {
                     if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) }
                 };
                 let patience = Patience::default();
                 let (result, timing) =
-                    forward_timed(channel.slots, self.slot, &access, patience, (kick, timed_out), now);
+                    forward_timed(channel.slots, self.slot, access, patience, (kick, timed_out), now);
                 LAST_TIMING.lock()[self.slot] = timing;
                 result
             }
         };
         FORWARDED[self.slot].fetch_add(1, Ordering::Relaxed);
-        result.map_err(|e| (addrs[usize::from(e.second())], e.bus_error()))
+        result.map_err(|e| (vas[usize::from(e.second())], e.bus_error()))
     }
 }
 

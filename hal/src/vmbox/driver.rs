@@ -2,7 +2,7 @@
 
 use super::EMPTY_SENTINEL;
 use super::regs::{ControlRegisters, IRQ, MifRegisters, STATUS, THRESHOLD};
-use crate::mmio::{Mmio, read_u128, read_u128_pair, write_u32_pair};
+use crate::mmio::{Mmio, read_u128_pair, write_u32_pair};
 use tock_registers::interfaces::{Readable, Writeable};
 
 /// A mailbox interface page, whole: [`split`](Mif::split) it between the reader that dequeues
@@ -14,14 +14,14 @@ pub struct Mif {
 impl Mif {
     /// # Safety
     ///
-    /// `base` must map a MIF page; reads of DATA dequeue, so only one reader may use it.
+    /// `base` must map a MIF page; reads of DATA and PACKET dequeue, so only one reader may use it.
     pub const unsafe fn new(base: usize) -> Self {
         // SAFETY: forwarded from the caller.
         Self { regs: unsafe { Mmio::new(base) } }
     }
 
-    /// The two halves of the page: [`MifReader`] dequeues (DATA), [`MifIrq`] owns the interrupt
-    /// registers; both may read COUNT. A reader that sleeps on the interrupt and the interrupt
+    /// The two halves of the page: [`MifReader`] dequeues (PACKET), [`MifIrq`] owns the interrupt
+    /// registers and reads COUNT. A reader that sleeps on the interrupt and the interrupt
     /// handler that disarms it then never wait for each other's accesses.
     pub fn split(self) -> (MifReader, MifIrq) {
         let addr = self.regs.addr();
@@ -38,20 +38,6 @@ pub struct MifReader {
 }
 
 impl MifReader {
-    /// Words queued.
-    pub fn count(&self) -> u32 {
-        self.regs.status.read(STATUS::COUNT)
-    }
-
-    /// Dequeues one word (one 128-bit read), if there is one.
-    pub fn read_word(&mut self) -> Option<u128> {
-        if self.count() == 0 {
-            return None;
-        }
-        // SAFETY: the DATA register of this page; one 128-bit access.
-        Some(unsafe { read_u128(core::ptr::addr_of!(self.regs.data) as *const u128) })
-    }
-
     /// Dequeues a whole packet (two words), if one is there: one pair read of PACKET, which
     /// is the status read too (`docs/hw/vmbox.md`, "PACKET": a packet's first word is never
     /// the empty sentinel).

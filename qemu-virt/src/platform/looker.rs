@@ -49,11 +49,9 @@ pub struct Nudge(Arc<Shared>);
 impl Nudge {
     /// A guest kicked: it is likely to access again soon.
     pub fn nudge(&self) {
-        if self.0.looking.load(Ordering::Acquire) {
-            return;
+        if !self.0.looking.load(Ordering::Acquire) {
+            self.0.wake();
         }
-        *self.0.nudged.lock().unwrap_or_else(|p| p.into_inner()) = true;
-        self.0.wake.notify_one();
     }
 }
 
@@ -97,8 +95,7 @@ impl Looker {
     /// Ends the looker (after its current session).
     pub fn stop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        Nudge(self.shared.clone()).nudge();
-        self.shared.wake.notify_one();
+        self.shared.wake();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -112,6 +109,13 @@ impl Drop for Looker {
 }
 
 impl Shared {
+    /// Wakes the looker if it sleeps (under the lock it sleeps on, so that no wake-up is lost
+    /// between its look at the flags and its sleep).
+    fn wake(&self) {
+        *self.nudged.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.wake.notify_one();
+    }
+
     /// Sleeps until nudged; `false` once the looker is to stop.
     fn wait_for_nudge(&self) -> bool {
         let mut nudged = self.nudged.lock().unwrap_or_else(|p| p.into_inner());

@@ -340,13 +340,17 @@ impl Engine {
             if let Some(word) = unsafe { ddr.view::<AtomicU32>(board::zcu102_qemu::R5_EVENT_WORD) } {
                 word.fetch_add(1, Ordering::SeqCst);
             }
+        }
+        if (posted || irq_changed)
+            && let Some(platform) = self.fabric.platform(self.node())
+        {
             // The R5 has news: its host threads get their working priority (`r5_priority`).
-            if let Some(r5) = self.fabric.platform(self.node()).as_deref().and_then(|p| p.r5_threads().cloned()) {
+            if posted && let Some(r5) = platform.r5_threads() {
                 r5.working_now();
             }
-        }
-        if irq_changed && let Some(platform) = self.fabric.platform(self.node()) {
-            platform.update_irqs(0);
+            if irq_changed {
+                platform.update_irqs(0);
+            }
         }
     }
 }
