@@ -88,7 +88,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
             None
         }
     };
-    crate::process::scheduler::open();
+    crate::gsas_node::open();
     defmt::info!("node ready");
     BootReport { cores_online, rpu_firmware }
 }

@@ -44,6 +44,8 @@ static NODES: AtomicU16 = AtomicU16::new(1);
 static MAILBOX: Once<IrqMutex<MailboxService>> = Once::new();
 /// Set by the vmbox interrupt when MIF 0 has requests; cleared by the service.
 static SERVICE_NEWS: AtomicBool = AtomicBool::new(false);
+/// Set once the node is ready ([`open`]): before, requests wait in MIF 0.
+static OPEN: AtomicBool = AtomicBool::new(false);
 /// Requests served and replies dropped (undeliverable), for tests and benchmarks.
 pub static SERVED: AtomicU64 = AtomicU64::new(0);
 pub static REPLIES_DROPPED: AtomicU64 = AtomicU64::new(0);
@@ -454,6 +456,16 @@ fn raise_signal(domain: u16, signal: u8) {
     }
 }
 
+/// Lets the atomic service serve, once the node is ready. A request served earlier would find
+/// the node's RPU, RDMA and sockets missing: a remote spawn's process would get no PD, and a
+/// socket doorbell no handler (refused, and so lost to its sender, whose connect would wait for
+/// an answer until it timed out). Until then the requests wait in MIF 0; beyond its depth they
+/// are NACKed, and their senders try again.
+pub fn open() {
+    OPEN.store(true, Ordering::Release);
+    irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
+}
+
 /// The atomic service, forever, on [`SERVICE_CORE`]: applies MIF 0's requests one at a time
 /// (which is what makes them atomic), sends the replies through PIF 0, and sleeps while there
 /// is nothing to do. It also serves the core's kernel jobs.
@@ -466,6 +478,11 @@ pub fn service_core_main() -> ! {
     let Some(mut mif0) = SERVICE_MIF.lock().take() else { panic!("atomic service: no MIF 0 (gsas_node::init)") };
     let mut outbox = Outbox { queue: VecDeque::new() };
     cpu::irq_enable();
+    // Only the core's kernel jobs until the node is ready ([`open`]).
+    while !OPEN.load(Ordering::Acquire) {
+        crate::smp::serve_jobs();
+        cpu::idle_until(|| OPEN.load(Ordering::Acquire) || crate::smp::job_pending());
+    }
     loop {
         crate::smp::serve_jobs();
         let mut worked = false;

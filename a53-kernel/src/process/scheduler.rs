@@ -80,22 +80,8 @@ pub fn kick() {
     irq::send_sgi(sgi::WAKE, PROCESS_CORES);
 }
 
-/// Set once the node is ready ([`open`]): before, processes wait in the run queue.
-static OPEN: AtomicBool = AtomicBool::new(false);
-
-/// Lets processes run, once the node is ready: a process spawned earlier (another node's remote
-/// spawn reaches the atomic service as soon as it serves, before this node's RPU, RDMA and
-/// sockets are up) would find them missing.
-pub fn open() {
-    OPEN.store(true, Ordering::Release);
-    kick();
-}
-
 /// Takes the next runnable process for `core`, marks it running and returns its frame.
 fn take_next(core: usize) -> Option<(usize, u8, ExceptionFrame, u64)> {
-    if !OPEN.load(Ordering::Acquire) {
-        return None;
-    }
     let mut table = TABLE.lock();
     let slot = table.run_queue.pop_front()?;
     let p = table.slots[slot].as_mut()?;
@@ -125,9 +111,7 @@ pub fn idle() -> ! {
                 enter(core, (slot, interface), &frame, ttbr0);
             }
             cpu::irq_restore(masked);
-            cpu::idle_until(|| {
-                (OPEN.load(Ordering::Acquire) && !TABLE.lock().run_queue.is_empty()) || crate::smp::job_pending()
-            });
+            cpu::idle_until(|| !TABLE.lock().run_queue.is_empty() || crate::smp::job_pending());
         }
     }
     let _ = cpu::irq_save_disable();
