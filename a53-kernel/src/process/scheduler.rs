@@ -237,8 +237,8 @@ pub fn wake_waiter(slot: usize, wanted: impl Fn(Wait) -> bool) {
 }
 
 /// Marks the process in `slot`, running on some core, to be killed when it next enters the
-/// kernel. The caller holds the table and has seen it running: its next [`switch_point`] takes
-/// the table after that, so it sees the mark.
+/// kernel. The caller holds the table and has seen it running: its next [`switch_point`] looks
+/// at the mark after that, so it sees it.
 pub(super) fn kill_running(slot: usize) {
     KILL[slot].store(true, Ordering::Release);
 }
