@@ -47,6 +47,14 @@ pub fn ticks() -> u64 {
     TICKS.load(Ordering::Relaxed)
 }
 
+/// This core's next periodic tick deadline (counter value), if it has a periodic tick. The
+/// tick count advances by one for each deadline passed, so across two reads on the tick core
+/// (IRQs masked) the deadline moves by exactly `tick_period()` per tick counted.
+pub fn next_tick() -> Option<u64> {
+    let t = &CORE_TIMERS[cpu::core_id()];
+    (t.period.load(Ordering::Relaxed) != 0).then(|| t.next.load(Ordering::Relaxed))
+}
+
 pub fn intid() -> IntId {
     IntId(crate::Board::TIMER_INTID)
 }

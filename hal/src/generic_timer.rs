@@ -71,6 +71,11 @@ mod arch {
             CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::SET + CNTP_CTL_EL0::IMASK::CLEAR);
         }
 
+        /// The deadline this core's timer is armed for, if it is enabled (CNTP_CVAL_EL0).
+        pub fn deadline(&self) -> Option<u64> {
+            CNTP_CTL_EL0.is_set(CNTP_CTL_EL0::ENABLE).then(|| CNTP_CVAL_EL0.get())
+        }
+
         /// Disables this core's timer and masks its interrupt.
         pub fn stop(&self) {
             CNTP_CTL_EL0.write(CNTP_CTL_EL0::ENABLE::CLEAR + CNTP_CTL_EL0::IMASK::SET);
