@@ -158,6 +158,10 @@ fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
     let (single, _) = bench.run_image(1, "bench=platform")?;
     let round_trips = figures::RoundTrips::from_lines(&single)?;
     round_trips.print(figures::host_slot_round_trip(10_000));
+    for what in ["median", "p99"] {
+        let name = format!("timer_alarm_latency_{what}");
+        println!("{name}: {:.3} us (an alarm's interrupt after its deadline)", required(&single, &name)?);
+    }
     if breakdown {
         platform_breakdown(bench)?;
     }

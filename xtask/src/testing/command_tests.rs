@@ -116,6 +116,7 @@ fn readme_benches() -> Verdict {
             &[
                 "a53_forwarded_round_trip_median:",
                 "r5_forwarded_round_trip_p99:",
+                "timer_alarm_latency_p99:",
                 "global_window_vs_host_memcpy:",
                 "boot_to_ready_4_nodes:",
             ],
