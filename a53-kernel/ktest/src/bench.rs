@@ -52,30 +52,20 @@ fn platform_single() {
     }
 }
 
-static ALARM_AT: AtomicU64 = AtomicU64::new(0);
-
-fn record_alarm(now: u64) {
-    ALARM_AT.store(now, Ordering::SeqCst);
-}
-
 /// How late a timer interrupt comes: one-shot alarms on core 1 (which has no periodic tick),
 /// each 1 ms ahead; the counter in the handler minus the deadline. On QEMU that is mostly the
 /// host's latency in raising the interrupt from its timer thread.
 fn platform_alarm_latency() -> Result<(), &'static str> {
-    use a53_kernel::{arch::cpu, smp, timer};
+    use a53_kernel::{smp, timer};
     const ALARMS: usize = 200;
     let (median, p99, missed) = (AtomicU64::new(0), AtomicU64::new(0), AtomicBool::new(false));
     smp::run_on(1, &|_| {
         let mut samples = alloc::vec![0u64; ALARMS];
         for s in samples.iter_mut() {
-            ALARM_AT.store(0, Ordering::SeqCst);
             let deadline = timer::now() + timer::hz() / 1000;
-            cpu::without_irqs(|| timer::set_alarm(deadline, record_alarm));
-            let give_up = deadline + timer::hz();
-            cpu::idle_until(|| ALARM_AT.load(Ordering::SeqCst) != 0 || timer::now() > give_up);
-            match ALARM_AT.load(Ordering::SeqCst) {
-                0 => return missed.store(true, Ordering::Relaxed),
-                fired => *s = fired - deadline,
+            match crate::timer::wait_for_alarm(deadline, deadline + timer::hz()).fired {
+                Some(fired) => *s = fired - deadline,
+                None => return missed.store(true, Ordering::Relaxed),
             }
         }
         let (m, p) = percentiles(&mut samples);

@@ -37,32 +37,45 @@ fn record_alarm(now: u64) {
     FIRED_AT.store(now, Ordering::SeqCst);
 }
 
+/// One alarm, as an alarm test or benchmark sees it.
+pub(crate) struct AlarmSeen {
+    /// The deadline the timer was armed for (read back from it).
+    pub armed: Option<u64>,
+    /// The counter in the handler; `None` if it had not fired by the give-up time.
+    pub fired: Option<u64>,
+}
+
+/// Arms a one-shot alarm on this core (one without the periodic tick) for `deadline` and waits
+/// for it until the counter passes `give_up`. How late it comes is the host's interrupt latency
+/// (a loaded host delays it by ticks): a figure, not a behaviour, so the wait is only bounded.
+pub(crate) fn wait_for_alarm(deadline: u64, give_up: u64) -> AlarmSeen {
+    FIRED_AT.store(0, Ordering::SeqCst);
+    // Masked, so that an early (or a late-running) interrupt cannot disarm it before the look.
+    let armed = cpu::without_irqs(|| {
+        timer::set_alarm(deadline, record_alarm);
+        timer::timer().deadline()
+    });
+    cpu::idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0 || timer::now() > give_up);
+    let fired = FIRED_AT.load(Ordering::SeqCst);
+    AlarmSeen { armed, fired: (fired != 0).then_some(fired) }
+}
+
 fn alarm() -> TestResult {
     let period = timer::tick_period();
-    let deadline = AtomicU64::new(0);
-    let programmed = AtomicU64::new(0);
-    FIRED_AT.store(0, Ordering::SeqCst);
+    let (deadline, armed, fired) = (AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0));
     // Core 1 has no periodic tick, so its timer is free for a one-shot alarm.
     smp::run_on(1, &|_| {
         let d = timer::now() + 3 * period;
+        let seen = wait_for_alarm(d, d + 100 * period);
         deadline.store(d, Ordering::SeqCst);
-        // Masked, so that an early (or a late-running) interrupt cannot disarm it before the look.
-        let armed = cpu::without_irqs(|| {
-            timer::set_alarm(d, record_alarm);
-            timer::timer().deadline()
-        });
-        programmed.store(armed.unwrap_or(0), Ordering::SeqCst);
-        // How late it comes is the host's interrupt latency (a loaded host delays it by ticks):
-        // a figure, not a behaviour; the wait is only bounded.
-        let give_up = d + 100 * period;
-        cpu::idle_until(|| FIRED_AT.load(Ordering::SeqCst) != 0 || timer::now() > give_up);
+        armed.store(seen.armed.unwrap_or(0), Ordering::SeqCst);
+        fired.store(seen.fired.unwrap_or(0), Ordering::SeqCst);
     })
     .map_err(|_| "core 1 offline")?;
-    let (fired, d) = (FIRED_AT.load(Ordering::SeqCst), deadline.load(Ordering::SeqCst));
-    let programmed = programmed.load(Ordering::SeqCst);
+    let [d, armed, fired] = [deadline, armed, fired].map(|a| a.load(Ordering::SeqCst));
     ensure(fired != 0, "the alarm never fired")?;
     ensure(fired >= d, "the alarm fired early")?;
-    ensure(programmed == d, "the alarm was armed for another deadline")
+    ensure(armed == d, "the alarm was armed for another deadline")
 }
 
 fn delay() -> TestResult {
