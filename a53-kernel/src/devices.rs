@@ -18,6 +18,7 @@
 //! | SMMU | `mm::smmu` | `IrqMutex` |
 //! | PLDMA control (kernel registers), fault and PD pages | `rdma_node` | one `IrqMutex` |
 //! | IPC area | `rpu` | one producer and one consumer, each behind a lock |
+//! | IPI, the APU's channel (the R5's doorbell) | `rpu` | an `IrqMutex`, taken inside the producer's |
 
 use crate::Board;
 use crate::arch::phys_to_virt;
@@ -32,6 +33,7 @@ use hal::pldma::regs::{CONTROL_OFFSET, FAULT_OFFSET, PAGE, PD_PAGES_OFFSET};
 use hal::smmu500::Smmu500;
 use hal::sysblock::Sysblock;
 use hal::vmbox::driver::{Mif, VmboxControl};
+use hal::zynqmp_ipi::Ipi;
 use proto::forward::Slots;
 use proto::ipc::IpcArea;
 
@@ -94,6 +96,8 @@ pub struct Devices {
     pub smmu: Smmu500,
     pub pldma: Pldma,
     pub ipc: &'static IpcArea,
+    /// The APU's IPI channel (`docs/hw/ipi.md`).
+    pub ipi: Ipi,
 }
 
 static TAKEN: AtomicBool = AtomicBool::new(false);
@@ -142,6 +146,7 @@ impl Devices {
                 // Shared, uncached memory the board reserves for the rings, mapped for good and
                 // only accessed through `IpcArea`'s atomics and rings.
                 ipc: &*(phys_to_virt(Board::IPC_BASE) as *const IpcArea),
+                ipi: Ipi::new(phys_to_virt(board::zynqmp::IPI_APU)),
             }
         };
         Some(devices)

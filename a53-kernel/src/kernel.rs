@@ -40,7 +40,7 @@ pub struct BootReport {
 pub fn init_boot_core(entry_el: u64) -> BootReport {
     ENTRY_EL.store(entry_el as u8, Ordering::Relaxed);
     let Some(devices) = Devices::take() else { panic!("the kernel booted twice") };
-    let Devices { console, gic, platform, sysblock, packetizer, vmbox, smmu, pldma, ipc } = devices;
+    let Devices { console, gic, platform, sysblock, packetizer, vmbox, smmu, pldma, ipc, ipi } = devices;
     console::init(console);
     defmt::info!(
         "unimem kernel {=str} on {=str}, entered at EL{=u64}",
@@ -65,7 +65,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     crate::cluster::enable_interrupts();
     crate::mm::smmu::init(smmu);
     crate::rdma_node::init(pldma);
-    rpu::init(ipc);
+    rpu::init(ipc, ipi);
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {

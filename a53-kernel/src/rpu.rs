@@ -1,6 +1,10 @@
 //! The RPU (R5 core 0): started through the board's method, then reached through the shared
 //! request/response rings of `proto::ipc`, in the area this module takes at boot (`devices`).
 //!
+//! The R5 may sleep when it has nothing to do; every request queued (and every new boot nonce)
+//! is followed by a look at its sleep line, and the APU's IPI rings its doorbell when it sleeps
+//! (`docs/hw/ipi.md`).
+//!
 //! Two kinds of request: a call ([`call`]) waits for its reply, one call at a time (threads
 //! only); a post ([`post`]) does not wait, and may come from an interrupt handler (the PLDMA's
 //! fault answers). A post's sequence number has [`POSTED`] set, so whoever reads its reply out
@@ -12,7 +16,9 @@ use crate::arch::psci;
 use crate::sync::IrqMutex;
 use board::{Board as _, RpuStart};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use hal::zynqmp_ipi::{Ipi, agent};
 use proto::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
+use proto::r5_sleep::Waker as _;
 use spin::Mutex;
 
 /// Where the R5 starts: its reset vector (the firmware links its vector table at 0).
@@ -28,10 +34,24 @@ pub enum RpuError {
 }
 
 static AREA: spin::Once<&'static IpcArea> = spin::Once::new();
+/// The R5's doorbell: the APU's IPI channel. A leaf lock, taken inside [`TX`]'s.
+static DOORBELL: IrqMutex<Option<Ipi>> = IrqMutex::new(None);
 
-/// Takes the shared area (boot core, before [`start`]).
-pub fn init(area: &'static IpcArea) {
+/// Takes the shared area and the APU's IPI channel (boot core, before [`start`]).
+pub fn init(area: &'static IpcArea, ipi: Ipi) {
     AREA.call_once(|| area);
+    *DOORBELL.lock() = Some(ipi);
+}
+
+/// After work for the R5 was published: rings its doorbell if it sleeps in a sleep the kernel
+/// has not rung for yet (`docs/hw/ipi.md`, "The rule that loses no wake-up"). The caller holds
+/// [`TX`], which makes it the `a53_wake` line's one writer.
+fn wake_r5(area: &IpcArea) {
+    if area.a53_wake.claim(&area.r5_sleep).is_some()
+        && let Some(ipi) = DOORBELL.lock().as_mut()
+    {
+        ipi.trigger(agent::RPU0);
+    }
 }
 
 type Tx = Producer<'static, Message, RING_SLOTS>;
@@ -82,8 +102,12 @@ fn handshake(start: bool) -> Result<u32, RpuError> {
     let replies = rx.get_or_insert_with(|| unsafe { area.to_a53.consumer() });
     area.init(nonce, replies);
     drop(rx);
+    let mut tx = TX.lock();
     // SAFETY: as above.
-    TX.lock().get_or_insert_with(|| unsafe { area.to_r5.producer() });
+    tx.get_or_insert_with(|| unsafe { area.to_r5.producer() });
+    // The firmware may sleep waiting for a nonce (the FSBL started it, or an earlier boot).
+    wake_r5(area);
+    drop(tx);
     match Board::RPU_START {
         _ if !start => {}
         RpuStart::PsciCpuOn { mpidr } => {
@@ -113,9 +137,13 @@ pub fn next_seq() -> u32 {
     NEXT_SEQ.fetch_add(1, Ordering::Relaxed) & !POSTED
 }
 
-/// Queues a request without waiting.
+/// Queues a request without waiting, and wakes the R5 if it sleeps.
 pub fn send(msg: Message) -> Result<(), RpuError> {
-    TX.lock().as_mut().ok_or(RpuError::NotStarted)?.push(msg).map_err(|_| RpuError::Full)
+    let area = *AREA.get().ok_or(RpuError::NotStarted)?;
+    let mut tx = TX.lock();
+    tx.as_mut().ok_or(RpuError::NotStarted)?.push(msg).map_err(|_| RpuError::Full)?;
+    wake_r5(area);
+    Ok(())
 }
 
 /// Takes the next reply, if one is there. For tests that drive the ring themselves; other

@@ -143,14 +143,14 @@ pub struct Forwarding {
     pub uart: Peripheral,
 }
 
-/// How the R5 waits for news (requests from the A53, model events).
+/// How the R5 waits for work when a round found none (`docs/hw/ipi.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum R5Wait {
-    /// Poll the shared rings (hardware).
+    /// Poll its inputs without sleeping (the board, until the R5 drives its GIC).
     Poll,
-    /// Sleep in WFE and re-check an event word in shared DDR that the platform bumps
-    /// (QEMU: the RPU has no interrupt controller there).
-    EventWord { addr: u64 },
+    /// Sleep in the semihosting call SYS_READC, which halts the vCPU until the platform writes
+    /// a byte to the semihosting console (QEMU: its RPU has no interrupt controller).
+    Semihosting,
 }
 
 /// A board, as data. Everything is a constant so it can shape page tables, linker scripts and

@@ -62,13 +62,16 @@ fn boards_differ_only_where_qemu_forwards() {
 
 #[test]
 fn ranges_of_merges_touching_regions_and_agrees_with_the_table() {
-    const FORWARDED: [(u64, u64); 4] = crate::ranges_of(Zcu102Qemu::A53_MEMORY, RegionKind::Forwarded);
-    // The PL windows HPM0-LPD, HPM0-FPD and HPM1-FPD touch: one range; then the SMMU and the
-    // global window.
+    const FORWARDED: [(u64, u64); 5] = crate::ranges_of(Zcu102Qemu::A53_MEMORY, RegionKind::Forwarded);
+    // The PL windows HPM0-LPD, HPM0-FPD and HPM1-FPD touch: one range; then the SMMU, the APU's
+    // IPI channel and the global window.
     assert_eq!(FORWARDED[0], (0x8000_0000, 0xc000_0000));
     assert_eq!(FORWARDED[1], (crate::SMMU_BASE, crate::SMMU_BASE + crate::SMMU_SIZE));
-    assert_eq!(FORWARDED[3], (0, 0), "unused");
-    for addr in [0, 0x7fff_ffff, 0x8000_0000, 0xbfff_ffff, 0xc000_0000, crate::SMMU_BASE, crate::pl::GLOBAL_WINDOW_BASE]
+    assert_eq!(FORWARDED[2], (crate::zynqmp::IPI_APU, crate::zynqmp::IPI_APU + crate::zynqmp::IPI_CHANNEL_SIZE));
+    assert_eq!(FORWARDED[4], (0, 0), "unused");
+    let ipi_rpu0 = crate::zynqmp::IPI_RPU0;
+    for addr in
+        [0, 0x7fff_ffff, 0x8000_0000, 0xbfff_ffff, 0xc000_0000, crate::SMMU_BASE, ipi_rpu0, crate::pl::GLOBAL_WINDOW_BASE]
     {
         let in_table = Zcu102Qemu::A53_MEMORY.iter().any(|r| r.kind == RegionKind::Forwarded && r.contains(addr));
         assert_eq!(crate::in_ranges(&FORWARDED, addr), in_table, "{addr:#x}");

@@ -1,11 +1,12 @@
 //! QEMU's `xlnx-zcu102` machine (`-smp 6 -m 2G`): 4 A53 + 2 R5F, GIC-400, Cadence UARTs; no PL,
 //! no SMMU, no TCM and no RPU interrupt controller (`docs/architecture.md`, "QEMU and the QFDB").
 //!
-//! The ZynqMP table (`crate::zynqmp`) with this overlay: the PL windows, the SMMU and the
-//! global address window are `Forwarded` (left unmapped, every access trapped and served by
-//! `qemu-virt`), UART1 is the channel to the platform, and the R5 reaches that UART.
+//! The ZynqMP table (`crate::zynqmp`) with this overlay: the PL windows, the SMMU, the global
+//! address window and the APU's IPI channel are `Forwarded` (left unmapped, every access trapped
+//! and served by `qemu-virt`), UART1 is the channel to the platform, the R5 reaches that UART,
+//! and the R5 sleeps in semihosting (`docs/hw/ipi.md`, "On QEMU").
 
-use crate::layout::{self, PLATFORM_BASE, PLATFORM_SIZE};
+use crate::layout;
 use crate::{Board, Exit, Forwarding, Peripheral, R5Wait, Region, RegionKind::*, RpuStart, zynqmp};
 
 pub struct Zcu102Qemu;
@@ -15,9 +16,6 @@ pub const PLATFORM_UART: Peripheral = zynqmp::UART1;
 
 /// The forwarded-access slots.
 pub const FORWARD_SLOTS: u64 = layout::FORWARD_SLOTS_BASE;
-
-/// The word the R5 sleeps on (see [`R5Wait::EventWord`]): the last word of the platform area.
-pub const R5_EVENT_WORD: u64 = PLATFORM_BASE + PLATFORM_SIZE - 64;
 
 impl Board for Zcu102Qemu {
     const NAME: &'static str = "zcu102-qemu";
@@ -31,7 +29,7 @@ impl Board for Zcu102Qemu {
     const SMMU: Peripheral = Peripheral { base: crate::SMMU_BASE, intid: None };
     /// QEMU models RPU core 0 with MPIDR 4 and starts it in AArch32 through PSCI CPU_ON.
     const RPU_START: RpuStart = RpuStart::PsciCpuOn { mpidr: 4 };
-    const R5_WAIT: R5Wait = R5Wait::EventWord { addr: R5_EVENT_WORD };
+    const R5_WAIT: R5Wait = R5Wait::Semihosting;
     /// QEMU's PMU cycle counter counts virtual nanoseconds at a nominal 1 GHz
     /// (`ARM_CPU_FREQ`), whatever the emulated speed.
     const R5_CLOCK_HZ: u64 = 1_000_000_000;

@@ -31,6 +31,7 @@ pub mod sysblock;
 /// Decoding and emulation of trapped loads and stores (MMIO trap and forward).
 pub use mmio_trap;
 pub mod vmbox;
+pub mod zynqmp_ipi;
 
 /// Interfaces per packetizer and per vmbox (seed §2.2.1): packetizer interface n and mailbox
 /// interface n form the pair a PID names.

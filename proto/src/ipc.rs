@@ -8,6 +8,7 @@
 //! protocol works on memory that is non-cacheable on both sides and shared by cores that are not
 //! in one coherency domain, as the A53 cluster and the RPU are on the ZynqMP.
 
+use crate::r5_sleep::{A53WakeLine, SleepLine};
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -18,7 +19,7 @@ pub const POSTED: u32 = 1 << 31;
 
 /// Identifies an initialised [`IpcArea`] (ASCII "UIPC").
 pub const MAGIC: u32 = 0x4350_4955;
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Slots per ring. A power of two, so the free-running indices wrap cleanly.
 pub const RING_SLOTS: usize = 64;
@@ -207,6 +208,13 @@ impl<T: Copy, const N: usize> Consumer<'_, T, N> {
         Some(value)
     }
 
+    /// Whether [`Consumer::pop`] would return a value.
+    pub fn has_pending(&self) -> bool {
+        let head = self.ring.head.load(Ordering::Acquire);
+        let tail = self.ring.tail.load(Ordering::Relaxed);
+        head != tail && !Ring::<T, N>::is_inconsistent(head, tail)
+    }
+
     /// Drops whatever the ring holds (messages of an earlier boot), by moving this side's own
     /// index; the producer's is never touched, so a producer still running is not disturbed.
     pub fn discard_pending(&mut self) -> usize {
@@ -229,6 +237,11 @@ pub struct IpcArea {
     /// side mistakes stale DDR (a warm reset, an R5 the FSBL started earlier) for a live peer.
     pub boot_nonce: AtomicU32,
     _reserved: [u32; 13],
+    /// Whether the R5 sleeps, and in which sleep (written by the R5 only, and never by
+    /// [`IpcArea::init`]: the R5 may sleep before the kernel's first boot).
+    pub r5_sleep: SleepLine,
+    /// The kernel's memory of the sleep it last woke (written by the A53 only).
+    pub a53_wake: A53WakeLine,
     /// Requests, A53 -> R5.
     pub to_r5: MessageRing,
     /// Replies and events, R5 -> A53.
@@ -246,6 +259,7 @@ impl IpcArea {
         self.magic.store(0, Ordering::Relaxed);
         system_barrier();
         replies.discard_pending();
+        self.a53_wake.reset();
         self.version.store(VERSION, Ordering::Relaxed);
         self.boot_nonce.store(nonce, Ordering::Relaxed);
         system_barrier();
@@ -279,8 +293,10 @@ mod tests {
         assert_eq!(offset_of!(MessageRing, tail), 64);
         assert_eq!(offset_of!(MessageRing, slots), 128);
         assert_eq!(size_of::<MessageRing>(), 128 + 64 * RING_SLOTS);
-        assert_eq!(offset_of!(IpcArea, to_r5), 64);
-        assert_eq!(offset_of!(IpcArea, to_a53), 64 + size_of::<MessageRing>());
+        assert_eq!(offset_of!(IpcArea, r5_sleep), 0x40);
+        assert_eq!(offset_of!(IpcArea, a53_wake), 0x80);
+        assert_eq!(offset_of!(IpcArea, to_r5), 0xc0);
+        assert_eq!(offset_of!(IpcArea, to_a53), 0xc0 + size_of::<MessageRing>());
     }
 
     #[test]

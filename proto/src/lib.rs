@@ -7,6 +7,8 @@
 //! - [`gsas`]: the global shared address space's packets and the atomic service's static checks,
 //!   run by the requesting library and by the service alike (`docs/hw/gsas-packets.md`);
 //! - [`ipc`]: the A53/R5 request and reply rings (`docs/hw/ipc.md`);
+//! - [`r5_sleep`]: how the R5 sleeps and how the A53 and the engine wake it without losing a
+//!   wake-up (`docs/hw/ipc.md`, "Waking the R5");
 //! - [`trace_ring`]: the R5's defmt trace ring that the host drains (`docs/hw/ipc.md`);
 //! - [`forward`]: the slots through which a trapped access reaches the emulated PL
 //!   (`docs/hw/forwarding.md`). Shared memory, not a register block: guest and host exchange
@@ -24,6 +26,7 @@ pub mod boot_args;
 pub mod forward;
 pub mod gsas;
 pub mod ipc;
+pub mod r5_sleep;
 pub mod rand;
 pub mod rdma;
 pub mod socket;

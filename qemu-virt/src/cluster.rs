@@ -11,6 +11,7 @@ use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates}
 use crate::models::sysblock::ClusterView;
 use crate::node::{Event, Node, NodeError, NodeSpec};
 use crate::platform::{Looker, Platform};
+use crate::signal::Signal;
 use crate::trace::TraceWriter;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -54,42 +55,40 @@ pub struct Cluster {
 }
 
 /// Watches which nodes are alive and done (`docs/hw/sysblock.md`) and, when that changes,
-/// re-samples every node's PL lines, so that `ALL_DONE` and `PEER_LOST` reach the guests; and
-/// gives an R5 that stopped working its idle priority back (`r5_priority`).
+/// re-samples every node's PL lines, so that `ALL_DONE` and `PEER_LOST` reach the guests. It
+/// sleeps until a node reports RUN_DONE or its QEMU ends (`Fabric::membership`).
 struct Monitor {
     stop: Arc<AtomicBool>,
     thread: JoinHandle<()>,
 }
 
 impl Monitor {
-    const PERIOD: Duration = Duration::from_millis(2);
-
     fn spawn(fabric: Arc<Fabric>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let thread = std::thread::spawn(move || {
-            let mut seen = (fabric.alive(), fabric.done());
-            while !flag.load(Ordering::Acquire) {
-                std::thread::sleep(Self::PERIOD);
-                for platform in fabric.platforms() {
-                    if let Some(r5) = platform.r5_threads() {
-                        r5.relax_if_idle();
+        let thread = std::thread::Builder::new()
+            .name("cluster monitor".into())
+            .spawn(move || {
+                let mut generation = 0;
+                let mut seen = (fabric.alive(), fabric.done());
+                while !flag.load(Ordering::Acquire) {
+                    generation = fabric.membership.wait_past(generation, Duration::from_secs(1));
+                    let now = (fabric.alive(), fabric.done());
+                    if now != seen {
+                        seen = now;
+                        for platform in fabric.platforms() {
+                            platform.update_irqs(0);
+                        }
                     }
                 }
-                let now = (fabric.alive(), fabric.done());
-                if now != seen {
-                    seen = now;
-                    for platform in fabric.platforms() {
-                        platform.update_irqs(0);
-                    }
-                }
-            }
-        });
+            })
+            .expect("a thread for the cluster's monitor");
         Self { stop, thread }
     }
 
-    fn stop(self) {
+    fn stop(self, fabric: &Fabric) {
         self.stop.store(true, Ordering::Release);
+        fabric.membership.raise();
         let _ = self.thread.join();
     }
 }
@@ -106,9 +105,10 @@ impl Cluster {
         if n == 0 || n as u64 > board::pl::MAX_NODES {
             return Err(ClusterError::Size(n));
         }
+        let membership = Arc::new(Signal::default());
         let mut nodes = Vec::with_capacity(n);
         for node in &spec.nodes {
-            nodes.push(Node::start(node, qemu, runtime_dir, events.clone())?);
+            nodes.push(Node::start(node, qemu, runtime_dir, events.clone(), membership.clone())?);
         }
         let trace = match &spec.trace {
             Some(path) => Some(Arc::new(
@@ -123,6 +123,7 @@ impl Cluster {
             interconnect.clone(),
             nodes.iter().map(|node| node.ddr().clone()).collect(),
             nodes.iter().map(|node| node.alive().clone()).collect(),
+            membership,
             counters,
             trace,
         ));
@@ -139,7 +140,9 @@ impl Cluster {
             };
             let platform = Platform::new(node.index, fabric.clone(), channel(node)?)
                 .map_err(|source| ClusterError::Platform { node: node.index, source })?;
-            platform.set_r5_threads(node.r5_threads().clone());
+            if let Some(wake) = node.r5_wake() {
+                platform.set_r5_wake(wake.clone());
+            }
             servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
             platforms.push(platform);
         }
@@ -190,7 +193,7 @@ impl Cluster {
 
     fn stop(&mut self) -> Vec<Snapshot> {
         if let Some(m) = self.monitor.take() {
-            m.stop();
+            m.stop(&self.fabric);
         }
         for node in &mut self.nodes {
             node.shut_down();

@@ -7,6 +7,7 @@ use crate::interconnect::Interconnect;
 use crate::models::sysblock::ClusterView;
 use crate::platform::Platform;
 use crate::shm::Ddr;
+use crate::signal::Signal;
 use crate::trace::TraceWriter;
 use hal::sysblock::NodeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,6 +21,8 @@ pub struct Fabric {
     done: Vec<AtomicBool>,
     pub counters: Vec<Arc<NodeCounters>>,
     pub trace: Option<Arc<TraceWriter>>,
+    /// Raised when a node's `alive` or `done` changes (the cluster's monitor waits on it).
+    pub membership: Arc<Signal>,
     /// Weak: every platform holds the fabric, so strong references back would be a cycle and
     /// neither would ever be freed. Whoever built the platforms (the cluster) owns them.
     platforms: OnceLock<Vec<Weak<Platform>>>,
@@ -34,16 +37,18 @@ pub enum PlatformsError {
 }
 
 impl Fabric {
-    /// `counters` and `trace` are shared with the interconnect's observers.
+    /// `counters` and `trace` are shared with the interconnect's observers; whoever clears an
+    /// `alive` flag raises `membership`.
     pub fn new(
         interconnect: Arc<Interconnect>,
         ddrs: Vec<Arc<Ddr>>,
         alive: Vec<Arc<AtomicBool>>,
+        membership: Arc<Signal>,
         counters: Vec<Arc<NodeCounters>>,
         trace: Option<Arc<TraceWriter>>,
     ) -> Self {
         let done = alive.iter().map(|_| AtomicBool::new(false)).collect();
-        Self { interconnect, ddrs, alive, done, counters, trace, platforms: OnceLock::new() }
+        Self { interconnect, ddrs, alive, done, counters, trace, membership, platforms: OnceLock::new() }
     }
 
     pub fn nodes(&self) -> usize {
@@ -93,6 +98,7 @@ impl ClusterView for Fabric {
     fn report_done(&self, node: u16) {
         if let Some(done) = self.done.get(usize::from(node)) {
             done.store(true, Ordering::Release);
+            self.membership.raise();
         }
     }
 }

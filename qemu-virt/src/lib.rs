@@ -19,8 +19,9 @@ pub mod node;
 pub mod platform;
 pub mod qemu;
 pub mod qmp;
-pub mod r5_priority;
+pub mod r5_wake;
 pub mod shm;
+pub mod signal;
 pub mod trace;
 
 pub use cluster::{Cluster, ClusterError, ClusterSpec};

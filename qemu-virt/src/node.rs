@@ -8,8 +8,9 @@
 use crate::console::{ConsoleError, Decoder, Line};
 use crate::qemu::{self, CommandParts};
 use crate::qmp::{Qmp, QmpError};
-use crate::r5_priority::R5Threads;
+use crate::r5_wake::R5Wake;
 use crate::shm::Ddr;
+use crate::signal::Signal;
 use board::Board as _;
 use proto::trace_ring::{TraceReader, TraceRing};
 use std::io::Read;
@@ -26,7 +27,7 @@ type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
 
 /// How long QEMU may take to connect its sockets.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
-/// How often the R5 trace ring is drained.
+/// How often the R5 trace ring is drained while the R5 runs (and after each of its sleeps).
 const TRACE_POLL: Duration = Duration::from_millis(10);
 
 #[derive(Clone, Debug, Default)]
@@ -102,7 +103,7 @@ pub struct Node {
     uart1: UnixStream,
     ddr: Arc<Ddr>,
     alive: Arc<AtomicBool>,
-    r5: Arc<R5Threads>,
+    r5_wake: Option<Arc<R5Wake>>,
     waiter: Option<JoinHandle<()>>,
 }
 
@@ -136,21 +137,33 @@ fn accept(node: usize, listener: &UnixListener, child: &mut Child, log: &Path) -
 }
 
 impl Node {
-    /// Starts QEMU for `spec` paused; call [`Node::resume`] to run it.
-    pub fn start(spec: &NodeSpec, qemu: &Path, runtime_dir: &Path, events: Sender<Event>) -> Result<Node, NodeError> {
+    /// Starts QEMU for `spec` paused; call [`Node::resume`] to run it. When QEMU ends, its
+    /// `alive` flag is cleared and `exits` raised.
+    pub fn start(
+        spec: &NodeSpec,
+        qemu: &Path,
+        runtime_dir: &Path,
+        events: Sender<Event>,
+        exits: Arc<Signal>,
+    ) -> Result<Node, NodeError> {
         let n = spec.index;
         let dir = runtime_dir.join(format!("node{n}"));
         std::fs::create_dir_all(&dir).map_err(io(n, "runtime directory"))?;
         let memory_file = PathBuf::from("/dev/shm")
             .join(format!("{}-node{n}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()));
         let (uart0_path, uart1_path, qmp_path) = (dir.join("uart0"), dir.join("uart1"), dir.join("qmp"));
-        let listeners = [&uart0_path, &uart1_path, &qmp_path].map(|p| {
+        let r5_console_path = dir.join("r5wake");
+        let listeners = [&uart0_path, &uart1_path, &qmp_path, &r5_console_path].map(|p| {
             let _ = std::fs::remove_file(p);
             UnixListener::bind(p)
         });
-        let [uart0_l, uart1_l, qmp_l] = listeners;
-        let (uart0_l, uart1_l, qmp_l) =
-            (uart0_l.map_err(io(n, "bind"))?, uart1_l.map_err(io(n, "bind"))?, qmp_l.map_err(io(n, "bind"))?);
+        let [uart0_l, uart1_l, qmp_l, r5_console_l] = listeners;
+        let (uart0_l, uart1_l, qmp_l, r5_console_l) = (
+            uart0_l.map_err(io(n, "bind"))?,
+            uart1_l.map_err(io(n, "bind"))?,
+            qmp_l.map_err(io(n, "bind"))?,
+            r5_console_l.map_err(io(n, "bind"))?,
+        );
 
         let boot_args_file = match &spec.boot_args {
             Some(text) => {
@@ -167,6 +180,7 @@ impl Node {
             uart0_socket: &uart0_path,
             uart1_socket: &uart1_path,
             qmp_socket: &qmp_path,
+            r5_console_socket: spec.r5.is_some().then_some(r5_console_path.as_path()),
             boot_args_file: boot_args_file.as_deref(),
             boot_args_addr: QemuBoard::BOOT_ARGS.expect("the QEMU board has boot arguments"),
         };
@@ -184,8 +198,11 @@ impl Node {
         let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;
         let qmp_stream = accept(n, &qmp_l, &mut child, &log_path)?;
         let qmp = Qmp::handshake(qmp_stream).map_err(|source| NodeError::Qmp { node: n, source })?;
-        let r5 = Arc::new(R5Threads::of_qemu(child.id()));
         let ddr = Arc::new(Ddr::open(&memory_file).map_err(io(n, "map DDR"))?);
+        let r5_console = match &spec.r5 {
+            Some(_) => Some(accept(n, &r5_console_l, &mut child, &log_path)?),
+            None => None,
+        };
 
         let console = match &uart0 {
             Some(uart0) => {
@@ -203,12 +220,14 @@ impl Node {
             }
             None => None,
         };
-        let stop_trace = Arc::new(AtomicBool::new(false));
-        let trace = match &spec.r5 {
-            Some(elf) => {
-                Some(spawn_trace_drain(n, Decoder::for_elf(elf)?, ddr.clone(), stop_trace.clone(), events.clone()))
+        let (r5_wake, r5_watch) = match (&spec.r5, r5_console) {
+            (Some(elf), Some(console)) => {
+                let announcements = console.try_clone().map_err(io(n, "socket"))?;
+                let wake = Arc::new(R5Wake::new(ddr.clone(), console));
+                let decoder = Decoder::for_elf(elf)?;
+                (Some(wake.clone()), Some(spawn_r5_watch(n, wake, announcements, decoder, ddr.clone(), events.clone())))
             }
-            None => None,
+            _ => (None, None),
         };
         let pid = child.id() as i32;
         let alive = Arc::new(AtomicBool::new(true));
@@ -216,16 +235,17 @@ impl Node {
         let waiter = std::thread::spawn(move || {
             let status = child.wait().ok().and_then(|s| s.code());
             alive_flag.store(false, Ordering::Release);
+            exits.raise();
             if let Some(c) = console {
                 let _ = c.join();
             }
-            stop_trace.store(true, Ordering::Release);
-            if let Some(t) = trace {
+            // QEMU closed the R5's console: the watcher drained the trace one last time.
+            if let Some(t) = r5_watch {
                 let _ = t.join();
             }
             let _ = events.send(Event::Exited { node: n, status });
         });
-        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, alive, r5, waiter: Some(waiter) })
+        Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, alive, r5_wake, waiter: Some(waiter) })
     }
 
     /// Lets the paused node run.
@@ -263,9 +283,9 @@ impl Node {
         &self.ddr
     }
 
-    /// The R5's vCPU threads, whose host priority follows its work (`r5_priority`).
-    pub fn r5_threads(&self) -> &Arc<R5Threads> {
-        &self.r5
+    /// The R5's wake-up line (nodes with an R5 image).
+    pub fn r5_wake(&self) -> Option<&Arc<R5Wake>> {
+        self.r5_wake.as_ref()
     }
 
     /// Cleared when QEMU exits.
@@ -296,34 +316,34 @@ impl Drop for Node {
     }
 }
 
-fn spawn_trace_drain(
+/// The R5's watcher (`R5Wake::watch`): its timer, and the drain of its trace ring (after each of
+/// its sleeps, and every [`TRACE_POLL`] while it runs), until QEMU closes the console.
+fn spawn_r5_watch(
     node: usize,
+    wake: Arc<R5Wake>,
+    announcements: UnixStream,
     mut decoder: Decoder,
     ddr: Arc<Ddr>,
-    stop: Arc<AtomicBool>,
     events: Sender<Event>,
 ) -> JoinHandle<()> {
-    std::thread::spawn(move || {
-        let mut reader = TraceReader::new();
-        let mut bytes = Vec::new();
-        loop {
-            // Read `stop` before draining so the last drain happens after QEMU ended.
-            let last = stop.load(Ordering::Acquire);
-            // SAFETY: TraceRing is made of atomics and bytes read volatilely; any bit pattern
-            // is valid and torn data is detected by the reader.
-            if let Some(ring) = unsafe { ddr.view::<TraceRing>(QemuBoard::TRACE_RING_BASE) }
-                && ring.is_valid()
-            {
-                bytes.clear();
-                reader.poll(ring, &mut bytes);
-                for line in decoder.feed(&bytes) {
-                    let _ = events.send(Event::Line { node, source: Source::R5Trace, line });
+    std::thread::Builder::new()
+        .name(format!("node{node} r5 watch"))
+        .spawn(move || {
+            let mut reader = TraceReader::new();
+            let mut bytes = Vec::new();
+            wake.watch(announcements, TRACE_POLL, || {
+                // SAFETY: TraceRing is made of atomics and bytes read volatilely; any bit
+                // pattern is valid and torn data is detected by the reader.
+                if let Some(ring) = unsafe { ddr.view::<TraceRing>(QemuBoard::TRACE_RING_BASE) }
+                    && ring.is_valid()
+                {
+                    bytes.clear();
+                    reader.poll(ring, &mut bytes);
+                    for line in decoder.feed(&bytes) {
+                        let _ = events.send(Event::Line { node, source: Source::R5Trace, line });
+                    }
                 }
-            }
-            if last {
-                break;
-            }
-            std::thread::sleep(TRACE_POLL);
-        }
-    })
+            });
+        })
+        .expect("a thread for the R5's watcher")
 }

@@ -46,6 +46,9 @@ pub struct CommandParts<'a> {
     pub uart0_socket: &'a Path,
     pub uart1_socket: &'a Path,
     pub qmp_socket: &'a Path,
+    /// The semihosting console's socket, on which the R5 sleeps and is woken
+    /// (`docs/hw/ipi.md`, "On QEMU"); nodes without an R5 have none.
+    pub r5_console_socket: Option<&'a Path>,
     pub boot_args_file: Option<&'a Path>,
     pub boot_args_addr: u64,
 }
@@ -89,10 +92,17 @@ pub fn node_args(spec: &crate::NodeSpec, parts: &CommandParts<'_>) -> Vec<String
         format!("socket,id=qmp,path={}", parts.qmp_socket.display()),
         "-mon".into(),
         "chardev=qmp,mode=control".into(),
-        "-semihosting-config".into(),
-        "enable=on,target=native".into(),
         "-S".into(),
     ];
+    args.push("-semihosting-config".into());
+    match parts.r5_console_socket {
+        Some(path) => {
+            args.push("enable=on,target=native,chardev=r5wake".into());
+            args.push("-chardev".into());
+            args.push(format!("socket,id=r5wake,path={}", path.display()));
+        }
+        None => args.push("enable=on,target=native".into()),
+    }
     if let Some(r5) = &spec.r5 {
         args.push("-device".into());
         args.push(format!("loader,file={}", r5.display()));

@@ -79,7 +79,7 @@ impl Rig {
         let trace = Some(Arc::new(TraceWriter::create(trace_file.path(), nodes).unwrap()));
         let observers = Observers { counters: counters.clone(), trace: trace.clone() };
         let net = Interconnect::with_observers((0..nodes).map(qfdb_coordinates).collect(), link, observers);
-        let fabric = Arc::new(Fabric::new(net, ddrs, alive.clone(), counters, trace));
+        let fabric = Arc::new(Fabric::new(net, ddrs, alive.clone(), Arc::default(), counters, trace));
         let (mut platforms, mut wires) = (Vec::new(), Vec::new());
         for node in 0..nodes {
             let (host, guest) = UnixStream::pair().unwrap();

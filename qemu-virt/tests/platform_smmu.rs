@@ -71,6 +71,7 @@ fn the_kernels_driver_programs_the_platforms_smmu_and_faults_reach_the_guest() {
         net,
         vec![ddr.clone()],
         vec![Arc::new(AtomicBool::new(true))],
+        Arc::default(),
         vec![Arc::default()],
         None,
     ));

@@ -3,10 +3,13 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod clock;
+pub mod idle;
 pub mod once;
 pub mod rdma;
 pub mod service;
 
+#[cfg(target_arch = "arm")]
+pub mod arch;
 #[cfg(target_arch = "arm")]
 pub mod forward;
 #[cfg(target_arch = "arm")]
@@ -15,6 +18,8 @@ pub mod pldma;
 pub mod pmu;
 #[cfg(target_arch = "arm")]
 pub mod probe;
+#[cfg(target_arch = "arm")]
+pub mod sleep;
 #[cfg(target_arch = "arm")]
 pub mod trace;
 

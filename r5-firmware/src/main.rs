@@ -5,24 +5,24 @@
 
 use aarch32_cpu::register::{Ifar, Ifsr};
 use aarch32_rt::{entry, exception};
-use board::{Board as _, R5Wait};
-use core::sync::atomic::{AtomicU32, Ordering};
+use board::Board as _;
 use proto::ipc::{IpcArea, Message};
 use proto::rdma::ipc::RdmaConfig;
 use r5_firmware::clock::Extended;
+use r5_firmware::idle::{self, Idle};
 use r5_firmware::once::Once;
 use r5_firmware::pldma::{Pldma, QueueArea};
 use r5_firmware::probe::Probe;
 use r5_firmware::rdma::Scheduler;
 use r5_firmware::service::{Action, Service};
+use r5_firmware::sleep::Sleeper;
 use r5_firmware::{Board, VERSION, halt, pmu, trace};
 
 /// The scheduler's tables (about 17 KiB): in .bss, taken once.
 static SCHEDULER: Once<Scheduler<'static>> = Once::new(Scheduler::new());
 
-/// WFE rounds the idle loop waits for the event word before it looks at the IPC ring and the
-/// queues again (they are not signalled through the word).
-const WAIT_ROUNDS: u32 = 16;
+/// How long the R5 keeps looking after a round without work before it sleeps (`idle`).
+const SPIN_US: u64 = 200;
 
 fn ipc_area() -> &'static IpcArea {
     // SAFETY: the board reserves this shared region for the IPC area at the same address on
@@ -30,40 +30,24 @@ fn ipc_area() -> &'static IpcArea {
     unsafe { &*(Board::IPC_BASE as *const IpcArea) }
 }
 
-fn event_word() -> Option<&'static AtomicU32> {
-    match Board::R5_WAIT {
-        // SAFETY: the board reserves this word of the shared platform area, which the MPU maps;
-        // the platform and the firmware only access it atomically.
-        R5Wait::EventWord { addr } => Some(unsafe { &*(addr as usize as *const AtomicU32) }),
-        R5Wait::Poll => None,
+/// The firmware's clock: the PMU cycle counter, extended to 64 bits.
+struct Clock(Extended);
+
+impl Clock {
+    fn start() -> Self {
+        pmu::enable_cycle_counter();
+        Self(Extended::new())
+    }
+
+    fn now(&mut self) -> u64 {
+        self.0.extend(pmu::cycles())
     }
 }
 
-fn events_seen() -> u32 {
-    event_word().map_or(0, |w| w.load(Ordering::Acquire))
-}
-
-/// Waits a little for news (see `board::R5Wait`): on QEMU until the platform bumps the event
-/// word past `seen` (engine events, doorbells) or a few WFE rounds pass; on the board, polls.
-fn wait_for_news(seen: u32) {
-    match event_word() {
-        Some(word) => {
-            for _ in 0..WAIT_ROUNDS {
-                if word.load(Ordering::Acquire) != seen {
-                    return;
-                }
-                aarch32_cpu::asm::wfe();
-            }
-        }
-        None => core::hint::spin_loop(),
-    }
-}
-
-/// The RDMA side: the engine, the scheduler and its clock.
+/// The RDMA side: the engine and the scheduler.
 struct Rdma {
     pldma: Pldma,
     scheduler: &'static mut Scheduler<'static>,
-    clock: Extended,
 }
 
 impl Rdma {
@@ -92,28 +76,22 @@ impl Rdma {
             ..RdmaConfig::with_timeout_us(Board::RDMA_TIMEOUT_US)
         };
         scheduler.start(node, nodes, config, Board::R5_CLOCK_HZ);
-        pmu::enable_cycle_counter();
         defmt::info!("RDMA scheduler up: node {=u16} of {=u16}", node, nodes);
-        Some(Self { pldma, scheduler, clock: Extended::new() })
-    }
-
-    fn now(&mut self) -> u64 {
-        self.clock.extend(pmu::cycles())
+        Some(Self { pldma, scheduler })
     }
 
     /// The reply to an RDMA request, or `None` for other requests.
-    fn request(&mut self, request: &Message) -> Option<Message> {
-        let now = self.now();
+    fn request(&mut self, request: &Message, now: u64) -> Option<Message> {
         let forward = (r5_firmware::forward::forwarded_count(), r5_firmware::forward::forwarded_cycles());
         self.scheduler.note_forwarded(u64::from(forward.0), u64::from(forward.1));
         self.scheduler.handle_request(request, &QueueArea, &mut self.pldma, now)
     }
 
-    /// Takes the engine's events, then lets the scheduler work. A round that had work is timed
-    /// (`RDMA_STATS` page 3): the R5's cost per block, without its idle polling.
-    fn run(&mut self) {
+    /// Takes the engine's events, then lets the scheduler work; returns whether there was
+    /// any. A round that had work is timed (`RDMA_STATS` page 3): the R5's cost per block,
+    /// without its idle polling.
+    fn run(&mut self, now: u64) -> bool {
         let start = pmu::cycles();
-        let now = self.now();
         let mut events = false;
         while let Some(event) = self.pldma.next_event() {
             events = true;
@@ -122,9 +100,49 @@ impl Rdma {
         let before = self.scheduler.work_signature();
         self.scheduler.poll(&mut self.pldma, now);
         self.pldma.flush();
-        if events || self.scheduler.work_signature() != before {
+        let worked = events || self.scheduler.work_signature() != before;
+        if worked {
             self.scheduler.note_busy_round(u64::from(pmu::cycles().wrapping_sub(start)));
         }
+        worked
+    }
+
+    /// Whether a round would find work now (the last look before a sleep).
+    fn has_work(&self, now: u64) -> bool {
+        self.pldma.has_events() || self.scheduler.has_work(now)
+    }
+}
+
+/// The R5's loop state between rounds: its clock, when to sleep, and how.
+struct Waiting {
+    clock: Clock,
+    idle: Idle,
+    sleeper: Sleeper,
+}
+
+impl Waiting {
+    /// A round found nothing: keeps looking for a while, then sleeps until work comes (as
+    /// `has_work` would see it, asked after the sleep is published) or the scheduler's next
+    /// deadline. While it sleeps, processes ring the doorbell for their WQEs.
+    fn after_quiet_round(&mut self, rdma: &mut Option<Rdma>, has_news: impl Fn() -> bool) {
+        let now = self.clock.now();
+        if !self.idle.time_to_sleep(now) {
+            core::hint::spin_loop();
+            return;
+        }
+        let deadline = rdma.as_ref().and_then(|r| r.scheduler.next_deadline());
+        if let Some(r) = rdma.as_mut() {
+            r.scheduler.stop_polling();
+        }
+        let clock = &mut self.clock;
+        let rdma_ref = rdma.as_ref();
+        self.sleeper.sleep(idle::sleep_us(now, deadline, Board::R5_CLOCK_HZ), || {
+            has_news() || rdma_ref.is_some_and(|r| r.has_work(clock.now()))
+        });
+        if let Some(r) = rdma.as_mut() {
+            r.scheduler.resume_polling();
+        }
+        self.idle.worked();
     }
 }
 
@@ -141,6 +159,12 @@ fn main() -> ! {
         defmt::error!("MPU set-up failed: {=str}", why);
     }
     let area = ipc_area();
+    let clock = Clock::start();
+    let mut waiting = Waiting {
+        clock,
+        idle: Idle::new(r5_firmware::clock::ticks(SPIN_US, Board::R5_CLOCK_HZ)),
+        sleeper: Sleeper::new(&area.r5_sleep, Board::R5_WAIT),
+    };
     let mut service = Service::new();
     // SAFETY: the system block (device on hardware, forwarded on QEMU); this is the firmware's
     // only handle to it, and the probe its only user.
@@ -152,19 +176,26 @@ fn main() -> ! {
             if let Some(n) = area.nonce() {
                 break n;
             }
-            wait_for_news(events_seen());
+            waiting.after_quiet_round(&mut rdma, || area.nonce().is_some());
         };
         if let Some(r) = &mut rdma {
             // The new kernel has no registrations; old transfers are forgotten.
             r.scheduler.reset();
         }
-        serve(area, nonce, &mut service, &mut probe, &mut rdma);
+        serve(area, nonce, &mut service, &mut probe, &mut rdma, &mut waiting);
         defmt::info!("the kernel rebooted: serving its new rings");
     }
 }
 
 /// Answers requests and schedules RDMA until the kernel publishes a different boot nonce.
-fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, probe: &mut Probe, rdma: &mut Option<Rdma>) {
+fn serve(
+    area: &'static IpcArea,
+    nonce: u32,
+    service: &mut Service,
+    probe: &mut Probe,
+    rdma: &mut Option<Rdma>,
+    waiting: &mut Waiting,
+) {
     // SAFETY: the firmware is the only consumer of `to_r5` and the only producer of `to_a53`;
     // the previous handles (of an older boot) were dropped when `serve` last returned.
     let (mut rx, mut tx) = unsafe { (area.to_r5.consumer(), area.to_a53.producer()) };
@@ -181,15 +212,17 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, probe: &mut 
             if !current() || msg.seq & proto::ipc::POSTED != 0 {
                 return;
             }
-            wait_for_news(events_seen());
+            core::hint::spin_loop();
         }
     };
     send(Service::ready(VERSION, nonce));
     defmt::info!("serving requests");
     while current() {
-        let seen = events_seen();
+        let mut worked = false;
         while let Some(request) = rx.pop() {
-            if let Some(reply) = rdma.as_mut().and_then(|r| r.request(&request)) {
+            worked = true;
+            let now = waiting.clock.now();
+            if let Some(reply) = rdma.as_mut().and_then(|r| r.request(&request, now)) {
                 send(reply);
                 continue;
             }
@@ -216,10 +249,14 @@ fn serve(area: &'static IpcArea, nonce: u32, service: &mut Service, probe: &mut 
             }
             send(reply);
         }
-        if let Some(r) = rdma {
-            r.run();
+        if let Some(r) = rdma.as_mut() {
+            worked |= r.run(waiting.clock.now());
         }
-        wait_for_news(seen);
+        if worked {
+            waiting.idle.worked();
+        } else {
+            waiting.after_quiet_round(rdma, || !area.to_r5.is_empty() || !current());
+        }
     }
 }
 

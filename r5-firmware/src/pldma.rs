@@ -41,6 +41,11 @@ impl Pldma {
         self.events.pop()
     }
 
+    /// Whether the engine has posted events not taken yet.
+    pub fn has_events(&self) -> bool {
+        self.events.has_pending()
+    }
+
     /// The doorbell, if descriptors went out while the engine said it sleeps.
     pub fn flush(&mut self) {
         if self.poster.take_kick() {

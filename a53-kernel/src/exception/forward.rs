@@ -83,7 +83,7 @@ pub fn forwarded_count() -> u64 {
 }
 
 /// The regions the platform serves, merged where they touch (computed at compile time).
-const FORWARDED_RANGES: [(u64, u64); 4] = board::ranges_of(Board::A53_MEMORY, RegionKind::Forwarded);
+const FORWARDED_RANGES: [(u64, u64); 5] = board::ranges_of(Board::A53_MEMORY, RegionKind::Forwarded);
 
 /// Whether physical address `pa` belongs to a region the platform serves.
 pub fn is_forwarded(pa: u64) -> bool {

@@ -4,6 +4,7 @@
 
 pub mod devices;
 pub mod iommu;
+pub mod ipi;
 pub mod packetizer;
 pub mod pldma;
 pub mod smmu;

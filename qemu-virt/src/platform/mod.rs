@@ -20,13 +20,14 @@ use crate::models::pldma::PldmaDevice;
 use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
-use crate::r5_priority::R5Threads;
+use crate::models::ipi::IpiModel;
+use crate::r5_wake::R5Wake;
 use crate::trace::AccessRecord;
 use board::Board as _;
 use board::pl;
 use irq_wire::IrqWire;
 use node_memory::NodeMemory;
-use proto::forward::{Access, Failure, R5_SLOT, Request, Slot, Slots, Status, serve_posted};
+use proto::forward::{Access, Failure, Request, Slot, Slots, Status, serve_posted};
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,8 +51,8 @@ pub struct Platform {
     irq_levels: Mutex<u16>,
     irq_wire: IrqWire,
     fabric: Arc<Fabric>,
-    /// The node's R5 threads: an R5 that forwards an access works (`r5_priority`).
-    r5: OnceLock<Arc<R5Threads>>,
+    /// The node's R5 wake-up line, once its QEMU runs with an R5 (shared with the IPI model).
+    r5: Arc<OnceLock<Arc<R5Wake>>>,
 }
 
 impl Platform {
@@ -107,6 +108,8 @@ impl Platform {
         let pldma = PldmaDevice::new(node, fabric.clone(), iommu, pl::irq_line::PLDMA);
         fabric.interconnect.set_receiver(node, pldma.receiver());
         map.insert(pl::PLDMA_BASE, pl::PLDMA_SIZE, pldma)?;
+        let r5 = Arc::new(OnceLock::new());
+        map.insert(board::zynqmp::IPI_APU, board::zynqmp::IPI_CHANNEL_SIZE, IpiModel::new(r5.clone()))?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
         let platform = Arc::new(Self {
             node,
@@ -117,7 +120,7 @@ impl Platform {
             irq_levels: Mutex::new(0),
             irq_wire,
             fabric,
-            r5: OnceLock::new(),
+            r5,
         });
         // A fault found by a bus master's translation (not by a forwarded access, after which
         // the server updates the lines) raises the line at once. Only the wire's own lock is
@@ -131,13 +134,13 @@ impl Platform {
         Ok(platform)
     }
 
-    /// The node's R5 threads, whose priority its forwarded accesses raise (once, before the
-    /// node runs).
-    pub fn set_r5_threads(&self, threads: Arc<R5Threads>) {
-        let _ = self.r5.set(threads);
+    /// The node's R5 wake-up line (once, before the node runs).
+    pub fn set_r5_wake(&self, wake: Arc<R5Wake>) {
+        let _ = self.r5.set(wake);
     }
 
-    pub fn r5_threads(&self) -> Option<&Arc<R5Threads>> {
+    /// The node's R5 wake-up line, if the node has an R5.
+    pub fn r5_wake(&self) -> Option<&Arc<R5Wake>> {
         self.r5.get()
     }
 
@@ -272,11 +275,6 @@ impl Platform {
     /// the trace and the interrupt lines.
     pub(crate) fn serve(&self, cpu: usize, slot: &Slot, req: &Request) {
         let access = &req.access;
-        if cpu >= R5_SLOT
-            && let Some(r5) = self.r5.get()
-        {
-            r5.working_now();
-        }
         let started = Instant::now();
         let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());
         let (result, lines) = self.access_and_lines(access);

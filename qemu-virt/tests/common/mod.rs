@@ -12,17 +12,18 @@ use hal::pldma::descriptor::Descriptor;
 use hal::pldma::event::{Event, RawEvent};
 use hal::pldma::regs::Counter;
 use proto::forward::Status;
-use proto::ipc::Consumer;
+use proto::ipc::{Consumer, IpcArea};
 use proto::rdma::rings::{DescriptorPoster, EVENT_ENTRIES, EngineRings};
 use qemu_virt::counters::NodeCounters;
 use qemu_virt::fabric::Fabric;
 use qemu_virt::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
 use qemu_virt::models::iommu::{Bypass, IoTranslate};
 use qemu_virt::platform::Platform;
+use qemu_virt::r5_wake::R5Wake;
 use qemu_virt::shm::Ddr;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -47,7 +48,8 @@ pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     }
 }
 /// Where the stand-in R5 puts the engine's rings.
-pub const RINGS: u64 = 0x10_0000;
+/// (Below 0x20_0000 lies the IPC area, whose sleep line the rig uses: `Rig::r5_sleeps`.)
+pub const RINGS: u64 = 0x18_0000;
 /// Data buffers of the tests live from here on (identity-mapped unless an IOMMU says else).
 pub const BUFFERS: u64 = 0x40_0000;
 
@@ -84,6 +86,8 @@ pub struct Rig {
     pub irq_bytes: Vec<Arc<Mutex<Vec<u8>>>>,
     delivery: Option<JoinHandle<()>>,
     drains: Vec<JoinHandle<()>>,
+    /// The R5 ends of the nodes' semihosting consoles (wake bytes arrive there).
+    _r5_consoles: Vec<UnixStream>,
 }
 
 impl Rig {
@@ -118,14 +122,18 @@ impl Rig {
         let counters: Vec<Arc<NodeCounters>> = (0..nodes).map(|_| Arc::default()).collect();
         let observers = Observers { counters: counters.clone(), trace: None };
         let net = Interconnect::with_observers((0..nodes).map(qfdb_coordinates).collect(), link, observers);
-        let fabric = Arc::new(Fabric::new(net.clone(), ddrs.clone(), alive, counters, None));
-        let (mut platforms, mut irq_bytes, mut drains) = (Vec::new(), Vec::new(), Vec::new());
+        let fabric = Arc::new(Fabric::new(net.clone(), ddrs.clone(), alive, Arc::default(), counters, None));
+        let (mut platforms, mut irq_bytes, mut drains, mut r5_consoles) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (node, iommu) in iommus.into_iter().enumerate() {
             let (host, mut guest) = UnixStream::pair().unwrap();
             platforms.push(match iommu {
                 Some(iommu) => Platform::with_iommu(node, fabric.clone(), host, iommu).unwrap(),
                 None => Platform::new(node, fabric.clone(), host).unwrap(),
             });
+            // The R5's semihosting console: its far end stays open with the rig.
+            let (console, r5_end) = UnixStream::pair().unwrap();
+            platforms.last().unwrap().set_r5_wake(Arc::new(R5Wake::new(ddrs[node].clone(), console)));
+            r5_consoles.push(r5_end);
             let seen = Arc::new(Mutex::new(Vec::new()));
             let into = seen.clone();
             drains.push(std::thread::spawn(move || {
@@ -138,7 +146,7 @@ impl Rig {
         }
         fabric.set_platforms(&platforms).unwrap();
         let delivery = Some(net.spawn_delivery());
-        Self { _files: files, ddrs, fabric, platforms, irq_bytes, delivery, drains }
+        Self { _files: files, ddrs, fabric, platforms, irq_bytes, delivery, drains, _r5_consoles: r5_consoles }
     }
 
     /// A forwarded access, as the platform's server performs it (lines updated after it).
@@ -172,10 +180,17 @@ impl Rig {
         out
     }
 
-    pub fn event_word(&self, node: usize) -> u32 {
-        // SAFETY: a u32 of the sparse DDR file, accessed atomically.
-        let word = unsafe { self.ddrs[node].view::<AtomicU32>(board::zcu102_qemu::R5_EVENT_WORD) };
-        word.unwrap().load(Ordering::SeqCst)
+    /// Node `node`'s R5 goes to sleep, as its firmware does when it has nothing to do: the next
+    /// event the engine posts must wake it (`docs/hw/ipi.md`).
+    pub fn r5_sleeps(&self, node: usize) {
+        // SAFETY: the IPC area's lines are atomics in the DDR file.
+        let area = unsafe { self.ddrs[node].view::<IpcArea>(board::layout::IPC_BASE) }.unwrap();
+        area.r5_sleep.begin(proto::r5_sleep::NO_TIMEOUT);
+    }
+
+    /// The wake-ups node `node`'s engine gave its R5.
+    pub fn r5_woken_by_engine(&self, node: usize) -> u64 {
+        self.platforms[node].r5_wake().unwrap().counters.engine.load(Ordering::SeqCst)
     }
 
     /// Node `node`'s guest has received a byte for PL line `line` (waits for it a while).

@@ -76,19 +76,52 @@ impl<'q> Scheduler<'q> {
         }
     }
 
+    /// Whether `pd`'s WQ holds an entry this scheduler could take now: one CQ slot for every
+    /// transfer taken and not completed (a scribbled index reads as a full CQ: then nothing is
+    /// taken), a free channel and a free transfer slot. An entry left waiting for room is looked
+    /// at again at every round, and after every sleep.
+    fn takeable(&self, pd: usize) -> bool {
+        let p = &self.pds[pd];
+        let Some(queues) = p.queues else { return false };
+        !queues.wq.is_empty()
+            && usize::from(p.outstanding) + queues.cq.len() < CQ_ENTRIES
+            && (p.channels.in_use() as usize) < hal::pldma::VCS_PER_PD
+            && !self.transfers.is_full()
+    }
+
+    /// Before a sleep: processes ring the doorbell from now on (`wq_polled` = 0). The caller
+    /// then looks at the WQs once more ([`Scheduler::has_work`]).
+    pub fn stop_polling(&mut self) {
+        self.set_polled(0);
+    }
+
+    /// After a sleep: the WQs are polled at every round again.
+    pub fn resume_polling(&mut self) {
+        self.set_polled(1);
+    }
+
+    fn set_polled(&self, polled: u32) {
+        for index in pd_bits(self.registered) {
+            if let Some(queues) = self.pds[index].queues {
+                queues.wq_polled.store(polled, Ordering::Release);
+            }
+        }
+        proto::ipc::system_barrier();
+    }
+
+    /// Whether a round would have work now without news from outside: a WQ entry it can take,
+    /// or a deadline that passed (`docs/hw/ipi.md`, "The rule that loses no wake-up"). Blocks
+    /// that wait for their window, a free tid or a fault's answer wait for engine events, which
+    /// wake the R5 themselves; a CQE that found its CQ full (only a process that writes its own
+    /// indices can fill it) waits for the next wake-up.
+    pub fn has_work(&self, now: u64) -> bool {
+        pd_bits(self.registered).any(|index| self.takeable(index)) || self.next_deadline().is_some_and(|d| d <= now)
+    }
+
     fn take_from(&mut self, engine: &mut impl Engine, pd: Pd) {
         let Some(queues) = self.pds[pd.index()].queues else { return };
         loop {
-            let p = &self.pds[pd.index()];
-            let cq_used = queues.cq.len();
-            // A CQ slot for every transfer taken and not completed (a scribbled index reads as
-            // a full CQ: then nothing is taken).
-            let room = usize::from(p.outstanding) + cq_used < CQ_ENTRIES;
-            if queues.wq.is_empty() {
-                return;
-            }
-            if !room || p.channels.in_use() as usize >= hal::pldma::VCS_PER_PD || self.transfers.is_full() {
-                // Left waiting: looked at again at every poll until there is room.
+            if !self.takeable(pd.index()) {
                 return;
             }
             let wq_index = queues.wq.consumed();

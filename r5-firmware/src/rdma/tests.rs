@@ -726,3 +726,53 @@ fn config_and_stats_requests() {
     let m = RdmaRequest::Stats { page: proto::rdma::ipc::STATS_PAGES }.encode(9);
     assert_eq!(r.s.handle_request(&m, &r.mem, &mut r.e, 0).unwrap().op, op::UNKNOWN);
 }
+
+/// Before a sleep the scheduler hands the WQs back to the doorbell and says whether a round
+/// would still find work: a WQE it can take, or a deadline that passed. Blocks waiting for
+/// their ACK are not work (their events wake the R5).
+#[test]
+fn a_scheduler_about_to_sleep_reports_takeable_wqes_and_passed_deadlines_only() {
+    let mut r = Rig::new();
+    let q = r.register(1);
+    assert_eq!(q.wq_polled.load(core::sync::atomic::Ordering::Acquire), 1, "registered: polled");
+    assert!(!r.s.has_work(r.now), "nothing to do");
+    r.s.stop_polling();
+    assert_eq!(q.wq_polled.load(core::sync::atomic::Ordering::Acquire), 0, "the process rings from now on");
+    // SAFETY: the test is the process: the WQ's only producer.
+    unsafe { q.wq.producer() }.push(write(100, 0x1000, 5).encode()).unwrap();
+    assert!(r.s.has_work(r.now), "a WQE published after the flag was cleared is seen");
+    r.s.resume_polling();
+    assert_eq!(q.wq_polled.load(core::sync::atomic::Ordering::Acquire), 1);
+    r.after(0);
+    let sent = r.posted();
+    assert_eq!(sent.len(), 1, "taken and sent");
+    assert!(!r.s.has_work(r.now), "waiting for the ACK is not work");
+    let deadline = r.s.next_deadline().expect("the block's timeout");
+    assert!(!r.s.has_work(deadline - 1));
+    assert!(r.s.has_work(deadline), "a timeout that passed is work");
+    ack(&mut r, PEER, attempt_of(&sent[0]));
+    assert_eq!(r.cqes(1), [ok_cqe(5, 0, 100)]);
+    assert_eq!(r.s.next_deadline(), None);
+}
+
+/// A WQE that must wait for CQ room (a process that does not read its CQ) is not work: the
+/// R5 would otherwise never sleep. It is taken at the next round once there is room.
+#[test]
+fn a_wqe_waiting_for_cq_room_does_not_keep_the_scheduler_awake() {
+    let mut r = Rig::new();
+    let q = r.register(3);
+    for i in 0..CQ_ENTRIES as u64 {
+        r.submit(3, write(16, 0x1000 * (i + 1), i));
+        for d in r.posted() {
+            ack(&mut r, PEER, attempt_of(&d));
+        }
+    }
+    assert_eq!(q.cq.len(), CQ_ENTRIES, "the process read none of its CQEs");
+    // SAFETY: the test is the process: the WQ's only producer.
+    unsafe { q.wq.producer() }.push(write(16, 0x9000, 99).encode()).unwrap();
+    assert!(!r.s.has_work(r.now), "no room: not work");
+    assert_eq!(r.cqes(3).len(), CQ_ENTRIES);
+    assert!(r.s.has_work(r.now), "room again: work");
+    r.after(0);
+    assert_eq!(r.posted().len(), 1);
+}

@@ -10,13 +10,14 @@ use super::regs::RegFile;
 use super::sender::{self, BlockJob, Progress};
 use crate::fabric::Fabric;
 use crate::models::iommu::{IoTranslate, StallId, StallOutcome};
+use crate::r5_wake::Cause;
 use crate::shm::Ddr;
 use hal::pldma::event::Event;
 use hal::pldma::regs::{Counter, IRQ};
 use hal::pldma::{PDS, Pd};
 use proto::rdma::rings::EngineRings;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -335,18 +336,12 @@ impl Engine {
             let busy = self.held.iter().fold(0u16, |b, h| b | h.pd().bit() as u16);
             st.regs.set_pd_busy(busy);
         }
-        if posted {
-            // SAFETY: a u32 in shared memory, only ever accessed atomically.
-            if let Some(word) = unsafe { ddr.view::<AtomicU32>(board::zcu102_qemu::R5_EVENT_WORD) } {
-                word.fetch_add(1, Ordering::SeqCst);
-            }
-        }
         if (posted || irq_changed)
             && let Some(platform) = self.fabric.platform(self.node())
         {
-            // The R5 has news: its host threads get their working priority (`r5_priority`).
-            if posted && let Some(r5) = platform.r5_threads() {
-                r5.working_now();
+            // The R5 has news: it wakes if it sleeps (`docs/hw/ipi.md`).
+            if posted && let Some(r5) = platform.r5_wake() {
+                r5.wake(Cause::Engine);
             }
             if irq_changed {
                 platform.update_irqs(0);
