@@ -116,7 +116,7 @@ fn wake_mailbox_waiters() {
 pub fn finish(reason: Stop) -> ! {
     if identity().is_ok() {
         with_sysblock(Sysblock::report_done);
-        cpu::idle_until(|| ALL_DONE.load(Ordering::Acquire));
+        crate::timer::idle_until(|| ALL_DONE.load(Ordering::Acquire));
     }
     kernel::stop(reason)
 }

@@ -66,6 +66,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     crate::mm::smmu::init(smmu);
     crate::rdma_node::init(pldma);
     rpu::init(ipc, ipi);
+    register_tick_clients();
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {
@@ -91,6 +92,20 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     crate::gsas_node::open();
     defmt::info!("node ready");
     BootReport { cores_online, rpu_firmware }
+}
+
+/// Who the tick serves, on which cores (`timer`): core 0 ends the waits whose deadline passed
+/// and retries the sockets' doorbells; the process cores preempt.
+fn register_tick_clients() {
+    use crate::process::scheduler;
+    let clients = [
+        timer::TickClient { cores: 1, on_tick: scheduler::expire, due: scheduler::next_deadline },
+        timer::TickClient { cores: 1, on_tick: |_| crate::socket_node::on_tick(), due: crate::socket_node::tick_due },
+        timer::TickClient { cores: scheduler::PROCESS_CORES, on_tick: |_| scheduler::on_tick(), due: || None },
+    ];
+    for client in clients {
+        timer::register_tick_client(client).expect("room for the tick's clients");
+    }
 }
 
 fn report_identity() {

@@ -128,6 +128,18 @@ fn handshake(start: bool) -> Result<u32, RpuError> {
     Ok(version)
 }
 
+/// Whether the R5 sleeps now (`docs/hw/ipi.md`), and the doorbells the kernel rang so far.
+pub fn r5_sleep_state() -> Option<(bool, u32)> {
+    let area = *AREA.get()?;
+    let rings = area.a53_wake.rings.load(Ordering::Relaxed);
+    Some((area.r5_sleep.sleeper().is_some(), rings))
+}
+
+/// The number of the R5's last sleep: how many it has slept (wraps).
+pub fn r5_sleeps() -> Option<u32> {
+    Some(AREA.get()?.r5_sleep.last())
+}
+
 pub fn is_started() -> bool {
     TX.lock().is_some() && FIRMWARE_VERSION.load(Ordering::Relaxed) != 0
 }

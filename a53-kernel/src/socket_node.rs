@@ -392,6 +392,11 @@ pub fn on_tick() {
     }
 }
 
+/// When core 0's tick must run [`on_tick`]: at the next tick while doorbells wait, else never.
+pub fn tick_due() -> Option<u64> {
+    OUTBOX_WAITING.load(Ordering::Acquire).then_some(0)
+}
+
 /// How one core's turn at the outbox ended.
 enum Turn {
     /// Nothing left.
@@ -426,6 +431,7 @@ pub fn flush() {
             }
             Turn::Busy => {
                 OUTBOX_WAITING.store(true, Ordering::Release);
+                crate::timer::needs_changed();
                 return;
             }
             Turn::Empty if more => {}

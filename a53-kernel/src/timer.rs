@@ -1,9 +1,17 @@
-//! Time: the system counter, the periodic kernel tick (core 0) and one-shot alarms (any core).
+//! Time: the system counter, the periodic tick (core 0 and the process cores) and one-shot
+//! alarms (any core).
+//!
+//! The tick serves the clients that registered for it ([`register_tick_client`]): core 0's
+//! (process deadlines, the sockets' outbox) and the process cores' (preemption). A core that
+//! idles through [`idle_until`] stops its tick unless a client still needs it: the comparator is
+//! set to the earliest deadline a client asks for, or off, and back to the next tick when the
+//! core wakes. Ticks skipped meanwhile are counted at the next tick interrupt, so [`ticks`]
+//! stays exact; an idle node costs the host nothing between interrupts.
 
 use crate::arch::cpu;
 use crate::irq::{self, IntId};
 use board::Board as _;
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use hal::generic_timer::SystemTimer;
 
 /// The kernel tick: 100 Hz.
@@ -26,6 +34,105 @@ static CORE_TIMERS: [CoreTimer; CORES] =
     [const { CoreTimer { period: AtomicU64::new(0), next: AtomicU64::new(NONE), alarm: AtomicUsize::new(0) } }; CORES];
 
 pub type AlarmCallback = fn(now: u64);
+
+/// A user of the periodic tick on the cores of `cores` (bit n: core n).
+#[derive(Clone, Copy)]
+pub struct TickClient {
+    pub cores: u8,
+    /// Runs at every tick, in the tick interrupt, with the counter's value.
+    pub on_tick: fn(now: u64),
+    /// While the core idles: the counter value by which `on_tick` must run next (`None`: not
+    /// before something else changes, and whoever changes it calls [`needs_changed`]).
+    pub due: fn() -> Option<u64>,
+}
+
+const MAX_TICK_CLIENTS: usize = 8;
+
+/// One registered client: `cores` is written last, so a reader that sees it non-zero sees the
+/// functions too.
+struct ClientSlot {
+    cores: AtomicU8,
+    on_tick: AtomicUsize,
+    due: AtomicUsize,
+}
+
+static TICK_CLIENTS: [ClientSlot; MAX_TICK_CLIENTS] = [const {
+    ClientSlot { cores: AtomicU8::new(0), on_tick: AtomicUsize::new(0), due: AtomicUsize::new(0) }
+}; MAX_TICK_CLIENTS];
+static TICK_CLIENT_COUNT: AtomicUsize = AtomicUsize::new(0);
+
+/// Per core: its tick is stopped while it idles (see [`needs_changed`]).
+static TICK_STOPPED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyTickClients;
+
+/// Registers `client` for the tick of its cores (at boot, before the cores it names tick).
+pub fn register_tick_client(client: TickClient) -> Result<(), TooManyTickClients> {
+    let index = TICK_CLIENT_COUNT.fetch_add(1, Ordering::AcqRel);
+    let Some(slot) = TICK_CLIENTS.get(index) else {
+        TICK_CLIENT_COUNT.fetch_sub(1, Ordering::AcqRel);
+        return Err(TooManyTickClients);
+    };
+    slot.on_tick.store(client.on_tick as usize, Ordering::Relaxed);
+    slot.due.store(client.due as usize, Ordering::Relaxed);
+    slot.cores.store(client.cores, Ordering::Release);
+    Ok(())
+}
+
+/// The clients of `core`'s tick.
+fn clients_of(core: usize) -> impl Iterator<Item = (fn(u64), fn() -> Option<u64>)> {
+    TICK_CLIENTS.iter().filter(move |c| c.cores.load(Ordering::Acquire) & (1 << core) != 0).map(|c| {
+        let (on_tick, due) = (c.on_tick.load(Ordering::Relaxed), c.due.load(Ordering::Relaxed));
+        // SAFETY: only `register_tick_client` stores into a slot, functions of exactly these
+        // types, before it publishes the slot's `cores`.
+        unsafe { (core::mem::transmute::<usize, fn(u64)>(on_tick), core::mem::transmute::<usize, fn() -> Option<u64>>(due)) }
+    })
+}
+
+/// A tick client's needs grew (a process blocked with a deadline, a doorbell waits to be sent
+/// again): a core whose tick is stopped wakes and looks at its clients again. The change must
+/// be published before this call; a core stops its tick only after it has looked, and it
+/// looks again after the wake-up this sends.
+pub fn needs_changed() {
+    core::sync::atomic::fence(Ordering::SeqCst);
+    let stopped = (0..CORES).filter(|&c| TICK_STOPPED[c].load(Ordering::SeqCst)).fold(0u8, |m, c| m | 1 << c);
+    if stopped != 0 {
+        irq::send_sgi(crate::irq::sgi::WAKE, stopped);
+    }
+}
+
+/// Sleeps until `ready()` holds, as [`cpu::idle_until`] does, with this core's tick stopped
+/// unless a client needs it before the next tick would come. After every wake-up the
+/// comparator goes back to the next tick (at once if it passed: the tick interrupt then counts
+/// the ticks skipped and runs the clients).
+pub fn idle_until(mut ready: impl FnMut() -> bool) {
+    let core = cpu::core_id();
+    let t = &CORE_TIMERS[core];
+    if t.period.load(Ordering::Relaxed) == 0 {
+        return cpu::idle_until(ready);
+    }
+    loop {
+        let masked = cpu::irq_save_disable();
+        if ready() {
+            cpu::irq_restore(masked);
+            return;
+        }
+        TICK_STOPPED[core].store(true, Ordering::SeqCst);
+        core::sync::atomic::fence(Ordering::SeqCst);
+        let next_tick = t.next.load(Ordering::Relaxed);
+        match clients_of(core).filter_map(|(_, due)| due()).min() {
+            Some(due) if due <= next_tick => {}
+            Some(due) => timer().set_deadline(due),
+            None => timer().stop(),
+        }
+        aarch64_cpu::asm::wfi();
+        TICK_STOPPED[core].store(false, Ordering::SeqCst);
+        timer().set_deadline(t.next.load(Ordering::Relaxed));
+        cpu::irq_enable();
+        cpu::irq_restore(masked);
+    }
+}
 
 pub fn timer() -> SystemTimer {
     SystemTimer::with_fallback(crate::Board::TIMER_HZ)
@@ -118,11 +225,8 @@ fn on_interrupt(_: IntId) {
         }
         t.next.store(next, Ordering::Relaxed);
         timer().set_deadline(next);
-        if boot_core {
-            crate::process::scheduler::expire(now);
-            crate::socket_node::on_tick();
-        } else {
-            crate::process::scheduler::on_tick();
+        for (on_tick, _) in clients_of(cpu::core_id()) {
+            on_tick(now);
         }
     } else {
         timer().stop();

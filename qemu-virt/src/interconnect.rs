@@ -28,11 +28,15 @@ pub struct LinkConfig {
     pub reorder: f64,
     /// Seed of the injection's random numbers (runs are repeatable).
     pub seed: u64,
+    /// The first this many datagrams the interconnect carries are lost, whatever the odds: a
+    /// test loses one whole RDMA block this way (its 64 packets) and the block's retransmission
+    /// timeout must bring it back.
+    pub lose_first: u64,
 }
 
 impl Default for LinkConfig {
     fn default() -> Self {
-        Self { latency_us: 1.0, loss: 0.0, duplicate: 0.0, reorder: 0.0, seed: 1 }
+        Self { latency_us: 1.0, loss: 0.0, duplicate: 0.0, reorder: 0.0, seed: 1, lose_first: 0 }
     }
 }
 
@@ -198,6 +202,8 @@ pub struct Interconnect {
     receivers: Mutex<Vec<Option<Arc<Receiver>>>>,
     queue: Mutex<(BinaryHeap<Pending>, u64, bool)>,
     wake: Condvar,
+    /// Datagrams sent so far (for `LinkConfig::lose_first`).
+    datagrams: AtomicU64,
 }
 
 impl Interconnect {
@@ -217,6 +223,7 @@ impl Interconnect {
             receivers: Mutex::new(vec![None; n]),
             queue: Mutex::new((BinaryHeap::new(), 0, false)),
             wake: Condvar::new(),
+            datagrams: AtomicU64::new(0),
         })
     }
 
@@ -334,7 +341,11 @@ impl Interconnect {
         self.note(datagram.src, |c| &c.packets_sent, 1);
         self.trace(&datagram, "sent");
         let path = self.hops(datagram.src, datagram.dst);
-        let mut copies = 1u32;
+        let lost_on_purpose = self.datagrams.fetch_add(1, Ordering::Relaxed) < self.config.lose_first;
+        let mut copies = u32::from(!lost_on_purpose);
+        if let (true, Some(first)) = (lost_on_purpose, path.first()) {
+            self.link(first.from, first.to).dropped.fetch_add(1, Ordering::Relaxed);
+        }
         let mut extra_delay = 0u32;
         {
             let mut rng = self.rng.lock().unwrap();
@@ -482,7 +493,7 @@ mod tests {
     #[test]
     fn injection_statistics_match_the_settings() {
         const N: u32 = 20_000;
-        let config = LinkConfig { latency_us: 0.0, loss: 0.1, duplicate: 0.05, reorder: 0.02, seed: 42 };
+        let config = LinkConfig { latency_us: 0.0, loss: 0.1, duplicate: 0.05, reorder: 0.02, seed: 42, lose_first: 0 };
         let (got, net) = run(config, N);
         let (_, c) = &net.link_counters()[0];
         let (dropped, duplicated) = (c.dropped.load(Ordering::Relaxed), c.duplicated.load(Ordering::Relaxed));
@@ -520,6 +531,16 @@ mod tests {
         assert_eq!(sent, 1000);
         assert_eq!(got.len() as u64, sent - dropped);
         assert_eq!(net.observers.counters[1].packets_received.load(Ordering::Relaxed), got.len() as u64);
+    }
+
+    #[test]
+    fn the_first_datagrams_are_lost_on_purpose_and_the_rest_arrive() {
+        let (got, net) = run(LinkConfig { latency_us: 0.0, lose_first: 64, ..LinkConfig::default() }, 200);
+        assert_eq!(got, (64..200).collect::<Vec<u32>>(), "exactly the first 64 lost, the rest in order");
+        assert_eq!(net.observers.counters[0].packets_dropped.load(Ordering::Relaxed), 64);
+        let c = net.link_counters().into_iter().find(|(l, _)| (l.from, l.to) == (0, 1)).unwrap().1;
+        assert_eq!(c.dropped.load(Ordering::Relaxed), 64, "counted on the first link");
+        assert_eq!(LinkConfig::from_toml("[interconnect]\nlose_first = 64\n").unwrap().lose_first, 64);
     }
 
     #[test]

@@ -106,7 +106,7 @@ struct Pending {
 
 #[test]
 fn loss_duplication_and_reordering_are_repaired_by_retransmission() {
-    let link = LinkConfig { latency_us: 0.0, loss: 0.03, duplicate: 0.05, reorder: 0.05, seed: 11 };
+    let link = LinkConfig { latency_us: 0.0, loss: 0.03, duplicate: 0.05, reorder: 0.05, seed: 11, lose_first: 0 };
     let rig = Rig::new(4, link);
     let (mut a, _b, _c, _d) = (rig.r5(0), rig.r5(1), rig.r5(2), rig.r5(3));
     const BLOCKS: u16 = 48;

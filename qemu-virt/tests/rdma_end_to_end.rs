@@ -98,7 +98,7 @@ fn writes_and_reads_of_many_sizes_between_two_nodes() {
 
 #[test]
 fn concurrent_transfers_of_four_nodes_survive_loss_duplication_and_reordering() {
-    let link = LinkConfig { latency_us: 0.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 5 };
+    let link = LinkConfig { latency_us: 0.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 5, lose_first: 0 };
     let rig = Rig::new(4, link);
     // A timeout well above a block's round trip even on a loaded machine: then only lost packets
     // make timeouts fire.

@@ -52,6 +52,45 @@ fn platform_single() {
     }
 }
 
+/// How long the R5 takes to wake: PING round trips to a sleeping R5 (the request rings the
+/// APU's IPI doorbell, which on QEMU the platform turns into the semihosting byte that ends the
+/// R5's SYS_READC) against round trips to an awake one (sent right after the last reply, while
+/// the R5 still looks for work). The difference of the medians is the wake-up's cost.
+fn platform_r5_wake() -> Result<(), &'static str> {
+    use a53_kernel::timer;
+    const PINGS: usize = 200;
+    let ping = || -> Result<u64, &'static str> {
+        let t0 = timer::now();
+        rpu::call(op::PING, [0; 7]).map_err(|_| "the R5 did not answer a PING")?;
+        Ok(timer::now() - t0)
+    };
+    let (mut asleep, mut awake) = (alloc::vec![0u64; PINGS], alloc::vec![0u64; PINGS]);
+    let (_, rings_before) = rpu::r5_sleep_state().ok_or("no R5")?;
+    for i in 0..PINGS {
+        let give_up = timer::now() + timer::hz();
+        // The R5 sleeps once it has found no work for a while (200 us of its clock).
+        while !rpu::r5_sleep_state().is_some_and(|(sleeping, _)| sleeping) {
+            if timer::now() > give_up {
+                return Err("the R5 did not go to sleep within a second");
+            }
+            core::hint::spin_loop();
+        }
+        asleep[i] = ping()?;
+        awake[i] = ping()?;
+    }
+    let (_, rings_after) = rpu::r5_sleep_state().ok_or("no R5")?;
+    if rings_after.wrapping_sub(rings_before) < PINGS as u32 {
+        return Err("a PING to the sleeping R5 rang no doorbell");
+    }
+    let (asleep_median, asleep_p99) = percentiles(&mut asleep);
+    let (awake_median, awake_p99) = percentiles(&mut awake);
+    print_us("r5_asleep_ping_round_trip_median", asleep_median);
+    print_us("r5_asleep_ping_round_trip_p99", asleep_p99);
+    print_us("r5_awake_ping_round_trip_median", awake_median);
+    print_us("r5_awake_ping_round_trip_p99", awake_p99);
+    Ok(())
+}
+
 /// How late a timer interrupt comes: one-shot alarms on core 1 (which has no periodic tick),
 /// each 1 ms ahead; the counter in the handler minus the deadline. On QEMU that is mostly the
 /// host's latency in raising the interrupt from its timer thread.
@@ -422,7 +461,7 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
     let result = match name {
         "platform" => {
             platform_single();
-            platform_alarm_latency()
+            platform_alarm_latency().and_then(|()| platform_r5_wake())
         }
         "platform-window" => platform_window(),
         "platform-breakdown" => platform_breakdown(forward::TimingClock::Ticks),

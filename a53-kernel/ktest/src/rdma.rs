@@ -33,6 +33,11 @@ pub const TESTS: &[Test] = &[
 /// lossy four-node run and `cargo xtask soak rdma`).
 pub const STRESS_TESTS: &[Test] = &[Test::new("cluster", "rdma_random_transfers_from_every_node_all_arrive", stress)];
 
+/// Run with boot argument `lost-block`, on links that lose the first 64 datagrams
+/// (`cargo xtask test` run `cluster-2-lost-block`).
+pub const LOST_BLOCK_TESTS: &[Test] =
+    &[Test::new("cluster", "rdma_a_block_lost_whole_is_resent_when_its_timeout_wakes_the_sleeping_r5", lost_block)];
+
 pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_write_and_read_every_size_between_two_nodes", two_nodes),
     Test::new("cluster", "rdma_another_pd_on_a_remote_node_gets_no_byte", other_pd_remote),
@@ -173,6 +178,38 @@ fn two_nodes() -> TestResult {
     };
     let result = if me == 0 { sweep() } else { Ok(()) };
     barrier(1101)?;
+    result
+}
+
+/// Node 0 writes one 16 KiB block to node 1 over links that lose its 64 packets: no ACK, no
+/// NACK, no event at all comes back, so the R5 sleeps with the block's retransmission deadline
+/// as its timeout, and only its timer can wake it to send the block again. The write must end
+/// well (the peer checks every byte), after at least one timeout, with the R5 asleep meanwhile.
+fn lost_block() -> TestResult {
+    use unimem_user::args::rdma_bench::{Role, pack};
+    let (me, _) = whoami()?;
+    barrier(1150)?;
+    let write = || -> TestResult {
+        needs_rdma()?;
+        let before = stats()?;
+        let (_, rings_before) = rpu::r5_sleep_state().ok_or("no R5")?;
+        let sleeps_before = rpu::r5_sleeps().ok_or("no R5")?;
+        expect_zero("rdma-bench", run("rdma-bench", pack(Role::Writes { node: 1, count: 1, log2: 14 }))?)?;
+        let after = stats()?;
+        let sleeps = rpu::r5_sleeps().ok_or("no R5")?.wrapping_sub(sleeps_before);
+        let (_, rings_after) = rpu::r5_sleep_state().ok_or("no R5")?;
+        defmt::println!(
+            "lost block: {=u64} timeout retransmissions, {=u32} R5 sleeps, {=u32} doorbells",
+            after.timeout_retransmits - before.timeout_retransmits,
+            sleeps,
+            rings_after.wrapping_sub(rings_before)
+        );
+        ensure(after.transfers_failed == before.transfers_failed, "the write failed")?;
+        ensure(after.timeout_retransmits > before.timeout_retransmits, "no timeout fired: no block was lost")?;
+        ensure(sleeps > 0, "the R5 never slept")
+    };
+    let result = if me == 0 { write() } else { Ok(()) };
+    barrier(1151)?;
     result
 }
 

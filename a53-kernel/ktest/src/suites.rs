@@ -35,6 +35,9 @@ const CLUSTER_TESTS_WITH_VICTIM: &[&[Test]] =
 const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] =
     &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, rdma::STRESS_TESTS];
 
+/// The same, on links that lose one block on purpose (boot argument `lost-block`).
+const CLUSTER_TESTS_WITH_LOST_BLOCK: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS, rdma::LOST_BLOCK_TESTS];
+
 /// The cluster tests of a run without the R5 firmware, which RDMA needs: they are not run
 /// there (not passed without checking anything); the runs with the R5 have them.
 const CLUSTER_TESTS_WITHOUT_R5: &[&[Test]] = &[cluster::TESTS];
@@ -81,6 +84,7 @@ pub fn run() -> Stop {
     let cluster: &[&[Test]] = match (args.flag("cluster"), a53_kernel::rpu::is_started()) {
         (false, _) => &[],
         (true, true) if args.flag("rdma-stress") => CLUSTER_TESTS_WITH_STRESS,
+        (true, true) if args.flag("lost-block") => CLUSTER_TESTS_WITH_LOST_BLOCK,
         (true, true) if args.value("victim").is_some() => CLUSTER_TESTS_WITH_VICTIM,
         (true, true) => CLUSTER_TESTS,
         (true, false) => CLUSTER_TESTS_WITHOUT_R5,

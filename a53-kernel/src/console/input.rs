@@ -56,7 +56,7 @@ pub fn enable() -> Result<(), InputError> {
 /// Waits (asleep) for the next byte.
 pub fn read_byte() -> u8 {
     let mut byte = None;
-    cpu::idle_until(|| {
+    crate::timer::idle_until(|| {
         byte = QUEUE.lock().pop_front();
         byte.is_some()
     });

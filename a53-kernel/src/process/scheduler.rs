@@ -111,7 +111,7 @@ pub fn idle() -> ! {
                 enter(core, (slot, interface), &frame, ttbr0);
             }
             cpu::irq_restore(masked);
-            cpu::idle_until(|| !TABLE.lock().run_queue.is_empty() || crate::smp::job_pending());
+            crate::timer::idle_until(|| !TABLE.lock().run_queue.is_empty() || crate::smp::job_pending());
         }
     }
     let _ = cpu::irq_save_disable();
@@ -147,6 +147,8 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     }
     // An ended process's RDMA resources, taken down once the table is released.
     let mut down = None;
+    // A wait with a deadline: core 0's tick must see it (`timer::needs_changed`).
+    let mut timed = false;
     {
         let mut table = TABLE.lock();
         // Woken on its way to blocking: its call runs again (the frame is rewound to it).
@@ -175,6 +177,7 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
                 }
                 p.frame = *frame;
                 p.state = State::Blocked { wait, deadline };
+                timed = deadline.is_some();
             }
             Event::Exit(exit) => {
                 switch_user_table(None);
@@ -191,12 +194,18 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
             set_running(core, Some((next, p.grant.index)));
             SLICE[core].store(0, Ordering::Relaxed);
             drop(table);
+            if timed {
+                crate::timer::needs_changed();
+            }
             if let Some(ended) = down {
                 ended.finish();
             }
             switch_user_table(Some(ttbr0));
             return;
         }
+    }
+    if timed {
+        crate::timer::needs_changed();
     }
     if let Some(ended) = down {
         ended.finish();
@@ -249,6 +258,12 @@ pub fn on_tick() {
     if SLICE[core].fetch_add(1, Ordering::Relaxed) + 1 >= SLICE_TICKS as usize {
         NEED_RESCHED[core].store(true, Ordering::Release);
     }
+}
+
+/// The earliest deadline of a blocked process: when core 0's tick must run [`expire`].
+pub fn next_deadline() -> Option<u64> {
+    let table = TABLE.lock();
+    super::state::earliest_deadline(table.slots.iter().filter_map(|p| Some(p.as_ref()?.state)))
 }
 
 /// Core 0's tick: ends the waits whose deadline passed (a timed-out mailbox wait, a sleep).

@@ -124,6 +124,16 @@ pub fn expired(states: impl Iterator<Item = (usize, State)>, now: u64) -> impl I
     })
 }
 
+/// The earliest deadline among blocked `states`.
+pub fn earliest_deadline(states: impl Iterator<Item = State>) -> Option<u64> {
+    states
+        .filter_map(|state| match state {
+            State::Blocked { deadline, .. } => deadline,
+            _ => None,
+        })
+        .min()
+}
+
 /// How a woken process resumes when its wait ends with a value: the value goes into x0 and,
 /// except for a sleep (which returned before blocking), the `svc` it would run again is
 /// skipped. Returns how far ELR moves.
@@ -303,6 +313,8 @@ mod tests {
         ];
         let due: Vec<_> = expired(states.into_iter(), 10).collect();
         assert_eq!(due, [(0, Wait::Sleep), (4, Wait::Mailbox)]);
+        assert_eq!(earliest_deadline(states.iter().map(|s| s.1)), Some(3), "core 0's tick is due then");
+        assert_eq!(earliest_deadline(states[2..4].iter().map(|s| s.1)), None, "no deadline: no tick needed");
         assert_eq!(timeout_result(Wait::Sleep), 0);
         assert_eq!(timeout_result(Wait::Mailbox), Error::TimedOut as i64);
         assert_eq!(timeout_result(Wait::Mif { words: 1 }), Error::TimedOut as i64);

@@ -330,7 +330,7 @@ fn target_run(
         }
         None => trace_check.map(|_| dir.0.join("trace.json")),
     };
-    let link = if run.lossy { runs::LOSSY_LINKS } else { qemu_virt::LinkConfig::default() };
+    let link = run.links.config();
     let (tx, rx) = mpsc::channel();
     let cluster =
         Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), link, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
@@ -344,7 +344,7 @@ fn target_run(
     if let (Some(test), Some(path)) = (trace_check, &trace) {
         totals.record_check(test, check_trace(path, run.nodes));
     }
-    if run.lossy && run.r5 && opts.filter.as_deref().is_none_or(|f| LOSSY_TIMEOUTS_TEST.contains(f)) {
+    if run.links == runs::Links::Lossy && run.r5 && opts.filter.as_deref().is_none_or(|f| LOSSY_TIMEOUTS_TEST.contains(f)) {
         totals.record_check(LOSSY_TIMEOUTS_TEST, check_lossy_timeouts(&parsers, dropped, opts.filter.is_none()));
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();

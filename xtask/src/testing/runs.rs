@@ -33,8 +33,8 @@ pub struct TargetRun {
     pub r5: bool,
     /// Enter the kernel at EL2 (`virtualization=on`).
     pub virtualization: bool,
-    /// Links that lose, duplicate and reorder 1% of the datagrams each ([`LOSSY_LINKS`]).
-    pub lossy: bool,
+    /// What the links do to the datagrams.
+    pub links: Links,
     pub boot_args: &'static str,
     pub timeout: Duration,
     pub expect: Expect,
@@ -63,9 +63,30 @@ impl TargetRun {
     }
 }
 
-/// The links of a `lossy` run: 1% loss, 1% duplication, 1% reordering per link.
+/// What a run's links do to the datagrams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Links {
+    /// Nothing: every datagram arrives once, in order.
+    Clean,
+    /// [`LOSSY_LINKS`]: 1% lost, duplicated and reordered each.
+    Lossy,
+    /// The first this many datagrams are lost, the rest arrive (`LinkConfig::lose_first`).
+    LoseFirst(u64),
+}
+
+impl Links {
+    pub fn config(self) -> qemu_virt::LinkConfig {
+        match self {
+            Links::Clean => qemu_virt::LinkConfig::default(),
+            Links::Lossy => LOSSY_LINKS,
+            Links::LoseFirst(n) => qemu_virt::LinkConfig { lose_first: n, ..qemu_virt::LinkConfig::default() },
+        }
+    }
+}
+
+/// The links of a `Links::Lossy` run: 1% loss, 1% duplication, 1% reordering per link.
 pub const LOSSY_LINKS: qemu_virt::LinkConfig =
-    qemu_virt::LinkConfig { latency_us: 1.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 11 };
+    qemu_virt::LinkConfig { latency_us: 1.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 11, lose_first: 0 };
 
 pub const RUNS: &[TargetRun] = &[
     TargetRun {
@@ -75,7 +96,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: true,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "",
         timeout: Duration::from_secs(240),
         expect: Expect::Summary,
@@ -89,7 +110,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: true,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "filter=boot:: expect-el=2",
         timeout: Duration::from_secs(120),
         expect: Expect::Summary,
@@ -103,7 +124,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: Some("runner::trace_file_holds_accesses_interrupts_and_packets_of_every_node"),
         r5: true,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "cluster rdma-stress filter=platform::",
         timeout: Duration::from_secs(480),
         expect: Expect::Summary,
@@ -116,7 +137,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "cluster cluster-only",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
@@ -134,7 +155,7 @@ pub const RUNS: &[TargetRun] = &[
         }),
         r5: false,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "cluster cluster-filter=every_node filter=heap::",
         timeout: Duration::from_secs(300),
         expect: Expect::Summary,
@@ -153,7 +174,7 @@ pub const RUNS: &[TargetRun] = &[
         }),
         r5: false,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "cluster cluster-only cluster-filter=fad_mesh victim=2",
         timeout: Duration::from_secs(300),
         expect: Expect::Summary,
@@ -169,7 +190,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: true,
         virtualization: false,
-        lossy: true,
+        links: Links::Lossy,
         boot_args: "cluster cluster-only rdma-stress lossy smmu-stall cluster-filter=cluster::rdma_",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
@@ -185,7 +206,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: true,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "cluster cluster-only cluster-filter=cluster::sockets_",
         timeout: Duration::from_secs(600),
         expect: Expect::Summary,
@@ -203,9 +224,24 @@ pub const RUNS: &[TargetRun] = &[
         }),
         r5: true,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "cluster cluster-only cluster-filter=sockets_a_node_dying victim=1",
         timeout: Duration::from_secs(300),
+        expect: Expect::Summary,
+    },
+    // A whole RDMA block lost on the links while the R5 sleeps: the first 64 datagrams (the
+    // block's packets) never arrive, so only the block's retransmission timeout, armed as the
+    // R5's timer before it sleeps, can bring the write to its end.
+    TargetRun {
+        name: "cluster-2-lost-block",
+        nodes: 2,
+        kill: None,
+        trace_check: None,
+        r5: true,
+        virtualization: false,
+        links: Links::LoseFirst(hal::pldma::BLOCK_BYTES / hal::pldma::PACKET_BYTES),
+        boot_args: "cluster cluster-only lost-block cluster-filter=cluster::rdma_a_block_lost",
+        timeout: Duration::from_secs(240),
         expect: Expect::Summary,
     },
     TargetRun {
@@ -215,7 +251,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "crash=panic",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {
@@ -234,7 +270,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: false,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "crash=fault",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {
@@ -256,7 +292,7 @@ pub const RUNS: &[TargetRun] = &[
         trace_check: None,
         r5: true,
         virtualization: false,
-        lossy: false,
+        links: Links::Clean,
         boot_args: "crash=r5-fault",
         timeout: Duration::from_secs(120),
         expect: Expect::Output {
