@@ -56,9 +56,9 @@ struct ClientSlot {
     due: AtomicUsize,
 }
 
-static TICK_CLIENTS: [ClientSlot; MAX_TICK_CLIENTS] = [const {
-    ClientSlot { cores: AtomicU8::new(0), on_tick: AtomicUsize::new(0), due: AtomicUsize::new(0) }
-}; MAX_TICK_CLIENTS];
+static TICK_CLIENTS: [ClientSlot; MAX_TICK_CLIENTS] =
+    [const { ClientSlot { cores: AtomicU8::new(0), on_tick: AtomicUsize::new(0), due: AtomicUsize::new(0) } };
+        MAX_TICK_CLIENTS];
 static TICK_CLIENT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
 /// Per core: its tick is stopped while it idles (see [`needs_changed`]).
@@ -86,7 +86,9 @@ fn clients_of(core: usize) -> impl Iterator<Item = (fn(u64), fn() -> Option<u64>
         let (on_tick, due) = (c.on_tick.load(Ordering::Relaxed), c.due.load(Ordering::Relaxed));
         // SAFETY: only `register_tick_client` stores into a slot, functions of exactly these
         // types, before it publishes the slot's `cores`.
-        unsafe { (core::mem::transmute::<usize, fn(u64)>(on_tick), core::mem::transmute::<usize, fn() -> Option<u64>>(due)) }
+        unsafe {
+            (core::mem::transmute::<usize, fn(u64)>(on_tick), core::mem::transmute::<usize, fn() -> Option<u64>>(due))
+        }
     })
 }
 

@@ -70,9 +70,16 @@ fn ranges_of_merges_touching_regions_and_agrees_with_the_table() {
     assert_eq!(FORWARDED[2], (crate::zynqmp::IPI_APU, crate::zynqmp::IPI_APU + crate::zynqmp::IPI_CHANNEL_SIZE));
     assert_eq!(FORWARDED[4], (0, 0), "unused");
     let ipi_rpu0 = crate::zynqmp::IPI_RPU0;
-    for addr in
-        [0, 0x7fff_ffff, 0x8000_0000, 0xbfff_ffff, 0xc000_0000, crate::SMMU_BASE, ipi_rpu0, crate::pl::GLOBAL_WINDOW_BASE]
-    {
+    for addr in [
+        0,
+        0x7fff_ffff,
+        0x8000_0000,
+        0xbfff_ffff,
+        0xc000_0000,
+        crate::SMMU_BASE,
+        ipi_rpu0,
+        crate::pl::GLOBAL_WINDOW_BASE,
+    ] {
         let in_table = Zcu102Qemu::A53_MEMORY.iter().any(|r| r.kind == RegionKind::Forwarded && r.contains(addr));
         assert_eq!(crate::in_ranges(&FORWARDED, addr), in_table, "{addr:#x}");
     }

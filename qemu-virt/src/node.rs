@@ -248,6 +248,11 @@ impl Node {
         Ok(Node { index: n, pid, dir, memory_file, qmp, uart0, uart1, ddr, alive, r5_wake, waiter: Some(waiter) })
     }
 
+    /// The node's QEMU process.
+    pub fn pid(&self) -> u32 {
+        self.pid as u32
+    }
+
     /// Lets the paused node run.
     pub fn resume(&mut self) -> Result<(), NodeError> {
         self.qmp.execute("cont").map(drop).map_err(|source| NodeError::Qmp { node: self.index, source })

@@ -166,10 +166,7 @@ mod tests {
         line(&ddr).end();
         line(&ddr).begin(NO_TIMEOUT);
         assert!(wake.wake(Cause::Engine).is_some(), "a new sleep is woken again");
-        assert_eq!(
-            (wake.counters.ipi.load(Ordering::Relaxed), wake.counters.engine.load(Ordering::Relaxed)),
-            (1, 1)
-        );
+        assert_eq!((wake.counters.ipi.load(Ordering::Relaxed), wake.counters.engine.load(Ordering::Relaxed)), (1, 1));
     }
 
     #[test]

@@ -40,9 +40,10 @@ impl Idle {
 /// deadline (0 if it passed), at most [`MAX_SLEEP_US`].
 pub fn sleep_us(now: u64, deadline: Option<u64>, hz: u64) -> u32 {
     let Some(deadline) = deadline else { return MAX_SLEEP_US };
-    let ticks = deadline.saturating_sub(now);
-    let us = (u128::from(ticks) * 1_000_000).div_ceil(u128::from(hz.max(1)));
-    us.min(u128::from(MAX_SLEEP_US)) as u32
+    let hz = hz.max(1);
+    // At most a second of ticks: the product below stays in 64 bits for any clock to 18 THz.
+    let ticks = deadline.saturating_sub(now).min(hz);
+    (ticks * 1_000_000).div_ceil(hz).min(u64::from(MAX_SLEEP_US)) as u32
 }
 
 #[cfg(test)]
@@ -69,6 +70,8 @@ mod tests {
         assert_eq!(sleep_us(1000, Some(1001), GHZ), 1, "rounded up: never before the deadline");
         assert_eq!(sleep_us(5000, Some(1000), GHZ), 0, "passed");
         assert_eq!(sleep_us(0, Some(u64::MAX), GHZ), MAX_SLEEP_US);
+        assert_eq!(sleep_us(0, Some(250), 100), MAX_SLEEP_US, "a slow clock: still at most a second");
+        assert_eq!(sleep_us(0, Some(3), 100), 30_000);
         assert!(u64::from(MAX_SLEEP_US) * 1000 < (1 << 32), "shorter than one wrap at 1 GHz");
     }
 }

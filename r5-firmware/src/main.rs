@@ -124,7 +124,7 @@ impl Waiting {
     /// A round found nothing: keeps looking for a while, then sleeps until work comes (as
     /// `has_work` would see it, asked after the sleep is published) or the scheduler's next
     /// deadline. While it sleeps, processes ring the doorbell for their WQEs.
-    fn after_quiet_round(&mut self, rdma: &mut Option<Rdma>, has_news: impl Fn() -> bool) {
+    fn after_quiet_round(&mut self, rdma: &mut Option<Rdma>, has_news: &dyn Fn() -> bool) {
         let now = self.clock.now();
         if !self.idle.time_to_sleep(now) {
             core::hint::spin_loop();
@@ -176,7 +176,7 @@ fn main() -> ! {
             if let Some(n) = area.nonce() {
                 break n;
             }
-            waiting.after_quiet_round(&mut rdma, || area.nonce().is_some());
+            waiting.after_quiet_round(&mut rdma, &|| area.nonce().is_some());
         };
         if let Some(r) = &mut rdma {
             // The new kernel has no registrations; old transfers are forgotten.
@@ -255,7 +255,7 @@ fn serve(
         if worked {
             waiting.idle.worked();
         } else {
-            waiting.after_quiet_round(rdma, || !area.to_r5.is_empty() || !current());
+            waiting.after_quiet_round(rdma, &|| !area.to_r5.is_empty() || !current());
         }
     }
 }

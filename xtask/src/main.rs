@@ -5,6 +5,7 @@
 mod bench;
 mod bootbin;
 mod doc_links;
+mod host_cpu;
 mod images;
 mod outcome;
 mod qemu_run;
@@ -172,7 +173,7 @@ enum Command {
         baud: u32,
     },
     /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
-    /// sockets.
+    /// sockets, idle.
     Bench {
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).

@@ -15,12 +15,12 @@ use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::models::devices::{PacketizerDevice, VmboxDevice};
 use crate::models::iommu::IoTranslate;
+use crate::models::ipi::IpiModel;
 use crate::models::packetizer::PacketizerModel;
 use crate::models::pldma::PldmaDevice;
 use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
 use crate::models::{sysblock::Sysblock, window::Window};
-use crate::models::ipi::IpiModel;
 use crate::r5_wake::R5Wake;
 use crate::trace::AccessRecord;
 use board::Board as _;
@@ -111,17 +111,8 @@ impl Platform {
         let r5 = Arc::new(OnceLock::new());
         map.insert(board::zynqmp::IPI_APU, board::zynqmp::IPI_CHANNEL_SIZE, IpiModel::new(r5.clone()))?;
         let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
-        let platform = Arc::new(Self {
-            node,
-            map,
-            vmbox,
-            smmu,
-            touched,
-            irq_levels: Mutex::new(0),
-            irq_wire,
-            fabric,
-            r5,
-        });
+        let platform =
+            Arc::new(Self { node, map, vmbox, smmu, touched, irq_levels: Mutex::new(0), irq_wire, fabric, r5 });
         // A fault found by a bus master's translation (not by a forwarded access, after which
         // the server updates the lines) raises the line at once. Only the wire's own lock is
         // taken, so the translating thread may hold any device lock (`routing`, lock order).

@@ -123,7 +123,8 @@ impl Rig {
         let observers = Observers { counters: counters.clone(), trace: None };
         let net = Interconnect::with_observers((0..nodes).map(qfdb_coordinates).collect(), link, observers);
         let fabric = Arc::new(Fabric::new(net.clone(), ddrs.clone(), alive, Arc::default(), counters, None));
-        let (mut platforms, mut irq_bytes, mut drains, mut r5_consoles) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut platforms, mut irq_bytes, mut drains, mut r5_consoles) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (node, iommu) in iommus.into_iter().enumerate() {
             let (host, mut guest) = UnixStream::pair().unwrap();
             platforms.push(match iommu {

@@ -78,6 +78,47 @@ impl RoundTrips {
     }
 }
 
+/// The R5's wake-up (#21): PING round trips to a sleeping R5 against round trips to an awake
+/// one, both from one `bench=platform` run, in microseconds; the difference of the medians is
+/// what waking costs (the doorbell's forwarded write, the semihosting byte, QEMU's halt and
+/// kick of the vCPU).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct R5Wake {
+    pub asleep: (f64, f64),
+    pub awake: (f64, f64),
+}
+
+pub const R5_WAKE_GOAL_US: (f64, f64) = (100.0, 1000.0);
+
+impl R5Wake {
+    pub fn from_lines(lines: &[String]) -> anyhow::Result<Self> {
+        let get = |state: &str, what: &str| required(lines, &format!("r5_{state}_ping_round_trip_{what}"));
+        Ok(Self {
+            asleep: (get("asleep", "median")?, get("asleep", "p99")?),
+            awake: (get("awake", "median")?, get("awake", "p99")?),
+        })
+    }
+
+    /// The wake-up's cost: (median, p99) of the round trips to a sleeping R5 over those to an
+    /// awake one.
+    pub fn latency(&self) -> (f64, f64) {
+        (self.asleep.0 - self.awake.0, self.asleep.1 - self.awake.0)
+    }
+
+    pub fn print(&self) {
+        for (state, (median, p99)) in [("asleep", self.asleep), ("awake", self.awake)] {
+            println!("r5_{state}_ping_round_trip: {median:.1} us median, {p99:.1} us p99");
+        }
+        let (median, p99) = self.latency();
+        for (what, value, goal) in [("median", median, R5_WAKE_GOAL_US.0), ("p99", p99, R5_WAKE_GOAL_US.1)] {
+            let verdict = if value <= goal { "met" } else { "NOT met" };
+            println!(
+                "r5_wake_latency_{what}: {value:.1} us (a request to a sleeping R5 over one to an awake R5; goal <= {goal} us: {verdict})"
+            );
+        }
+    }
+}
+
 /// FAD64 throughput with 1..=`nodes` requesting nodes from a `bench=gsas-fad` run: the requests
 /// of every requesting node over the slowest node's time, in operations per second.
 pub fn fad_throughputs(lines: &[String], nodes: usize) -> anyhow::Result<Vec<f64>> {

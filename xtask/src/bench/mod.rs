@@ -2,6 +2,7 @@
 //! Figures measured in QEMU describe the emulator on this machine, not the board.
 
 mod figures;
+pub mod idle;
 
 use crate::qemu_run::{RuntimeDir, node_specs};
 use crate::{images, setup};
@@ -162,6 +163,7 @@ fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
         let name = format!("timer_alarm_latency_{what}");
         println!("{name}: {:.3} us (an alarm's interrupt after its deadline)", required(&single, &name)?);
     }
+    figures::R5Wake::from_lines(&single)?.print();
     if breakdown {
         platform_breakdown(bench)?;
     }
@@ -510,6 +512,15 @@ fn sockets(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The host CPU of an idle cluster of 1, 2 and 4 nodes (`idle`).
+fn idle_cluster(bench: &Bench) -> anyhow::Result<()> {
+    for nodes in [1, 2, 4] {
+        let shares = idle::measure(bench.qemu, bench.images, nodes, idle::INTERVAL)?;
+        idle::print(&shares);
+    }
+    Ok(())
+}
+
 /// How `cargo xtask bench` was asked to run.
 pub struct Options<'a> {
     /// The release build (fw-release), or the development build.
@@ -533,7 +544,8 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "rdma" => rdma(&bench),
         "pagefault" => pagefault(&bench),
         "sockets" => sockets(&bench),
-        other => bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault` or `sockets`"),
+        "idle" => idle_cluster(&bench),
+        other => bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets` or `idle`"),
     }
 }
 

@@ -110,13 +110,14 @@ fn readme_sockets() -> Verdict {
 fn readme_benches() -> Verdict {
     let trace_dir = std::env::temp_dir().join(format!("unimem-bench-trace-{}", std::process::id()));
     let trace_arg = trace_dir.to_string_lossy().into_owned();
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 8] = [
         (
             &["bench", "platform"],
             &[
                 "a53_forwarded_round_trip_median:",
                 "r5_forwarded_round_trip_p99:",
                 "timer_alarm_latency_p99:",
+                "r5_wake_latency_median:",
                 "global_window_vs_host_memcpy:",
                 "boot_to_ready_4_nodes:",
             ],
@@ -136,6 +137,7 @@ fn readme_benches() -> Verdict {
             &["pagefault_source_65536b_touch_ahead_gain:", "a53_instructions_per_fault_interrupt:"],
         ),
         (&["bench", "gsas", "--dev"], &["build: dev", "gsas_service_instructions_per_fad_median:"]),
+        (&["bench", "idle"], &["idle_1_nodes_r5_vcpus:", "idle_4_nodes_host_cpu_per_node:"]),
         (
             &["bench", "platform", "--breakdown", "--trace-dir", &trace_arg],
             &[

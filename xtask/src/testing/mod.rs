@@ -106,6 +106,13 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                         counts_check(&qemu, &images, opts.release, &mut totals);
                     }
                 }
+                if opts.filter.as_deref().is_none_or(|f| IDLE_CHECK.contains(f)) {
+                    if opts.list {
+                        println!("test {IDLE_CHECK}");
+                    } else {
+                        idle_check(&qemu, &images, &mut totals);
+                    }
+                }
                 command_tests(&opts, &mut totals);
             }
         }
@@ -344,7 +351,10 @@ fn target_run(
     if let (Some(test), Some(path)) = (trace_check, &trace) {
         totals.record_check(test, check_trace(path, run.nodes));
     }
-    if run.links == runs::Links::Lossy && run.r5 && opts.filter.as_deref().is_none_or(|f| LOSSY_TIMEOUTS_TEST.contains(f)) {
+    if run.links == runs::Links::Lossy
+        && run.r5
+        && opts.filter.as_deref().is_none_or(|f| LOSSY_TIMEOUTS_TEST.contains(f))
+    {
         totals.record_check(LOSSY_TIMEOUTS_TEST, check_lossy_timeouts(&parsers, dropped, opts.filter.is_none()));
     }
     let ends: Vec<RunEnd> = ends.into_iter().map(|e| e.unwrap_or(RunEnd::TimedOut)).collect();
@@ -549,6 +559,29 @@ fn counts_check(qemu: &std::path::Path, images: &images::Images, release: bool, 
         println!("counts: {line}");
     }
     totals.record_check(COUNTS_CHECK, verdict.map(drop).map_err(|e| format!("{e:#}")));
+}
+
+const IDLE_CHECK: &str = "runner::an_idle_nodes_r5_and_a53s_sleep_at_under_a_fifth_of_a_core";
+/// The bound of the idle check: a resource bound with a wide margin (an idle node's R5 and its
+/// A53s take about 0 % each; an R5 that polls takes a whole core).
+const IDLE_CEILING_PERCENT: f64 = 20.0;
+
+/// One node boots the kernel and waits at its prompt; over 5 s its R5 vCPU and its four A53
+/// vCPUs together must each stay under a fifth of a core (`bench::idle`).
+fn idle_check(qemu: &std::path::Path, images: &images::Images, totals: &mut Totals) {
+    use crate::host_cpu::Kind;
+    let verdict = crate::bench::idle::measure(qemu, images, 1, std::time::Duration::from_secs(5)).and_then(|shares| {
+        let (r5, a53) = (shares.max_on_a_node(Kind::R5), shares.max_on_a_node(Kind::A53));
+        let line = format!(
+            "an idle node's R5 took {r5:.1} % and its A53s {a53:.1} % of a core over 5 s (ceiling {IDLE_CEILING_PERCENT} % each)"
+        );
+        anyhow::ensure!(r5 <= IDLE_CEILING_PERCENT && a53 <= IDLE_CEILING_PERCENT, "{line}");
+        Ok(line)
+    });
+    if let Ok(line) = &verdict {
+        println!("idle: {line}");
+    }
+    totals.record_check(IDLE_CHECK, verdict.map(drop).map_err(|e| format!("{e:#}")));
 }
 
 impl Expect {
