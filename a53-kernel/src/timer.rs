@@ -61,8 +61,13 @@ static TICK_CLIENTS: [ClientSlot; MAX_TICK_CLIENTS] =
         MAX_TICK_CLIENTS];
 static TICK_CLIENT_COUNT: AtomicUsize = AtomicUsize::new(0);
 
+/// Per core: it idles in [`idle_until`].
+static IDLE: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
 /// Per core: its tick is stopped while it idles (see [`needs_changed`]).
 static TICK_STOPPED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
+/// Per core: a client's needs changed while its tick was stopped: it resumes the tick, whose
+/// next interrupt runs the clients and decides again.
+static RECHECK: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TooManyTickClients;
@@ -99,40 +104,56 @@ fn clients_of(core: usize) -> impl Iterator<Item = (fn(u64), fn() -> Option<u64>
 pub fn needs_changed() {
     core::sync::atomic::fence(Ordering::SeqCst);
     let stopped = (0..CORES).filter(|&c| TICK_STOPPED[c].load(Ordering::SeqCst)).fold(0u8, |m, c| m | 1 << c);
+    for c in (0..CORES).filter(|c| stopped & 1 << c != 0) {
+        RECHECK[c].store(true, Ordering::SeqCst);
+    }
     if stopped != 0 {
         irq::send_sgi(crate::irq::sgi::WAKE, stopped);
     }
 }
 
-/// Sleeps until `ready()` holds, as [`cpu::idle_until`] does, with this core's tick stopped
-/// unless a client needs it before the next tick would come. After every wake-up the
-/// comparator goes back to the next tick (at once if it passed: the tick interrupt then counts
-/// the ticks skipped and runs the clients).
+/// Sleeps until `ready()` holds, as [`cpu::idle_until`] does, and lets this core's tick stop
+/// meanwhile: the first tick that finds the core idling with no client due before the next one
+/// stops it ([`stop_tick_if_idle`]), so that a core idling between two short pieces of work
+/// (a process waiting for a reply) never touches its timer. When the core leaves, or a client's
+/// needs grow ([`needs_changed`]), the tick resumes at its next deadline (at once if that
+/// passed: the tick interrupt then counts the ticks skipped and runs the clients).
 pub fn idle_until(mut ready: impl FnMut() -> bool) {
     let core = cpu::core_id();
-    let t = &CORE_TIMERS[core];
-    if t.period.load(Ordering::Relaxed) == 0 {
+    if CORE_TIMERS[core].period.load(Ordering::Relaxed) == 0 {
         return cpu::idle_until(ready);
     }
-    loop {
-        let masked = cpu::irq_save_disable();
-        if ready() {
-            cpu::irq_restore(masked);
-            return;
+    IDLE[core].store(true, Ordering::SeqCst);
+    cpu::idle_until(|| {
+        if RECHECK[core].swap(false, Ordering::SeqCst) {
+            resume_tick(core);
         }
-        TICK_STOPPED[core].store(true, Ordering::SeqCst);
-        core::sync::atomic::fence(Ordering::SeqCst);
-        let next_tick = t.next.load(Ordering::Relaxed);
-        match clients_of(core).filter_map(|(_, due)| due()).min() {
-            Some(due) if due <= next_tick => {}
-            Some(due) => timer().set_deadline(due),
-            None => timer().stop(),
-        }
-        aarch64_cpu::asm::wfi();
-        TICK_STOPPED[core].store(false, Ordering::SeqCst);
-        timer().set_deadline(t.next.load(Ordering::Relaxed));
-        cpu::irq_enable();
-        cpu::irq_restore(masked);
+        ready()
+    });
+    IDLE[core].store(false, Ordering::SeqCst);
+    resume_tick(core);
+}
+
+/// The tick of `core` goes on from its next deadline, if it was stopped (IRQs masked).
+fn resume_tick(core: usize) {
+    if TICK_STOPPED[core].swap(false, Ordering::SeqCst) {
+        timer().set_deadline(CORE_TIMERS[core].next.load(Ordering::Relaxed));
+    }
+}
+
+/// In the tick interrupt, after the clients ran: a core that idles (in [`idle_until`]) with no
+/// client due before its next tick stops the tick, or moves it to the earliest client's
+/// deadline. [`needs_changed`] and leaving [`idle_until`] resume it.
+fn stop_tick_if_idle(core: usize, next_tick: u64) {
+    if !IDLE[core].load(Ordering::SeqCst) {
+        return;
+    }
+    TICK_STOPPED[core].store(true, Ordering::SeqCst);
+    core::sync::atomic::fence(Ordering::SeqCst);
+    match clients_of(core).filter_map(|(_, due)| due()).min() {
+        Some(due) if due <= next_tick => TICK_STOPPED[core].store(false, Ordering::SeqCst),
+        Some(due) => timer().set_deadline(due),
+        None => timer().stop(),
     }
 }
 
@@ -227,9 +248,11 @@ fn on_interrupt(_: IntId) {
         }
         t.next.store(next, Ordering::Relaxed);
         timer().set_deadline(next);
-        for (on_tick, _) in clients_of(cpu::core_id()) {
+        let core = cpu::core_id();
+        for (on_tick, _) in clients_of(core) {
             on_tick(now);
         }
+        stop_tick_if_idle(core, next);
     } else {
         timer().stop();
         t.next.store(NONE, Ordering::Relaxed);
