@@ -16,3 +16,10 @@ pub fn serve_promptly() {
     // SAFETY: changes only the calling thread's scheduling class; `param` is a valid struct.
     unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
 }
+
+/// Makes the calling thread an ordinary one again (after [`serve_promptly`]).
+pub fn serve_fairly() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: changes only the calling thread's scheduling class; `param` is a valid struct.
+    unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_OTHER, &param) };
+}

@@ -48,6 +48,16 @@ impl WakeCounters {
     }
 }
 
+/// Wake bytes written so far, by every node's platform: the looker gives up its real-time class
+/// when it sees this move (`platform::looker`), so that the QEMU main loop and the vCPU it must
+/// wake get a core.
+static WAKES_SENT: AtomicU64 = AtomicU64::new(0);
+
+/// Wake bytes written so far in this process.
+pub fn wakes_sent() -> u64 {
+    WAKES_SENT.load(Ordering::Relaxed)
+}
+
 /// One node's R5 wake-up line: the sleep line in its DDR and the semihosting console's socket.
 pub struct R5Wake {
     ddr: Arc<Ddr>,
@@ -88,6 +98,7 @@ impl R5Wake {
         }
         (&self.console).write_all(b"w").ok()?;
         self.counters.of(cause).fetch_add(1, Ordering::Relaxed);
+        WAKES_SENT.fetch_add(1, Ordering::Relaxed);
         Some(Woken(seq))
     }
 

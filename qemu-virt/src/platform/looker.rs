@@ -72,7 +72,7 @@ impl Looker {
             if cores > 1 {
                 crate::host_priority::serve_promptly();
             }
-            let (mut spin, mut ended) = (SPIN, Instant::now());
+            let (mut spin, mut ended, mut wakes_seen) = (SPIN, Instant::now(), 0);
             while me.wait_for_nudge() {
                 spin = match cores {
                     1 => Duration::ZERO,
@@ -80,7 +80,7 @@ impl Looker {
                     _ => SPIN,
                 };
                 me.looking.store(true, Ordering::Release);
-                look_once(&fabric, spin);
+                look_once(&fabric, spin, cores > 1, &mut wakes_seen);
                 me.looking.store(false, Ordering::Release);
                 ended = Instant::now();
             }
@@ -129,7 +129,9 @@ impl Shared {
 
 /// One looking session over every running node's slots (`proto::forward::look`), until none
 /// has posted anything for `spin`.
-fn look_once(fabric: &Fabric, spin: Duration) {
+/// `wakes_seen`: the R5 wake bytes sent by the end of the last session; one sent since (by
+/// this session's serving, or by the server whose kick started it) demotes the looker.
+fn look_once(fabric: &Fabric, spin: Duration, rt: bool, wakes_seen: &mut u64) {
     let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
     let nodes: Vec<(Arc<Platform>, &Slots)> = fabric
         .platforms()
@@ -142,12 +144,24 @@ fn look_once(fabric: &Fabric, spin: Duration) {
         .collect();
     let areas: Vec<&Slots> = nodes.iter().map(|(_, slots)| *slots).collect();
     let mut idle_since = Instant::now();
+    let mut demoted = false;
     let keep_looking = |idle_looks: u32| {
         if idle_looks == 0 {
             idle_since = Instant::now();
         }
         std::hint::spin_loop();
+        // An R5 was woken: its QEMU's main loop and its vCPU must run, and a real-time looker
+        // would keep them off a core of a small host for the rest of the session (up to
+        // SPIN_MAX). The looker goes on looking as an ordinary thread.
+        if rt && !demoted && crate::r5_wake::wakes_sent() != *wakes_seen {
+            crate::host_priority::serve_fairly();
+            demoted = true;
+        }
         idle_since.elapsed() < spin
     };
     look(&areas, |node, cpu, slot, request| nodes[node].0.serve(cpu, slot, &request), keep_looking);
+    *wakes_seen = crate::r5_wake::wakes_sent();
+    if demoted {
+        crate::host_priority::serve_promptly();
+    }
 }
