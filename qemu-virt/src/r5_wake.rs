@@ -96,9 +96,10 @@ impl R5Wake {
         if self.last_woken.swap(seq, Ordering::AcqRel) == seq {
             return None;
         }
-        (&self.console).write_all(b"w").ok()?;
+        // Counted first: whoever the byte wakes may look at the counts at once.
         self.counters.of(cause).fetch_add(1, Ordering::Relaxed);
         WAKES_SENT.fetch_add(1, Ordering::Relaxed);
+        (&self.console).write_all(b"w").ok()?;
         Some(Woken(seq))
     }
 

@@ -335,7 +335,14 @@ fn rdma(bench: &Bench) -> anyhow::Result<()> {
     anyhow::ensure!(best_us.is_finite() && best_us > 0.0, "no timing of a {bytes} B write: {timed:?}");
     let rate = bytes / (best_us / 1e6);
     let host = host_memcpy_rate(bytes as usize);
-    println!("rdma_16mib_write_throughput: {:.1} MiB/s ({best_us:.0} us)", rate / (1024.0 * 1024.0));
+    let mib_s = rate / (1024.0 * 1024.0);
+    with_goal(
+        "rdma_16mib_write_throughput",
+        mib_s,
+        &format!("MiB/s ({best_us:.0} us)"),
+        &format!(">= {RDMA_LINE_RATE_MIB_S} MiB/s, the QFDB link's 10 Gb/s"),
+        mib_s >= RDMA_LINE_RATE_MIB_S,
+    );
     println!("host_memcpy_throughput: {:.1} MiB/s", host / (1024.0 * 1024.0));
     let ratio = rate / host;
     with_goal("rdma_16mib_write_vs_host_memcpy", ratio * 100.0, "%", ">= 10%", ratio >= 0.10);
@@ -429,6 +436,11 @@ fn pagefault(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A 64 B socket round trip between two nodes (#21).
+const SOCKET_ROUND_TRIP_GOAL_US: f64 = 500.0;
+/// The QFDB link's line rate, 10 Gb/s, as the emulator's goal for a large RDMA write (#21).
+const RDMA_LINE_RATE_MIB_S: f64 = 1192.0;
+
 /// The atomic service's goal (issue: soNUMA's remote-memory controller is ~110 instructions).
 pub const SERVICE_INSTRUCTIONS_GOAL: u64 = 150;
 
@@ -495,7 +507,13 @@ fn sockets(bench: &Bench) -> anyhow::Result<()> {
     let ratio = (stream_bytes / stream_us) / (raw_bytes / raw_us);
     with_goal("sockets_stream_vs_raw_rdma", ratio * 100.0, "%", ">= 80%", ratio >= 0.8);
     let median = required(&timed, "sock_echo_round_trip_median_us")?;
-    println!("sockets_64b_round_trip_median: {median:.0} us (timed run, between two nodes)");
+    with_goal(
+        "sockets_64b_round_trip_median",
+        median,
+        "us (timed run, between two nodes)",
+        &format!("<= {SOCKET_ROUND_TRIP_GOAL_US} us"),
+        median <= SOCKET_ROUND_TRIP_GOAL_US,
+    );
     let packets = per_round_trip(&timed, "packets")?;
     let doorbells = per_round_trip(&timed, "doorbells")?;
     println!("sockets_64b_round_trip_rdma_packets: {packets:.2} packets (sent and received by node 0's engine)");

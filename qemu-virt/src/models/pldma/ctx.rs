@@ -5,7 +5,7 @@
 use super::engine::Shared;
 use super::fault_fifo::Push;
 use crate::counters::NodeCounters;
-use crate::interconnect::{Datagram, Interconnect, channel};
+use crate::interconnect::{Datagram, channel};
 use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
 use crate::shm::Ddr;
 use hal::pldma::codes::{NackCode, PfNackCode};
@@ -16,12 +16,15 @@ use hal::pldma::regs::{Counter, IRQ};
 use hal::pldma::{PAGE_BYTES, Pd};
 use std::sync::atomic::Ordering;
 
-/// Events produced while the register lock is not held, posted at the end of the round.
+/// Events produced while the register lock is not held, posted at the end of the round, and
+/// the round's packets, which leave together at its end (a block's 64 packets go out
+/// back to back, as on the link, and cross it in one latency).
 #[derive(Debug, Default)]
 pub struct Outbox {
     pub events: Vec<Event>,
     /// A fault was pushed or dropped: the interrupt line may have changed.
     pub faulted: bool,
+    pub packets: Vec<Datagram>,
 }
 
 /// How a DMA access through the SMMU ended.
@@ -43,7 +46,6 @@ pub struct Ctx<'a> {
     pub pd_enable: u16,
     pub ddr: &'a Ddr,
     pub iommu: &'a dyn IoTranslate,
-    pub net: &'a Interconnect,
     pub counters: &'a NodeCounters,
     pub shared: &'a Shared,
     pub out: Outbox,
@@ -58,11 +60,13 @@ impl Ctx<'_> {
         self.pd_enable & pd.bit() as u16 != 0
     }
 
-    pub fn send(&self, dst: u16, packet: &Packet<'_>) {
+    /// Queues `packet` to `dst`; the engine sends the round's packets, in order, when the round
+    /// ends.
+    pub fn send(&mut self, dst: u16, packet: &Packet<'_>) {
         let mut bytes = [0u8; MAX_BYTES];
         let len = packet.encode(&mut bytes);
         self.count(Counter::PacketsSent);
-        self.net.send(Datagram {
+        self.out.packets.push(Datagram {
             src: usize::from(self.node),
             dst: usize::from(dst),
             channel: channel::PLDMA,
