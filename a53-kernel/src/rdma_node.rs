@@ -172,6 +172,15 @@ pub fn engine_counter(c: hal::pldma::regs::Counter) -> Option<u64> {
     ENGINE.lock().as_ref().map(|e| e.admin.counter(c))
 }
 
+/// What the engine refused or lost of PD `pd` (its PD page's counters): (events lost, RAPFs
+/// refused); `None` without an engine.
+pub fn pd_counters(pd: Pd) -> Option<(u32, u32)> {
+    ENGINE.lock().as_ref().map(|e| {
+        let page = &e.pd_pages[pd.index()];
+        (page.events_lost(), page.rapf_refused())
+    })
+}
+
 /// Keeps the engine's kernel pages (boot core, once). Nothing is programmed until [`start`].
 pub fn init(pldma: Pldma) {
     *ENGINE.lock() = Some(pldma);

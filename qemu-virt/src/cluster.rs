@@ -182,8 +182,14 @@ impl Cluster {
         }
     }
 
+    /// Every node's counters, with the WQEs its R5 refused (read from its queue sets).
     pub fn counters(&self) -> Vec<Snapshot> {
-        self.fabric.counters.iter().map(|c| c.snapshot()).collect()
+        self.fabric
+            .counters
+            .iter()
+            .zip(&self.nodes)
+            .map(|(c, node)| Snapshot { bad_wqes: bad_wqes(node.ddr()), ..c.snapshot() })
+            .collect()
     }
 
     /// Stops everything and removes the shared-memory files.
@@ -211,6 +217,19 @@ impl Cluster {
         }
         self.counters()
     }
+}
+
+/// The R5's refused WQEs, summed over every queue-set slot of `ddr`'s PLDMA area (a slot no PD
+/// registered reads 0: the kernel zeroes a slot before it hands it out).
+fn bad_wqes(ddr: &crate::shm::Ddr) -> u64 {
+    use proto::rdma::queue::{QUEUE_SET_BYTES, QueueSet};
+    let (start, size) = (board::layout::PLDMA_QUEUES, board::layout::PLDMA_QUEUES_SIZE);
+    (start..start + size)
+        .step_by(QUEUE_SET_BYTES as usize)
+        // SAFETY: a queue set's fields are atomics and cells; any bit pattern is valid.
+        .filter_map(|pa| unsafe { ddr.view::<QueueSet>(pa) })
+        .map(|set| u64::from(set.bad_wqes.load(std::sync::atomic::Ordering::Relaxed)))
+        .sum()
 }
 
 impl Drop for Cluster {

@@ -22,6 +22,8 @@ pub struct NodeCounters {
     /// The PLDMA engine's counters, indexed by `hal::pldma::regs::Counter` (its `counters`
     /// registers read these).
     pub pldma: [AtomicU64; PLDMA_COUNTERS],
+    /// `rapf` writes the engine refused (no fault awaited them; `docs/hw/pldma.md`).
+    pub rapf_refused: AtomicU64,
 }
 
 /// A consistent-enough copy of a node's counters.
@@ -38,6 +40,10 @@ pub struct Snapshot {
     pub packets_duplicated: u64,
     pub window_accesses: u64,
     pub pldma: [u64; PLDMA_COUNTERS],
+    pub rapf_refused: u64,
+    /// WQEs the R5 refused as malformed, summed over the node's queue sets (filled in by
+    /// `Cluster::counters` from the node's memory).
+    pub bad_wqes: u64,
 }
 
 impl Snapshot {
@@ -69,6 +75,8 @@ impl NodeCounters {
             packets_duplicated: get(&self.packets_duplicated),
             window_accesses: get(&self.window_accesses),
             pldma: core::array::from_fn(|i| get(&self.pldma[i])),
+            rapf_refused: get(&self.rapf_refused),
+            bad_wqes: 0,
         }
     }
 }
@@ -89,7 +97,15 @@ impl fmt::Display for Snapshot {
             self.packets_dropped,
             self.packets_duplicated
         )?;
-        // The engine's counters only when it did something, so idle runs read as before.
+        // What one job's misdeeds cost it (`docs/hw/pldma.md`, "One job cannot cost another
+        // its events"), then the engine's counters, when it did something.
+        write!(
+            f,
+            "; rdma: {} bad WQEs, {} events lost, {} RAPFs refused",
+            self.bad_wqes,
+            self.pldma(Counter::EventsLost),
+            self.rapf_refused
+        )?;
         if self.pldma.iter().any(|&c| c != 0) {
             write!(f, "; pldma")?;
             for c in Counter::ALL {
@@ -112,7 +128,12 @@ mod tests {
         NodeCounters::bump(&c.packets_nacked);
         let s = c.snapshot();
         assert_eq!((s.packets_sent, s.packets_nacked, s.packets_received), (2, 1, 0));
-        assert!(s.to_string().ends_with("packets 2 sent, 0 received, 1 nacked, 0 dropped, 0 duplicated"), "{s}");
+        assert!(
+            s.to_string().ends_with(
+                "packets 2 sent, 0 received, 1 nacked, 0 dropped, 0 duplicated; rdma: 0 bad WQEs, 0 events lost, 0 RAPFs refused"
+            ),
+            "{s}"
+        );
         NodeCounters::bump(c.pldma(Counter::BlocksSent));
         let s = c.snapshot();
         assert_eq!(s.pldma(Counter::BlocksSent), 1);

@@ -98,12 +98,33 @@ fn a_destination_fault_nacks_the_attempt_once_logs_the_page_once_and_the_rapf_re
     assert_eq!(rig.bytes(1, dst, BLOCK_BYTES as usize), data);
 }
 
+/// Node 1's engine faults a block of PD `p` from node 0 (tid `tid`, seq 1): its answer may leave
+/// as a RAPF from PD page `p`.
+fn destination_fault(rig: &Rig, iommu: &TestIommu, a: &mut R5<'_>, p: u16, tid: u16) {
+    let dst = BUFFERS + 0x10_0000 + u64::from(tid) * BLOCK_BYTES;
+    iommu.mark(p, dst, Page::Fault, Some(Access::Write));
+    a.post(&write(Attempt { pd: pd(p), tid, seq: 1, first_seq: 1 }, 1, BUFFERS, dst, 256));
+    assert!(matches!(a.event(WAIT), Some(Event::PfNack { .. })), "the fault's PF-NACK");
+    drain_fifo(rig, 1);
+}
+
+/// `docs/hw/pldma.md`, "Who may send a RAPF": a `rapf` write leaves only as the answer to a fault
+/// of the page's PD that the engine logged, once; it carries the page's PD whatever it claims.
 #[test]
-fn a_rapf_carries_the_pd_of_its_page_whatever_it_claims() {
-    let rig = Rig::clean(2);
+fn a_rapf_leaves_only_as_the_answer_to_a_fault_of_its_pd_and_carries_that_pd() {
+    let (rig, iommu) = rig_with(1);
     let (mut a, _b) = (rig.r5(0), rig.r5(1));
-    // A process of PD 3 claims PD 5 for a transaction.
-    rapf(&rig, 1, 3, RapfRequest { node: 0, tid: 100, seq: 1, action: RapfAction::Abort, claimed_pd: 5 });
+    // Forged: no fault awaits it. Refused at the door, counted, nothing sent.
+    let forged = RapfRequest { node: 0, tid: 100, seq: 1, action: RapfAction::Abort, claimed_pd: 5 };
+    for _ in 0..1000 {
+        rapf(&rig, 1, 3, forged);
+    }
+    assert_eq!(rig.reg(1, pd_page(3, PD_STATUS)), 0b11, "enabled, REFUSED");
+    assert_eq!(rig.reg(1, pd_page(3, PD_RAPF_REFUSED)), 1000);
+    assert_eq!(a.event(QUIET), None, "no RAPF reached the owner's R5");
+    // A real fault of PD 3's transaction 100: its answer leaves, once, with the wired PD.
+    destination_fault(&rig, &iommu, &mut a, 3, 100);
+    rapf(&rig, 1, 3, forged);
     assert_eq!(
         a.event(WAIT),
         Some(Event::Rapf {
@@ -114,20 +135,31 @@ fn a_rapf_carries_the_pd_of_its_page_whatever_it_claims() {
         })
     );
     assert_eq!(rig.reg(1, pd_page(3, PD_STATUS)), 1, "enabled, not refused");
+    rapf(&rig, 1, 3, forged);
+    assert_eq!(a.event(QUIET), None, "answered already");
+    assert_eq!(rig.reg(1, pd_page(3, PD_RAPF_REFUSED)), 1001);
+    // Another PD's page cannot answer it, nor another attempt.
+    destination_fault(&rig, &iommu, &mut a, 3, 101);
+    rapf(&rig, 1, 4, RapfRequest { tid: 101, claimed_pd: 3, ..forged });
+    rapf(&rig, 1, 3, RapfRequest { tid: 101, seq: 2, ..forged });
+    assert_eq!(a.event(QUIET), None);
     // To a node that does not exist, or with a reserved action: refused, nothing sent.
-    let bad = RapfRequest { node: 9, tid: 1, seq: 1, action: RapfAction::Retry, claimed_pd: 3 };
+    let bad = RapfRequest { node: 9, tid: 101, seq: 1, action: RapfAction::Retry, claimed_pd: 3 };
     rapf(&rig, 1, 3, bad);
     assert_eq!(rig.reg(1, pd_page(3, PD_STATUS)), 0b11, "REFUSED");
     let reserved = RapfRequest { node: 0, ..bad }.encode().unwrap() | 3 << 30;
     rig.write(1, pd_page(3, PD_RAPF), 8, u128::from(reserved)).unwrap();
     assert_eq!(rig.reg(1, pd_page(3, PD_STATUS)), 0b11);
-    // From a disabled PD's page: refused.
+    // From a disabled PD's page: refused, and the PD's faults await nothing any more.
     rig.write(1, PD_ENABLE, 4, 0xffff & !(1 << 3)).unwrap();
     rapf(&rig, 1, 3, RapfRequest { node: 0, ..bad });
     assert_eq!(rig.reg(1, pd_page(3, PD_STATUS)), 0b10, "disabled and refused");
+    rig.write(1, PD_ENABLE, 4, 0xffff).unwrap();
+    rapf(&rig, 1, 3, RapfRequest { node: 0, ..bad });
     assert_eq!(a.event(QUIET), None);
     // A good one clears REFUSED.
-    rapf(&rig, 1, 4, RapfRequest { node: 0, claimed_pd: 4, ..bad });
+    destination_fault(&rig, &iommu, &mut a, 4, 102);
+    rapf(&rig, 1, 4, RapfRequest { node: 0, tid: 102, claimed_pd: 4, ..bad });
     assert_eq!(rig.reg(1, pd_page(4, PD_STATUS)), 1);
     assert!(matches!(a.event(WAIT), Some(Event::Rapf { txn: TxnRef { pd: p, .. }, .. }) if p == pd(4)));
 }

@@ -55,7 +55,10 @@ fn registers_sit_where_the_doc_says() {
     for p in 0..16u16 {
         assert_eq!(rig.reg(0, pd_page(p, 0x10)), u32::from(p), "PD page {p} names its PD");
     }
-    assert_eq!(rig.read(0, pd_page(0, 0x18), 4), Err(Status::Unmapped), "a PD page has four registers");
+    assert_eq!(rig.read(0, pd_page(0, 0x20), 4), Err(Status::Unmapped), "a PD page has six registers");
+    assert_eq!(rig.read(0, pd_page(0, PD_EVENTS_LOST), 4), Ok(0));
+    assert_eq!(rig.read(0, pd_page(0, PD_RAPF_REFUSED), 4), Ok(0));
+    assert_eq!(rig.write(0, pd_page(0, PD_EVENTS_LOST), 4, 1), Err(Status::Rejected), "read-only");
     assert_eq!(rig.read(0, pd_page(0, PD_RAPF), 4), Err(Status::Rejected), "rapf is one 8-byte write");
     assert_eq!(rig.write(0, pd_page(0, 0x10), 4, 1), Err(Status::Rejected), "pd is read-only");
     assert_eq!(rig.read(0, pd_page(0, PD_DOORBELL), 4), Ok(0), "write-only registers read 0");
@@ -209,8 +212,11 @@ fn malformed_and_spoofed_packets_are_counted_and_dropped() {
     assert_eq!(packet::decode(&[]), Err(packet::PacketError::Short(0)));
 }
 
+/// `docs/hw/pldma.md`, "Each PD's share of the event ring": a PD whose events flood the ring
+/// (600 refused descriptors) fills its reserve and the shared half, then loses its own events,
+/// counted for it; another PD still posts within its reserve.
 #[test]
-fn a_full_event_ring_drops_events_and_flags_it() {
+fn a_pd_that_floods_the_event_ring_loses_only_its_own_events() {
     let rig = Rig::clean(1);
     let mut a = rig.r5(0);
     let mut bad = write(attempt(0, 0), 0, 16).encode();
@@ -223,10 +229,16 @@ fn a_full_event_ring_drops_events_and_flags_it() {
     }
     let handled = || rig.counter(0, Counter::EventsPosted) + rig.counter(0, Counter::EventsLost);
     assert!(eventually(LONG, || handled() == 600));
-    assert_eq!(rig.counter(0, Counter::EventsPosted), 512);
-    assert_eq!(rig.counter(0, Counter::EventsLost), 88);
+    let share = 512 / 2 + 512 / 2 / 16;
+    assert_eq!(rig.counter(0, Counter::EventsPosted), share, "PD 0's reserve and the shared half");
+    assert_eq!(rig.counter(0, Counter::EventsLost), 600 - share);
+    assert_eq!(rig.reg(0, pd_page(0, PD_EVENTS_LOST)), 600 - share as u32, "counted for PD 0");
     assert_eq!(rig.reg(0, IRQ_STATUS) & EVENTS_LOST, EVENTS_LOST);
-    a.events(512, Duration::ZERO);
+    rig.write(0, pd_page(7, PD_DOORBELL), 4, 1).unwrap();
+    assert!(eventually(LONG, || rig.counter(0, Counter::EventsPosted) == share + 1), "PD 7 still posts");
+    assert_eq!(rig.reg(0, pd_page(7, PD_EVENTS_LOST)), 0);
+    let events = a.events(share as usize + 1, Duration::ZERO);
+    assert_eq!(events.last(), Some(&Event::Doorbell { pd: pd(7), value: 1 }));
     rig.write(0, IRQ_STATUS, 4, u128::from(EVENTS_LOST)).unwrap();
     assert_eq!(rig.reg(0, IRQ_STATUS) & EVENTS_LOST, 0);
 }

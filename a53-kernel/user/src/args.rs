@@ -238,8 +238,9 @@ pub mod rdma_pair {
         Stress { count: u16, seed: u32 },
         /// `count` random transfers to the Workers of every node; reports to `node`.
         Worker { node: u16, count: u16, seed: u32 },
-        /// `rounds` x [`FORGE_PER_ROUND`] forged or stale RAPF Aborts to `node`'s R5 from this
-        /// process's PD page, then a real write and read there, checked byte for byte.
+        /// `rounds` x [`FORGE_PER_ROUND`] forged RAPF Aborts to `node`'s R5 from this process's
+        /// PD page, as fast as it can write them; the engine must refuse every one; then a real
+        /// write and read there, checked byte for byte.
         Forge { node: u16, rounds: u16 },
     }
 

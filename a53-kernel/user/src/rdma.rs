@@ -29,6 +29,20 @@ pub trait Doorbell {
     /// Sleeps until the completion queue holds an entry (the kernel arms it first), or
     /// `Err(Timeout)` after `timeout_us` (0: no limit).
     fn wait(&mut self, timeout_us: u64) -> Result<(), Error>;
+    /// The engine's counts for this PD: (events lost, RAPFs refused).
+    fn engine_counts(&self) -> (u32, u32);
+}
+
+/// What was refused or lost of this process's PD (`docs/hw/pldma.md`, "One job cannot cost
+/// another its events"): counts since the PD's queues were set up (the engine's wrap at 2^32).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RdmaCounters {
+    /// WQEs the R5 refused as malformed (each ended with a BadRequest completion).
+    pub bad_wqes: u32,
+    /// Events of this PD the engine could not post: the PD's share of the event ring was full.
+    pub events_lost: u32,
+    /// `rapf` writes the engine refused: no fault of this PD awaited that answer.
+    pub rapf_refused: u32,
 }
 
 /// Where a transfer stands.
@@ -216,6 +230,13 @@ impl<D: Doorbell> Rdma<D> {
         self.queues.borrow().remote_writes
     }
 
+    /// What the R5 and the engine refused or lost of this process's PD.
+    pub fn counters(&self) -> RdmaCounters {
+        let q = self.queues.borrow();
+        let (events_lost, rapf_refused) = q.doorbell.engine_counts();
+        RdmaCounters { bad_wqes: q.set.bad_wqes.load(core::sync::atomic::Ordering::Acquire), events_lost, rapf_refused }
+    }
+
     /// Runs `f` on the queue state: for the `unim_dma_*` wrappers, which track transfers by tag.
     pub fn with_queues<R>(&self, f: impl FnOnce(&mut Queues<D>) -> R) -> R {
         f(&mut self.queues.borrow_mut())
@@ -280,6 +301,10 @@ impl Doorbell for HwDoorbell {
     fn wait(&mut self, timeout_us: u64) -> Result<(), Error> {
         crate::sys::rdma_wait(timeout_us)
     }
+
+    fn engine_counts(&self) -> (u32, u32) {
+        (self.page.events_lost(), self.page.rapf_refused())
+    }
 }
 
 static OPENED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
@@ -322,6 +347,9 @@ mod tests {
     impl Doorbell for &mut FakeR5 {
         fn ring(&mut self, _head: u32) {
             self.rings += 1;
+        }
+        fn engine_counts(&self) -> (u32, u32) {
+            (0, 0)
         }
         fn wait(&mut self, _timeout_us: u64) -> Result<(), Error> {
             // SAFETY: the fake is the WQ's consumer and the CQ's producer.
@@ -384,6 +412,17 @@ mod tests {
         assert_eq!(back, src);
         assert_eq!(rdma.with_queues(|q| q.in_progress()), 0, "handles gone: slots free");
         assert_eq!(r5.rings, 2, "one doorbell per WQE");
+    }
+
+    #[test]
+    fn the_counters_show_what_the_r5_refused() {
+        let mut r5 = fake();
+        let set = r5.set;
+        // SAFETY: as above.
+        let rdma = unsafe { Rdma::new(set, &mut r5) };
+        assert_eq!(rdma.counters(), RdmaCounters::default());
+        set.bad_wqes.store(3, core::sync::atomic::Ordering::Release);
+        assert_eq!(rdma.counters().bad_wqes, 3);
     }
 
     #[test]

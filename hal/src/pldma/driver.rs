@@ -219,15 +219,34 @@ impl PdPage {
         self.regs.doorbell.set(head);
     }
 
-    /// The last doorbell or RAPF write was refused (the PD is disabled, or a field was bad).
+    /// The last doorbell or RAPF write was refused (the PD is disabled, a field was bad, or no
+    /// fault of the PD awaited that answer).
     pub fn refused(&self) -> bool {
         self.regs.status.is_set(PD_STATUS::REFUSED)
     }
 
+    /// Events of the page's PD the engine could not post: its share of the event ring was full
+    /// (wraps).
+    pub fn events_lost(&self) -> u32 {
+        self.regs.events_lost.get()
+    }
+
+    /// `rapf` writes the engine refused (wraps).
+    pub fn rapf_refused(&self) -> u32 {
+        self.regs.rapf_refused.get()
+    }
+
     /// Writes `request` to the `rapf` register, then reads `status` to see whether it was refused.
     pub fn rapf(&mut self, request: &RapfRequest) -> Result<(), PdPageError> {
-        self.regs.rapf.set(request.encode().map_err(PdPageError::Rapf)?);
+        self.write_rapf(request)?;
         self.settled()
+    }
+
+    /// Writes `request` to the `rapf` register and reads nothing back (a refusal shows in
+    /// `refused` and `rapf_refused`).
+    pub fn write_rapf(&mut self, request: &RapfRequest) -> Result<(), PdPageError> {
+        self.regs.rapf.set(request.encode().map_err(PdPageError::Rapf)?);
+        Ok(())
     }
 
     fn settled(&self) -> Result<(), PdPageError> {

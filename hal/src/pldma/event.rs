@@ -185,6 +185,20 @@ fn txn(r: &RawEvent) -> Result<TxnRef, EventError> {
 }
 
 impl Event {
+    /// The PD whose share of the event ring the event takes (`docs/hw/pldma.md`, "Each PD's
+    /// share of the event ring"): the transaction's, the page's or the write's; a refused
+    /// descriptor's field as it was, taken modulo the PD count.
+    pub fn pd_index(&self) -> usize {
+        match self {
+            Event::Ack { txn, .. } | Event::Nack { txn, .. } | Event::PfNack { txn, .. } | Event::Rapf { txn, .. } => {
+                txn.pd.index()
+            }
+            Event::ReadRequest { attempt, .. } => attempt.pd.index(),
+            Event::Doorbell { pd, .. } | Event::RemoteNotify { pd, .. } => pd.index(),
+            Event::DescRefused { pd, .. } => usize::from(*pd) % super::PDS,
+        }
+    }
+
     /// The event as the ring holds it; unused fields are 0.
     pub fn encode(&self) -> RawEvent {
         let mut r = RawEvent::default();

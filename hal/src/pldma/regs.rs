@@ -277,7 +277,13 @@ register_structs! {
         (0x10 => pub pd: ReadOnly<u32>),
         /// ENABLED and REFUSED.
         (0x14 => pub status: ReadOnly<u32, PD_STATUS::Register>),
-        (0x18 => _reserved1),
+        /// Events of the page's PD the engine could not post: its share of the event ring was
+        /// full (wraps).
+        (0x18 => pub events_lost: ReadOnly<u32>),
+        /// `rapf` writes refused: no fault of the page's PD awaits that answer, a bad field, or
+        /// the PD disabled (wraps).
+        (0x1c => pub rapf_refused: ReadOnly<u32>),
+        (0x20 => _reserved1),
         (0x1000 => @END),
     }
 }
@@ -379,6 +385,8 @@ mod tests {
             ("rapf", offset_of!(PdRegisters, rapf)),
             ("pd", offset_of!(PdRegisters, pd)),
             ("status", offset_of!(PdRegisters, status)),
+            ("events_lost", offset_of!(PdRegisters, events_lost)),
+            ("rapf_refused", offset_of!(PdRegisters, rapf_refused)),
         ];
         assert_eq!(doc_table(DOC, "PD page registers"), named(&pd));
     }

@@ -62,7 +62,10 @@ pub struct QueueSet {
     /// Written by the R5: not 0 while it looks at this WQ at every round of its loop, so a
     /// process need not ring the doorbell ([`QueueSet::doorbell_needed`]).
     pub wq_polled: AtomicU32,
-    _pad1: [u32; 13],
+    /// Written by the R5: WQEs of this PD it refused as malformed (each got a BadRequest CQE;
+    /// wraps).
+    pub bad_wqes: AtomicU32,
+    _pad1: [u32; 12],
 }
 
 const _: () = assert!(core::mem::size_of::<QueueSet>() as u64 <= QUEUE_SET_BYTES);
@@ -317,6 +320,7 @@ mod tests {
             ("notified", offset_of!(QueueSet, notified)),
             ("notify_lost", offset_of!(QueueSet, notify_lost)),
             ("wq_polled", offset_of!(QueueSet, wq_polled)),
+            ("bad_wqes", offset_of!(QueueSet, bad_wqes)),
         ];
         assert_eq!(doc_table(DOC, "Queue set (one per PD"), named(&set));
         assert_eq!(offset_of!(QueueSet, cq) - offset_of!(QueueSet, wq), size_of::<WorkQueue>());

@@ -76,6 +76,8 @@ pub fn pd_page(pd: u16, reg: u64) -> u64 {
 pub const PD_DOORBELL: u64 = 0x00;
 pub const PD_RAPF: u64 = 0x08;
 pub const PD_STATUS: u64 = 0x14;
+pub const PD_EVENTS_LOST: u64 = 0x18;
+pub const PD_RAPF_REFUSED: u64 = 0x1c;
 
 pub struct Rig {
     _files: Vec<NamedTempFile>,

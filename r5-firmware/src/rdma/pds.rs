@@ -134,6 +134,8 @@ impl<'q> Scheduler<'q> {
             };
             if taken.is_none() {
                 self.stats.bad_wqes += 1;
+                let bad = queues.bad_wqes.load(Ordering::Relaxed);
+                queues.bad_wqes.store(bad.wrapping_add(1), Ordering::Release);
                 let cqe = Cqe::Local { tag: raw.tag, wq_index, len: 0, status: CqeStatus::BadRequest, node: raw.node };
                 self.post_cqe(engine, pd, &cqe);
             }

@@ -532,6 +532,7 @@ fn malformed_wqes_get_a_bad_request_cqe() {
     let bad = |tag, wq_index, node| Cqe::Local { tag, wq_index, len: 0, status: CqeStatus::BadRequest, node };
     assert_eq!(cqes, [bad(11, 0, PEER), bad(12, 1, NODES), bad(13, 2, PEER), bad(14, 3, PEER)]);
     assert_eq!(r.s.stats().bad_wqes, 4);
+    assert_eq!(r.queues(1).bad_wqes.load(core::sync::atomic::Ordering::Acquire), 4, "the process sees its count");
     assert_eq!(r.posted().len(), 1, "the good one went");
 }
 

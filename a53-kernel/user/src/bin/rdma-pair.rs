@@ -379,11 +379,11 @@ fn run_worker(me: u16, n: u16, count: u16, seed: u32) -> Result<u64, Error> {
     Ok(failed)
 }
 
-/// Forged and stale RAPF Abort messages from this process's PD page to `node`'s R5, `rounds`
-/// times over every tid, with a sequence number that changes each round: none names a
-/// transaction of this PD in flight (this process has none), so each is stale or foreign, and
-/// must be ignored and counted, whatever other PD's transfers are in flight there. Then a real
-/// transfer there must complete byte for byte.
+/// Forged RAPF Abort messages from this process's PD page to `node`'s R5, `rounds` times over
+/// every tid, with a sequence number that changes each round, written as fast as the process
+/// can (nothing is read back between them): none answers a fault of this PD, so the engine must
+/// refuse every one (`docs/hw/pldma.md`, "Who may send a RAPF"), whatever other PD's transfers
+/// are in flight. Then a real transfer there must complete byte for byte.
 fn forge(node: u16, rounds: u16) -> Result<u64, Error> {
     use hal::pldma::codes::RapfAction;
     use hal::pldma::rapf::RapfRequest;
@@ -394,16 +394,20 @@ fn forge(node: u16, rounds: u16) -> Result<u64, Error> {
     let mut page = unsafe { hal::pldma::driver::PdPage::new(queues.pd_page as usize) };
     let own = queues.pd;
     let other = (own + 1) % hal::pldma::PDS as u16;
+    let refused_before = rdma.counters().rapf_refused;
     for round in 0..rounds {
         for tid in 0..FORGE_TIDS {
             let seq = (tid.wrapping_mul(37).wrapping_add(round.wrapping_mul(4099))) & hal::pldma::SEQ_MASK;
             for claimed_pd in [own, other] {
                 let forged = RapfRequest { node, tid, seq, action: RapfAction::Abort, claimed_pd };
-                let r = page.rapf(&forged);
-                ensure!(r.is_ok(), 40, "the engine refused a well-formed RAPF: {:?}", r);
+                let r = page.write_rapf(&forged);
+                ensure!(r.is_ok(), 40, "a well-formed RAPF did not encode: {:?}", r);
             }
         }
     }
+    let sent = u64::from(rounds) * FORGE_PER_ROUND;
+    let refused = u64::from(rdma.counters().rapf_refused.wrapping_sub(refused_before));
+    ensure!(refused == sent, 44, "the engine refused {} of {} forged RAPFs", refused, sent);
     let source = &mut SOURCE.get()[..256 * 1024];
     for (i, b) in source.iter_mut().enumerate() {
         *b = byte(7, i);
@@ -415,7 +419,6 @@ fn forge(node: u16, rounds: u16) -> Result<u64, Error> {
     let e = rdma.read(back, node, PEER.addr())?.wait(TRANSFER_US);
     ensure!(e == Ok(source.len() as u32), 42, "a real read after the forgeries: {:?}", e);
     ensure!(back[..] == source[..], 43, "the real transfer after the forgeries moved wrong bytes");
-    let sent = u64::from(rounds) * FORGE_PER_ROUND;
-    log!("{} forged RAPFs sent to node {}; a real transfer after them is byte-exact", sent, node);
+    log!("{} forged RAPFs to node {} refused at the engine; a real transfer after them is byte-exact", sent, node);
     Ok(0)
 }

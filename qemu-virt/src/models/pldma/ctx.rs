@@ -109,6 +109,9 @@ impl Ctx<'_> {
             let push = st.fifo.push(entry);
             if push == Push::Lost {
                 st.regs.raise(IRQ::FAULT_LOST::SET.value);
+            } else {
+                // The kernel will see it: its answer may leave as a RAPF (`rapf_gate`).
+                st.regs.gate.faulted(&entry);
             }
             push
         };

@@ -8,6 +8,7 @@ use super::fault_fifo::FaultFifo;
 use super::receiver::{Delivery, Received, Receiver};
 use super::regs::RegFile;
 use super::sender::{self, BlockJob, Progress};
+use super::shares::EventShares;
 use crate::fabric::Fabric;
 use crate::models::iommu::{IoTranslate, StallId, StallOutcome};
 use crate::r5_wake::Cause;
@@ -130,12 +131,21 @@ struct Engine {
     held: Vec<Held>,
     /// Where each PD's unread DOORBELL event sits in the event ring (its `produced` index).
     doorbell_at: [Option<u32>; PDS],
+    /// Each PD's share of the event ring, and the rings they were counted on.
+    shares: Option<(u64, EventShares)>,
 }
 
 /// Runs until the device stops it.
 pub fn run(shared: Arc<Shared>, fabric: Arc<Fabric>, iommu: Arc<dyn IoTranslate>) {
-    let mut engine =
-        Engine { shared, fabric, iommu, receiver: Receiver::new(), held: Vec::new(), doorbell_at: [None; PDS] };
+    let mut engine = Engine {
+        shared,
+        fabric,
+        iommu,
+        receiver: Receiver::new(),
+        held: Vec::new(),
+        doorbell_at: [None; PDS],
+        shares: None,
+    };
     while engine.round() {}
 }
 
@@ -307,6 +317,11 @@ impl Engine {
             if let Some(r) = ring {
                 // SAFETY: the engine is the event ring's only producer, under the register lock.
                 let mut producer = unsafe { r.events.producer() };
+                let shares = match &mut self.shares {
+                    Some((pa, shares)) if *pa == rings_pa => shares,
+                    other => &mut other.insert((rings_pa, EventShares::new(r.events.consumed()))).1,
+                };
+                shares.consumed(r.events.consumed());
                 for e in out.events {
                     let doorbell = match e {
                         Event::Doorbell { pd, .. } => Some(pd.index()),
@@ -325,7 +340,9 @@ impl Engine {
                         irq_changed = true;
                     }
                     let at = r.events.produced();
-                    if producer.push(e.encode()).is_ok() {
+                    // A PD past its share loses its own event (`shares`).
+                    if shares.admits(e.pd_index()) && producer.push(e.encode()).is_ok() {
+                        shares.posted(e.pd_index(), at);
                         count(Counter::EventsPosted);
                         posted = true;
                         if let Some(pd) = doorbell {
@@ -333,6 +350,7 @@ impl Engine {
                         }
                     } else {
                         st.regs.raise(IRQ::EVENTS_LOST::SET.value);
+                        st.regs.event_lost(e.pd_index());
                         irq_changed = true;
                         count(Counter::EventsLost);
                     }

@@ -11,14 +11,17 @@
 mod ctx;
 mod engine;
 mod fault_fifo;
+mod rapf_gate;
 mod receiver;
 mod regs;
 mod sender;
+mod shares;
 
 pub use fault_fifo::{FaultFifo, Push};
 
 use super::MmioDevice;
 use super::iommu::IoTranslate;
+use crate::counters::NodeCounters;
 use crate::fabric::Fabric;
 use crate::interconnect::{Datagram, channel};
 use engine::{Inbound, Shared};
@@ -135,10 +138,15 @@ impl MmioDevice for PldmaDevice {
     }
 
     fn write(&mut self, offset: u64, size: u32, value: u128) -> Result<(), Status> {
-        let effect = {
+        let (effect, refused) = {
             let mut st = self.shared.state();
-            st.regs.write(offset, size as usize, value, |pa| self.rings_fit(pa))?
+            let before = st.regs.gate.refused_total();
+            let effect = st.regs.write(offset, size as usize, value, |pa| self.rings_fit(pa))?;
+            (effect, st.regs.gate.refused_total() != before)
         };
+        if refused {
+            NodeCounters::bump(&self.fabric.counters[self.node()].rapf_refused);
+        }
         self.apply(effect);
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! engine.
 
 use super::fault_fifo::FaultFifo;
+use super::rapf_gate::RapfGate;
 use crate::counters::NodeCounters;
 use crate::models::{ModelError, check_size};
 use core::mem::offset_of;
@@ -40,6 +41,8 @@ const PD_DOORBELL: u64 = offset_of!(PdRegisters, doorbell) as u64;
 const PD_RAPF: u64 = offset_of!(PdRegisters, rapf) as u64;
 const PD_PD: u64 = offset_of!(PdRegisters, pd) as u64;
 const PD_STATUS_REG: u64 = offset_of!(PdRegisters, status) as u64;
+const PD_EVENTS_LOST: u64 = offset_of!(PdRegisters, events_lost) as u64;
+const PD_RAPF_REFUSED: u64 = offset_of!(PdRegisters, rapf_refused) as u64;
 
 /// The causes that stay until written 1.
 const STICKY: u32 = (IRQ::FAULT_LOST.mask << IRQ::FAULT_LOST.shift)
@@ -88,6 +91,10 @@ pub struct RegFile {
     cq_pending: u16,
     /// Bit `p`: PD page `p`'s last doorbell or rapf write was refused.
     refused: u16,
+    /// Which `rapf` writes may leave (`rapf_gate`), and each PD's refused ones.
+    pub gate: RapfGate,
+    /// Per PD: events the engine could not post (`shares`).
+    events_lost: [u32; PDS],
 }
 
 /// Where a block offset lands.
@@ -126,7 +133,15 @@ impl RegFile {
             sticky: 0,
             cq_pending: 0,
             refused: 0,
+            gate: RapfGate::default(),
+            events_lost: [0; PDS],
         }
+    }
+
+    /// An event of `pd` found no room in its share of the event ring.
+    pub fn event_lost(&mut self, pd: usize) {
+        let lost = &mut self.events_lost[pd % PDS];
+        *lost = lost.wrapping_add(1);
     }
 
     pub fn enabled(&self) -> bool {
@@ -191,6 +206,8 @@ impl RegFile {
                         s.modify(PD_STATUS::REFUSED.val(u32::from(self.refused & pd.bit() as u16 != 0)));
                         Ok(u128::from(s.get()))
                     }
+                    PD_EVENTS_LOST => Ok(u128::from(self.events_lost[pd.index()])),
+                    PD_RAPF_REFUSED => Ok(u128::from(self.gate.refused[pd.index()])),
                     _ => Err(ModelError::Unmapped { offset }),
                 }
             }
@@ -334,6 +351,7 @@ impl RegFile {
                 let new = (value & PD_MASK) as u16;
                 let lost = self.pd_enable & !new;
                 self.pd_enable = new;
+                self.gate.forget(lost);
                 if lost != 0 { Effect::PdsDisabled(lost) } else { Effect::None }
             }
             IRQ_STATUS => {
@@ -361,12 +379,22 @@ impl RegFile {
             }
             PD_RAPF => {
                 check_size(offset, size, &[8])?;
-                match RapfRequest::decode(value as u64) {
-                    Ok(request) if request.node < self.nodes => (Effect::Rapf { pd, request }, self.pd_enabled(pd)),
-                    _ => (Effect::None, false),
+                // Only the answer to a fault this engine logged for `pd` leaves (`rapf_gate`).
+                let answer = match RapfRequest::decode(value as u64) {
+                    Ok(request) if request.node < self.nodes && self.pd_enabled(pd) => {
+                        self.gate.admit(pd, &request).then_some(request)
+                    }
+                    _ => {
+                        self.gate.refuse(pd);
+                        None
+                    }
+                };
+                match answer {
+                    Some(request) => (Effect::Rapf { pd, request }, true),
+                    None => (Effect::None, false),
                 }
             }
-            PD_PD | PD_STATUS_REG => return Err(ModelError::ReadOnly { offset }),
+            PD_PD | PD_STATUS_REG | PD_EVENTS_LOST | PD_RAPF_REFUSED => return Err(ModelError::ReadOnly { offset }),
             _ => return Err(ModelError::Unmapped { offset }),
         };
         let bit = pd.bit() as u16;
