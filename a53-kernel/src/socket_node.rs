@@ -110,7 +110,7 @@ pub fn start() -> Result<(), StartError> {
     let mut space = AddressSpace::new(SOCKET_ASID, KernelFrames);
     rdma_node::publish_tables(&mut space);
     let queue_pa = rdma_node::queue_set_pa(SOCKET_PD);
-    rdma_node::attach(&Setup { pd: SOCKET_PD, ttbr0: space.ttbr0(), queue_pa }).map_err(StartError::Rdma)?;
+    rdma_node::attach(&Setup { pd: SOCKET_PD, ttbr0: space.dma_ttbr0(), queue_pa }).map_err(StartError::Rdma)?;
     // SAFETY: the PD's queue-set slot, mapped uncached in the kernel's linear map for good;
     // this module is its only user on the A53 side (no process holds `SOCKET_PD`).
     let queues = unsafe { &*(phys_to_virt(queue_pa) as *const QueueSet) };

@@ -86,14 +86,19 @@ pub fn register_tick_client(client: TickClient) -> Result<(), TooManyTickClients
 }
 
 /// The clients of `core`'s tick.
-fn clients_of(core: usize) -> impl Iterator<Item = (fn(u64), fn() -> Option<u64>)> {
-    TICK_CLIENTS.iter().filter(move |c| c.cores.load(Ordering::Acquire) & (1 << core) != 0).map(|c| {
+fn clients_of(core: usize) -> impl Iterator<Item = TickClient> {
+    TICK_CLIENTS.iter().filter_map(move |c| {
+        let cores = c.cores.load(Ordering::Acquire);
+        if cores & (1 << core) == 0 {
+            return None;
+        }
         let (on_tick, due) = (c.on_tick.load(Ordering::Relaxed), c.due.load(Ordering::Relaxed));
         // SAFETY: only `register_tick_client` stores into a slot, functions of exactly these
         // types, before it publishes the slot's `cores`.
-        unsafe {
+        let (on_tick, due) = unsafe {
             (core::mem::transmute::<usize, fn(u64)>(on_tick), core::mem::transmute::<usize, fn() -> Option<u64>>(due))
-        }
+        };
+        Some(TickClient { cores, on_tick, due })
     })
 }
 
@@ -150,7 +155,7 @@ fn stop_tick_if_idle(core: usize, next_tick: u64) {
     }
     TICK_STOPPED[core].store(true, Ordering::SeqCst);
     core::sync::atomic::fence(Ordering::SeqCst);
-    match clients_of(core).filter_map(|(_, due)| due()).min() {
+    match clients_of(core).filter_map(|client| (client.due)()).min() {
         Some(due) if due <= next_tick => TICK_STOPPED[core].store(false, Ordering::SeqCst),
         Some(due) => timer().set_deadline(due),
         None => timer().stop(),
@@ -249,7 +254,7 @@ fn on_interrupt(_: IntId) {
         t.next.store(next, Ordering::Relaxed);
         timer().set_deadline(next);
         let core = cpu::core_id();
-        for (on_tick, _) in clients_of(core) {
+        for TickClient { on_tick, .. } in clients_of(core) {
             on_tick(now);
         }
         stop_tick_if_idle(core, next);

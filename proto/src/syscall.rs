@@ -51,9 +51,10 @@ pub mod nr {
     /// sleeps until it holds an entry (the PLDMA's completion interrupt ends the sleep). Returns
     /// 0 at once if it already holds one; `TimedOut`; `NoPd`.
     pub const RDMA_WAIT: u64 = 14;
-    /// x0 = length in bytes, x1 = `MAP_WRITABLE` or 0: a new region of that many bytes (rounded
-    /// up to pages) whose pages get a frame at their first touch, by the CPU or the PLDMA.
-    /// Returns x0 = its address; `BadArgument` for length 0 or no room left.
+    /// x0 = length in bytes, x1 = flags (`MAP_WRITABLE`, `MAP_DEVICE`): a new region of that
+    /// many bytes (rounded up to pages) whose pages get a frame at their first touch, by the
+    /// CPU or (not `MAP_DEVICE`) the PLDMA. Returns x0 = its address; `BadArgument` for length
+    /// 0, an unknown flag or no room left.
     pub const MAP: u64 = 15;
     /// x0 = address, x1 = length: removes the whole region `MAP` returned there, freeing its
     /// pages. Returns x0 = the pages that were resident; `BadArgument`.
@@ -113,6 +114,9 @@ pub const SIGNALS_MAX: u64 = 64;
 
 /// `MAP` flag: the region is writable (else read-only).
 pub const MAP_WRITABLE: u64 = 1;
+/// `MAP` flag: a region of device memory (Device-nGnRE for the CPU), in the device window
+/// (`layout::DEVICE_WINDOW`), which no DMA reaches.
+pub const MAP_DEVICE: u64 = 2;
 
 /// `WAIT_MIF`: the wait is for no node in particular.
 pub const NO_NODE: u64 = u64::MAX;
@@ -199,6 +203,20 @@ pub mod layout {
     /// Regions (`nr::MAP`) are placed here, one after the other, a page apart.
     pub const REGIONS_START: u64 = 0x0000_0010_0000_0000;
     pub const REGIONS_END: u64 = 0x0000_0030_0000_0000;
+    /// The device window: the gigabyte of the interface pages. Everything a process has mapped
+    /// as device memory lies in it (its PIF, MIF and PD pages, its queue set, its `MAP_DEVICE`
+    /// regions), and its SMMU context bank's view leaves it out: no DMA reaches it
+    /// (`docs/hw/smmu.md`, "What the engine may reach").
+    pub const DEVICE_WINDOW: u64 = PIF_PAGE;
+    pub const DEVICE_WINDOW_SIZE: u64 = 1 << 30;
+    /// `MAP_DEVICE` regions are placed here, one after the other, a page apart.
+    pub const DEVICE_REGIONS_START: u64 = DEVICE_WINDOW + 0x1000_0000;
+    pub const DEVICE_REGIONS_END: u64 = DEVICE_WINDOW + DEVICE_WINDOW_SIZE;
+
+    /// Whether `va` lies in the device window.
+    pub const fn in_device_window(va: u64) -> bool {
+        va >= DEVICE_WINDOW && va < DEVICE_WINDOW + DEVICE_WINDOW_SIZE
+    }
     /// The stack: it grows down from here; an unmapped guard page lies below it.
     pub const STACK_TOP: u64 = 0x0000_007f_ffff_0000;
     pub const STACK_SIZE: u64 = 64 * 1024;
@@ -210,6 +228,11 @@ pub mod layout {
     const _: () = assert!(REGIONS_START < REGIONS_END && REGIONS_END <= PIF_PAGE);
     const _: () = assert!(MIF_PAGE + 0x1000 <= RDMA_QUEUE_SET);
     const _: () = assert!(PD_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
+    // The device window is one whole gigabyte (one entry of the first-level table, which the
+    // SMMU's view leaves invalid) and holds every device page.
+    const _: () = assert!(DEVICE_WINDOW.is_multiple_of(DEVICE_WINDOW_SIZE));
+    const _: () = assert!(PD_PAGE + 0x1000 <= DEVICE_REGIONS_START);
+    const _: () = assert!(DEVICE_REGIONS_END <= STACK_TOP - STACK_SIZE - 0x1000);
     const _: () = assert!(STACK_TOP < USER_END);
 }
 
@@ -239,5 +262,44 @@ mod tests {
         }
         assert_eq!(Error::from_return(0), None);
         assert_eq!(Error::from_return(5), None);
+    }
+
+    /// `0x40_0000_2000`: hex digits in groups of four from the right, as the doc writes them.
+    fn grouped(value: u64) -> String {
+        let digits = format!("{value:x}");
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(4) {
+                out.push('_');
+            }
+            out.push(c);
+        }
+        format!("0x{out}")
+    }
+
+    #[test]
+    fn the_address_table_in_the_doc_is_the_layout() {
+        use layout::*;
+        let doc = include_str!("../../docs/hw/syscalls.md");
+        let rows: [(u64, Option<u64>, &str); 8] = [
+            (REGIONS_START, Some(REGIONS_END), "regions (`MAP`)"),
+            (DEVICE_WINDOW, Some(DEVICE_WINDOW + DEVICE_WINDOW_SIZE), "**the device window**"),
+            (PIF_PAGE, None, "this process's PIF page"),
+            (MIF_PAGE, None, "this process's MIF page"),
+            (RDMA_QUEUE_SET, Some(RDMA_QUEUE_SET + RDMA_QUEUE_SET_BYTES), "the RDMA queue set"),
+            (PD_PAGE, None, "the PLDMA PD page"),
+            (DEVICE_REGIONS_START, Some(DEVICE_REGIONS_END), "device regions"),
+            (STACK_TOP - STACK_SIZE, Some(STACK_TOP), "the stack"),
+        ];
+        for (start, end, what) in rows {
+            let range = match end {
+                Some(end) => format!("`{} .. {}`", grouped(start), grouped(end)),
+                None => format!("`{}`", grouped(start)),
+            };
+            let row = format!("| {range} | {what}");
+            assert!(doc.contains(&row), "docs/hw/syscalls.md has no row {row}");
+        }
+        assert!(doc.contains(&format!("`0x{:04x}_{:04x} ..`", IMAGE_BASE >> 16, IMAGE_BASE & 0xffff)));
+        assert!(doc.contains(&format!("1 = `MAP_WRITABLE`, {MAP_DEVICE} = `MAP_DEVICE`")));
     }
 }

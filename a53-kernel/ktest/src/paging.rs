@@ -1,6 +1,7 @@
 //! Demand-paged process regions from the CPU's side (`process::paging`; `regions` program):
-//! pages come at the first touch and go on EVICT and UNMAP; a write to a read-only region and a
-//! touch of an unmapped one kill the process, never the kernel.
+//! pages come at the first touch and go on EVICT and UNMAP (device regions too, which system
+//! calls do not read); a write to a read-only region and a touch of an unmapped one kill the
+//! process, never the kernel.
 
 use crate::ensure;
 use crate::gsas::run;

@@ -21,6 +21,7 @@ use unimem_user::args::rdma_pair::{Role, pack};
 pub const TESTS: &[Test] = &[
     Test::new("rdma", "write_and_read_every_size_16b_to_1mib_on_one_node", same_node),
     Test::new("rdma", "another_pds_memory_is_out_of_reach_and_unchanged", other_pd_here),
+    Test::new("rdma", "transfers_from_and_into_device_memory_fault_and_change_no_byte", device_here),
     Test::new("rdma", "el0_access_to_the_smmu_and_pldma_registers_faults", el0_registers),
     Test::new(
         "rdma",
@@ -45,6 +46,7 @@ pub const LOST_BLOCK_TESTS: &[Test] =
 pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_write_and_read_every_size_between_two_nodes", two_nodes),
     Test::new("cluster", "rdma_another_pd_on_a_remote_node_gets_no_byte", other_pd_remote),
+    Test::new("cluster", "rdma_device_memory_on_either_node_is_out_of_the_engines_reach", device_remote),
     Test::new("cluster", "rdma_jobs_take_pds_from_their_nodes_share_then_run_without_rdma", pd_shares),
     Test::new("cluster", "rdma_faulting_writes_to_another_node_both_strategies_no_timeout", remote_faults),
 ];
@@ -127,6 +129,25 @@ fn same_node() -> TestResult {
     let before = stats().unwrap_or_default();
     expect_zero("rdma-pair sweep", run("rdma-pair", pack(Role::Sweep { node: me }))?)?;
     report("same node", &before)
+}
+
+/// A `MAP_DEVICE` region is out of the engine's reach (`docs/hw/smmu.md`, "What the engine
+/// may reach"): as the source or the destination, local or remote.
+fn device_here() -> TestResult {
+    needs_rdma()?;
+    let (me, _) = whoami()?;
+    expect_zero("rdma-pair device", run("rdma-pair", pack(Role::Device { node: me }))?)
+}
+
+fn device_remote() -> TestResult {
+    let (me, _) = whoami()?;
+    barrier(1180)?;
+    let check = || {
+        needs_rdma().and_then(|()| expect_zero("rdma-pair device", run("rdma-pair", pack(Role::Device { node: 1 }))?))
+    };
+    let result = if me == 0 { check() } else { Ok(()) };
+    barrier(1181)?;
+    result
 }
 
 /// A victim of its own PD and an attacker of another on this node (and, with `remote`, at a

@@ -191,13 +191,29 @@ pub unsafe fn zero_page(page: *mut u8) {
 /// walker that does not snoop the A53s' caches (the SMMU on the ZynqMP: IDR0.CTTW = 0) reads
 /// what the kernel wrote.
 pub fn clean_to_poc(start: *const u8, len: usize) {
-    use crate::mm::CACHE_LINE as LINE;
-    let begin = start as usize & !(LINE - 1);
-    let end = start as usize + len;
-    for line in (begin..end).step_by(LINE) {
+    for line in lines(start, len) {
         // SAFETY: cache maintenance by VA on memory the kernel maps; no data changes.
         unsafe { asm!("dc cvac, {}", in(reg) line, options(nostack)) };
     }
     // SAFETY: a barrier only.
     unsafe { asm!("dsb sy", options(nostack)) };
+}
+
+/// Cleans and invalidates the data cache lines of `[start, start + len)` to the point of
+/// coherency: what the kernel wrote reaches memory and no line of it stays cached, for a
+/// mapping that bypasses the caches (a process's device page).
+pub fn clean_invalidate_to_poc(start: *const u8, len: usize) {
+    for line in lines(start, len) {
+        // SAFETY: cache maintenance by VA on memory the kernel maps; no data changes.
+        unsafe { asm!("dc civac, {}", in(reg) line, options(nostack)) };
+    }
+    // SAFETY: a barrier only.
+    unsafe { asm!("dsb sy", options(nostack)) };
+}
+
+/// The cache lines that `[start, start + len)` touches.
+fn lines(start: *const u8, len: usize) -> impl Iterator<Item = usize> {
+    use crate::mm::CACHE_LINE as LINE;
+    let begin = start as usize & !(LINE - 1);
+    (begin..start as usize + len).step_by(LINE)
 }

@@ -2,6 +2,7 @@
 //! tables and the atomic service's shared pages. The lock masks interrupts: the PLDMA's fault
 //! interrupt maps pages too (`process::paging`).
 
+use super::PAGE_SIZE;
 use super::frames::FramePool;
 use super::user_space::{FrameSource, TABLE_RESERVE};
 use crate::Board;
@@ -57,5 +58,9 @@ impl FrameSource for KernelFrames {
 
     fn virt(&self, pa: u64) -> *mut u8 {
         phys_to_virt(pa) as *mut u8
+    }
+
+    fn uncache(&self, pa: u64) {
+        crate::arch::mmu::clean_invalidate_to_poc(phys_to_virt(pa) as *const u8, PAGE_SIZE as usize);
     }
 }

@@ -31,6 +31,9 @@ pub trait FrameSource {
     fn free(&self, pa: u64);
     /// The kernel's pointer to a frame.
     fn virt(&self, pa: u64) -> *mut u8;
+    /// Writes a frame's cached lines back to memory and drops them from the caches, before a
+    /// mapping that bypasses the caches (a device page) reads it.
+    fn uncache(&self, pa: u64);
 }
 
 /// Frames kept for page tables: enough for every process on a node to map a page at once.
@@ -103,6 +106,8 @@ pub struct Region {
     pub start: u64,
     pub end: u64,
     pub permissions: Permissions,
+    /// Its pages are device memory for the CPU (`MAP_DEVICE`); it lies in the device window.
+    pub device: bool,
 }
 
 /// Why a touch of the space cannot be given a page.
@@ -129,10 +134,21 @@ pub struct AddressSpace<F: FrameSource> {
     asid: u16,
     pages: BTreeMap<u64, UserPage>,
     regions: Vec<Region>,
-    /// Where the next region goes (regions never reuse addresses within the process's life).
+    /// Where the next region goes (regions never reuse addresses within the process's life),
+    /// and the next device region.
     next_region: u64,
+    next_device_region: u64,
+    /// The first-level table the process's SMMU context bank walks: the process's own, with
+    /// the device window's entry left invalid, so that no DMA reaches a device mapping
+    /// (`docs/hw/smmu.md`, "What the engine may reach"). It shares every table below.
+    dma_root: u64,
     unpublished: Unpublished,
 }
+
+/// The first-level entry of the device window, which [`AddressSpace`]'s DMA view leaves out.
+const DEVICE_WINDOW_ENTRY: usize = (layout::DEVICE_WINDOW >> 30) as usize;
+/// Entries of a table.
+const ENTRIES: usize = 512;
 
 /// Table descriptors written since the last [`AddressSpace::publish`]: what a table walker that
 /// does not snoop the CPU's caches (the SMMU's) must be shown again.
@@ -149,8 +165,12 @@ struct Unpublished {
 const UNPUBLISHED_MAX: usize = 64;
 
 fn flags(p: Permissions) -> A {
-    use boot_attrs::NORMAL;
-    let mut f = A::VALID | A::ACCESSED | A::INNER_SHAREABLE | A::NON_GLOBAL | A::USER | A::PXN | NORMAL;
+    user_flags(p, A::INNER_SHAREABLE | boot_attrs::NORMAL)
+}
+
+/// A user page of memory type `memory` (a MAIR index and its shareability).
+fn user_flags(p: Permissions, memory: A) -> A {
+    let mut f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | memory;
     if !p.write {
         f |= A::READ_ONLY;
     }
@@ -160,25 +180,55 @@ fn flags(p: Permissions) -> A {
     f
 }
 
-/// MAIR index of normal write-back memory (the kernel's boot code programs MAIR_EL1).
+/// MAIR indices (the kernel's boot code programs MAIR_EL1): device nGnRE, normal write-back,
+/// normal non-cacheable.
 mod boot_attrs {
     use aarch64_paging::descriptor::El1Attributes as A;
+    pub const DEVICE: A = A::ATTRIBUTE_INDEX_0;
     pub const NORMAL: A = A::ATTRIBUTE_INDEX_1;
     pub const NORMAL_NC: A = A::ATTRIBUTE_INDEX_2;
 }
 
 impl<F: FrameSource> AddressSpace<F> {
     pub fn new(asid: u16, frames: F) -> Self {
+        // From the table reserve, as the mapping's own tables are (see `FrameSource`).
+        let dma_root = frames.alloc_table().expect("the page-table reserve is exhausted");
         let tables = FrameTables { source: frames, tables: Vec::new() };
         let mapping = Mapping::with_asid_and_va_range(tables, usize::from(asid), 1, El1And0, VaRange::Lower);
-        Self {
+        let mut space = Self {
             mapping,
             asid,
             pages: BTreeMap::new(),
             regions: Vec::new(),
             next_region: layout::REGIONS_START,
+            next_device_region: layout::DEVICE_REGIONS_START,
+            dma_root,
             unpublished: Unpublished { descriptors: Vec::new(), all: true },
+        };
+        space.sync_dma_root();
+        space
+    }
+
+    /// Copies the process's first-level table into the DMA view, but for the device window's
+    /// entry (after a table was added below the root).
+    fn sync_dma_root(&mut self) {
+        let frames = self.frames();
+        let root = frames.virt(self.mapping.root_address().0 as u64) as *const u64;
+        let dma = frames.virt(self.dma_root) as *mut u64;
+        for i in 0..ENTRIES {
+            // SAFETY: both are table frames of this space (a page of 512 descriptors each) in
+            // the kernel's view; only this space writes them, under its owner's lock.
+            unsafe {
+                let entry = if i == DEVICE_WINDOW_ENTRY { 0 } else { root.add(i).read() };
+                dma.add(i).write(entry);
+            }
         }
+    }
+
+    /// The value for the SMMU context bank's TTBR0: the DMA view's first-level table and the
+    /// ASID.
+    pub fn dma_ttbr0(&self) -> u64 {
+        self.dma_root | u64::from(self.asid) << 48
     }
 
     pub fn asid(&self) -> u16 {
@@ -195,10 +245,11 @@ impl<F: FrameSource> AddressSpace<F> {
         &self.mapping.translation().source
     }
 
-    /// The kernel's pointers to every page of this space's tables (the root included).
+    /// The kernel's pointers to every page of this space's tables (the root and the DMA
+    /// view's included).
     pub fn table_pages(&self) -> impl Iterator<Item = *const u8> + '_ {
         let tables = self.mapping.translation();
-        tables.tables.iter().map(|&pa| tables.source.virt(pa) as *const u8)
+        tables.tables.iter().chain([&self.dma_root]).map(|&pa| tables.source.virt(pa) as *const u8)
     }
 
     /// Hands every table byte range written since the last call to `clean` (which cleans it to
@@ -234,9 +285,14 @@ impl<F: FrameSource> AddressSpace<F> {
         let tables = self.mapping.translation().tables.len();
         let result =
             self.mapping.map_range(&region, PhysicalAddress(pa as usize), flags, Constraints::NO_BLOCK_MAPPINGS);
+        if self.mapping.translation().tables.len() != tables {
+            // A new table below the root: the root changed, and so must the DMA view.
+            self.sync_dma_root();
+            self.unpublished.all = true;
+            return result;
+        }
         let unpublished = &mut self.unpublished;
-        if unpublished.all || self.mapping.translation().tables.len() != tables {
-            unpublished.all = true;
+        if unpublished.all {
             return result;
         }
         let _ = self.mapping.walk_range(&region, &mut |_, descriptor, _| {
@@ -252,11 +308,24 @@ impl<F: FrameSource> AddressSpace<F> {
 
     /// Maps one zeroed page at `va` and returns its frame.
     pub fn map_page(&mut self, va: u64, permissions: Permissions) -> Result<u64, SpaceError> {
+        self.map_page_as(va, permissions, false)
+    }
+
+    /// Maps one zeroed page at `va`, of device memory for the CPU if `device`, and returns its
+    /// frame.
+    fn map_page_as(&mut self, va: u64, permissions: Permissions, device: bool) -> Result<u64, SpaceError> {
         if !va.is_multiple_of(PAGE_SIZE) || va >= layout::USER_END || self.page(va).is_some() {
             return Err(SpaceError::BadAddress(va));
         }
         let pa = self.frames().alloc_zeroed().ok_or(SpaceError::OutOfFrames)?;
-        if let Err(e) = self.map_range(va, va + PAGE_SIZE, pa, flags(permissions)) {
+        let f = if device {
+            // The zeroes were written through the kernel's cached view; the process's is not.
+            self.frames().uncache(pa);
+            user_flags(permissions, A::OUTER_SHAREABLE | boot_attrs::DEVICE)
+        } else {
+            flags(permissions)
+        };
+        if let Err(e) = self.map_range(va, va + PAGE_SIZE, pa, f) {
             self.frames().free(pa);
             return Err(e.into());
         }
@@ -307,18 +376,30 @@ impl<F: FrameSource> AddressSpace<F> {
         self.pages.get(&(va & !(PAGE_SIZE - 1)))
     }
 
+    /// The page at `va` if the kernel may copy to or from it through its cached view of the
+    /// frames: not a device page, which the process reaches around the caches.
+    fn copyable_page(&self, va: u64) -> Result<&UserPage, SpaceError> {
+        self.page(va).filter(|_| !layout::in_device_window(va)).ok_or(SpaceError::BadAddress(va))
+    }
+
     /// A new region of `len` bytes (rounded up to pages) with no page resident; its address.
-    /// A page-sized gap separates regions, so an overrun faults.
-    pub fn map_region(&mut self, len: u64, permissions: Permissions) -> Result<u64, SpaceError> {
-        let start = self.next_region;
+    /// A page-sized gap separates regions, so an overrun faults. A `device` region lies in the
+    /// device window and its pages are device memory for the CPU.
+    pub fn map_region(&mut self, len: u64, permissions: Permissions, device: bool) -> Result<u64, SpaceError> {
+        let (next, limit) = if device {
+            (&mut self.next_device_region, layout::DEVICE_REGIONS_END)
+        } else {
+            (&mut self.next_region, layout::REGIONS_END)
+        };
+        let start = *next;
         let end = len
             .checked_next_multiple_of(PAGE_SIZE)
             .filter(|&l| l > 0)
             .and_then(|l| start.checked_add(l))
-            .filter(|&end| end <= layout::REGIONS_END)
+            .filter(|&end| end <= limit)
             .ok_or(SpaceError::BadAddress(start))?;
-        self.regions.push(Region { start, end, permissions });
-        self.next_region = end + PAGE_SIZE;
+        *next = end + PAGE_SIZE;
+        self.regions.push(Region { start, end, permissions, device });
         Ok(start)
     }
 
@@ -378,7 +459,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut mapped = 0;
         for p in (first..end).step_by(PAGE_SIZE as usize) {
             if self.page(p).is_none() {
-                self.map_page(p, region.permissions).map_err(TouchError::Space)?;
+                self.map_page_as(p, region.permissions, region.device).map_err(TouchError::Space)?;
                 mapped += 1;
             }
         }
@@ -390,7 +471,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut done = 0usize;
         while done < bytes.len() {
             let at = va + done as u64;
-            let page = *self.page(at).ok_or(SpaceError::BadAddress(at))?;
+            let page = *self.copyable_page(at)?;
             let offset = (at - page.va) as usize;
             let n = (PAGE_SIZE as usize - offset).min(bytes.len() - done);
             let dst = self.frames().virt(page.pa);
@@ -407,7 +488,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let last = va.checked_add(bytes.len() as u64).ok_or(SpaceError::BadAddress(va))?;
         let mut at = va;
         while at < last {
-            let page = self.page(at).ok_or(SpaceError::BadAddress(at))?;
+            let page = self.copyable_page(at)?;
             if !page.permissions.write {
                 return Err(SpaceError::BadAddress(at));
             }
@@ -421,7 +502,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut done = 0usize;
         while done < out.len() {
             let at = va.checked_add(done as u64).ok_or(SpaceError::BadAddress(va))?;
-            let page = self.page(at).ok_or(SpaceError::BadAddress(at))?;
+            let page = self.copyable_page(at)?;
             if !page.permissions.read {
                 return Err(SpaceError::BadAddress(at));
             }
@@ -457,7 +538,7 @@ impl<F: FrameSource> AddressSpace<F> {
         if self.region(start).is_some() || self.region(layout::STACK_TOP - 1).is_some() {
             return Err(SpaceError::BadAddress(start));
         }
-        self.regions.push(Region { start, end: layout::STACK_TOP, permissions: rw });
+        self.regions.push(Region { start, end: layout::STACK_TOP, permissions: rw, device: false });
         self.map_page(layout::STACK_TOP - PAGE_SIZE, rw)?;
         Ok(layout::STACK_TOP)
     }
@@ -470,6 +551,10 @@ impl<F: FrameSource> AddressSpace<F> {
             return Ok(0);
         }
         let end = va.checked_add(len as u64).ok_or(SpaceError::BadAddress(va))?;
+        if layout::in_device_window(va) || layout::in_device_window(end - 1) {
+            // The kernel does not copy device pages (`copyable_page`): no use giving them frames.
+            return Err(SpaceError::BadAddress(va));
+        }
         let mut mapped = 0;
         let mut at = va & !(PAGE_SIZE - 1);
         while at < end {
@@ -495,6 +580,7 @@ impl<F: FrameSource> Drop for AddressSpace<F> {
         for p in pages.into_values() {
             self.frames().free(p.pa);
         }
+        self.frames().free(self.dma_root);
         // The mapping frees its own tables when it is dropped.
     }
 }
@@ -511,6 +597,8 @@ mod tests {
     struct Arena {
         memory: *mut u8,
         pool: RefCell<crate::mm::frames::FramePool>,
+        /// The frames `uncache` was asked for.
+        uncached: RefCell<Vec<u64>>,
     }
 
     impl Arena {
@@ -519,7 +607,8 @@ mod tests {
             let raw = Box::leak(bytes).as_mut_ptr();
             // Align the arena to a page so tables are page aligned.
             let memory = raw.wrapping_add(raw.align_offset(PAGE_SIZE as usize));
-            Self { memory, pool: RefCell::new(crate::mm::frames::FramePool::new(0, frames as u64 * PAGE_SIZE)) }
+            let pool = RefCell::new(crate::mm::frames::FramePool::new(0, frames as u64 * PAGE_SIZE));
+            Self { memory, pool, uncached: RefCell::default() }
         }
         fn used(&self) -> usize {
             let pool = self.pool.borrow();
@@ -545,6 +634,9 @@ mod tests {
         }
         fn virt(&self, pa: u64) -> *mut u8 {
             self.memory.wrapping_add(pa as usize)
+        }
+        fn uncache(&self, pa: u64) {
+            self.uncached.borrow_mut().push(pa);
         }
     }
 
@@ -593,7 +685,7 @@ mod tests {
         let arena = Arena::new(32);
         let mut space = AddressSpace::new(1, &arena);
         let rw = Permissions { read: true, write: true, execute: false };
-        let region = space.map_region(64 * 1024, rw).unwrap();
+        let region = space.map_region(64 * 1024, rw, false).unwrap();
         space.touch(region, true, Touch::Page).unwrap();
         let pages: Vec<(usize, usize)> = space.table_pages().map(|p| (p as usize, 4096)).collect();
         assert_eq!(published(&mut space), pages, "a new space: every table page");
@@ -655,9 +747,9 @@ mod tests {
     fn uncached_pages_are_mapped_for_the_process_but_not_owned_and_tables_are_listed() {
         let arena = Arena::new(16);
         let mut space = AddressSpace::new(1, &arena);
-        assert_eq!(space.table_pages().count(), 1, "the root table");
+        assert_eq!(space.table_pages().count(), 2, "the root table and the DMA view's");
         space.map_uncached(layout::RDMA_QUEUE_SET, 0x8000, 2).unwrap();
-        assert_eq!(space.table_pages().count(), 3, "root, level 2, level 3");
+        assert_eq!(space.table_pages().count(), 4, "both roots, level 2, level 3");
         assert!(space.page(layout::RDMA_QUEUE_SET).is_none(), "not the space's pages: never freed with it");
         assert!(space.read(layout::RDMA_QUEUE_SET, &mut [0; 4]).is_err(), "system calls do not read it");
         let bad = |va, pa, pages| space_error(&arena, va, pa, pages);
@@ -676,6 +768,63 @@ mod tests {
         assert_eq!(arena.used(), 0, "the tables went back, the uncached frames were never taken");
     }
 
+    /// The first-level descriptors of the CPU's view and of the DMA view.
+    fn roots(space: &AddressSpace<&Arena>) -> (Vec<u64>, Vec<u64>) {
+        let read = |pa: u64| {
+            let table = space.frames().virt(pa) as *const u64;
+            // SAFETY: a table frame of the arena, 512 descriptors.
+            (0..ENTRIES).map(|i| unsafe { table.add(i).read() }).collect()
+        };
+        (read(space.mapping.root_address().0 as u64), read(space.dma_root))
+    }
+
+    #[test]
+    fn the_dma_view_is_the_process_but_for_the_device_window() {
+        let arena = Arena::new(32);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let memory = space.map_region(PAGE_SIZE, rw, false).unwrap();
+        let device = space.map_region(2 * PAGE_SIZE, rw, true).unwrap();
+        assert!(!layout::in_device_window(memory));
+        assert!(layout::in_device_window(device) && device == layout::DEVICE_REGIONS_START);
+        assert_eq!(space.map_region(PAGE_SIZE, rw, true), Ok(device + 3 * PAGE_SIZE), "two pages, a page of gap");
+        space.touch(memory, true, Touch::Page).unwrap();
+        space.touch(device, true, Touch::Page).unwrap();
+        space.map_uncached(layout::RDMA_QUEUE_SET, 0x8000, 1).unwrap();
+        let (cpu, dma) = roots(&space);
+        assert_ne!(cpu[DEVICE_WINDOW_ENTRY], 0, "the CPU reaches the device window");
+        assert_eq!(dma[DEVICE_WINDOW_ENTRY], 0, "the engine does not");
+        for i in (0..ENTRIES).filter(|&i| i != DEVICE_WINDOW_ENTRY) {
+            assert_eq!(cpu[i], dma[i], "entry {i} is shared");
+        }
+        assert_ne!(cpu[(memory >> 30) as usize], 0);
+        assert_eq!(space.dma_ttbr0() >> 48, 1, "the ASID");
+        assert_eq!(space.dma_ttbr0() & 0xffff_ffff_ffff, space.dma_root);
+        // A device page is device memory for the CPU; a region's page is normal memory.
+        let attributes = |va| {
+            let mut found = None;
+            let _ = space.mapping.walk_range(&MemoryRegion::new(va as usize, va as usize + 1), &mut |_, d, level| {
+                if level == 3 {
+                    found = Some(d.flags() & A::ATTRIBUTE_INDEX_MASK);
+                }
+                Ok(())
+            });
+            found
+        };
+        assert_eq!(attributes(device), Some(boot_attrs::DEVICE));
+        assert_eq!(attributes(memory), Some(boot_attrs::NORMAL));
+        assert_eq!(*arena.uncached.borrow(), [space.page(device).unwrap().pa], "only the device page left the caches");
+        // The kernel copies through its cached view: never a device page.
+        assert_eq!(space.read(device, &mut [0; 8]), Err(SpaceError::BadAddress(device)));
+        assert_eq!(space.copy_to_user(device, &[1; 8]), Err(SpaceError::BadAddress(device)));
+        assert_eq!(space.make_resident(device + PAGE_SIZE, 8, true), Err(SpaceError::BadAddress(device + PAGE_SIZE)));
+        assert!(space.page(device + PAGE_SIZE).is_none(), "nor given a frame for a system call");
+        space.read(memory, &mut [0; 8]).unwrap();
+        assert!(space.map_region(layout::DEVICE_REGIONS_END - layout::DEVICE_REGIONS_START, rw, true).is_err());
+        drop(space);
+        assert_eq!(arena.used(), 0, "the DMA view's root went back too");
+    }
+
     fn space_error(arena: &Arena, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
         AddressSpace::new(2, arena).map_uncached(va, pa, pages)
     }
@@ -686,9 +835,9 @@ mod tests {
         let mut space = AddressSpace::new(1, &arena);
         let rw = Permissions { read: true, write: true, execute: false };
         let ro = Permissions { read: true, write: false, execute: false };
-        let a = space.map_region(5 * PAGE_SIZE + 1, rw).unwrap();
+        let a = space.map_region(5 * PAGE_SIZE + 1, rw, false).unwrap();
         assert_eq!(a, layout::REGIONS_START);
-        let b = space.map_region(PAGE_SIZE, ro).unwrap();
+        let b = space.map_region(PAGE_SIZE, ro, false).unwrap();
         assert_eq!(b, a + 7 * PAGE_SIZE, "six pages, then a page of gap");
         assert!(space.page(a).is_none(), "nothing resident before a touch");
         assert_eq!(space.touch(a + 5, true, Touch::Page), Ok(1));
@@ -713,9 +862,9 @@ mod tests {
         assert_eq!(space.touch(a, false, Touch::Page), Err(TouchError::Outside(a)));
         assert_eq!(space.unmap_region(b, PAGE_SIZE), Ok(1));
         assert_eq!(arena.used(), space.table_pages().count(), "every page went back; the tables stay until the end");
-        assert!(space.map_region(0, rw).is_err());
-        assert!(space.map_region(u64::MAX, rw).is_err());
-        assert!(space.map_region(layout::REGIONS_END - layout::REGIONS_START, rw).is_err(), "past the area");
+        assert!(space.map_region(0, rw, false).is_err());
+        assert!(space.map_region(u64::MAX, rw, false).is_err());
+        assert!(space.map_region(layout::REGIONS_END - layout::REGIONS_START, rw, false).is_err(), "past the area");
         drop(space);
         assert_eq!(arena.used(), 0);
     }
@@ -742,7 +891,7 @@ mod tests {
             Err(SpaceError::BadAddress(layout::IMAGE_BASE)),
             "a read-only page is not written"
         );
-        let r = space.map_region(PAGE_SIZE, ro).unwrap();
+        let r = space.map_region(PAGE_SIZE, ro, false).unwrap();
         assert_eq!(space.make_resident(r, 8, true), Err(SpaceError::BadAddress(r)), "nor a read-only region");
         assert!(space.map_stack().is_err(), "one stack");
         drop(space);

@@ -16,7 +16,7 @@ use crate::{arch, rdma_node};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicBool, Ordering};
 use hal::pldma::Pd;
-use proto::syscall::{Error, MAP_WRITABLE};
+use proto::syscall::{Error, MAP_DEVICE, MAP_WRITABLE};
 
 /// How the PLDMA's faults are answered: the whole 16 KiB block of the faulting page
 /// (touch-ahead, the default) or the faulting page alone (the seed's touch-a-page).
@@ -30,15 +30,16 @@ pub fn rdma_touch() -> Touch {
     if TOUCH_A_PAGE.load(Ordering::Relaxed) { Touch::Page } else { Touch::Block }
 }
 
-/// `MAP`: a new region of `len` bytes, readable, and writable with `MAP_WRITABLE`; its address.
+/// `MAP`: a new region of `len` bytes, readable, and writable with `MAP_WRITABLE`, of device
+/// memory in the device window with `MAP_DEVICE`; its address.
 pub fn map(slot: usize, len: u64, flags: u64) -> Result<u64, Error> {
-    if flags & !MAP_WRITABLE != 0 {
+    if flags & !(MAP_WRITABLE | MAP_DEVICE) != 0 {
         return Err(Error::BadArgument);
     }
-    let permissions = Permissions { read: true, write: flags == MAP_WRITABLE, execute: false };
+    let permissions = Permissions { read: true, write: flags & MAP_WRITABLE != 0, execute: false };
     let mut table = TABLE.lock();
     let p = table.slots[slot].as_mut().ok_or(Error::BadArgument)?;
-    p.space.map_region(len, permissions).map_err(|_| Error::BadArgument)
+    p.space.map_region(len, permissions, flags & MAP_DEVICE != 0).map_err(|_| Error::BadArgument)
 }
 
 /// `UNMAP`: the whole region at `va` of `len` bytes goes, its pages freed.
@@ -103,6 +104,12 @@ pub fn on_fault(_frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
 /// maps the page (and its block, with touch-ahead) in the process that holds `pd` here.
 /// `Ok` means a retry will find the page.
 pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<usize, TouchError> {
+    // The engine's view of the process leaves the device window out: no page there is its to
+    // have (`docs/hw/smmu.md`, "What the engine may reach"), and mapping one for the CPU would
+    // only make it fault again.
+    if proto::syscall::layout::in_device_window(va) {
+        return Err(TouchError::Outside(va));
+    }
     let slot = TABLE.lock().holder_of_pd(pd).ok_or(TouchError::Outside(va))?;
     touch_slot(slot, va, write, rdma_touch())
 }

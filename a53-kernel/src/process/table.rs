@@ -219,7 +219,7 @@ impl Table {
         if holds {
             self.pds.hold(pd, slot);
         }
-        let rdma = with_rdma.then(|| Setup { pd, ttbr0: space.ttbr0(), queue_pa: rdma_node::queue_set_pa(pd) });
+        let rdma = with_rdma.then(|| Setup { pd, ttbr0: space.dma_ttbr0(), queue_pa: rdma_node::queue_set_pa(pd) });
         self.slots[slot] = Some(Box::new(Process {
             domain,
             name: image_name,

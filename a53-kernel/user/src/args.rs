@@ -228,7 +228,8 @@ pub mod rdma_pair {
         /// Every size from 16 B to 1 MiB, written to and read back from `node`'s peer (this
         /// node's own buffer when `node` is this node), then the isolation checks.
         Sweep { node: u16 },
-        /// Spawned by a Sweep on `node`: tells it where its buffer is, then waits to be released.
+        /// Spawned by a Sweep or a Device on `node`: tells it where its buffer and its device
+        /// region are, then waits to be released and says whether the region is intact.
         Peer { node: u16 },
         /// Holds a pattern in its buffer and checks, when told, that nothing changed it.
         Victim,
@@ -242,6 +243,9 @@ pub mod rdma_pair {
         /// PD page, as fast as it can write them; the engine must refuse every one; then a real
         /// write and read there, checked byte for byte.
         Forge { node: u16, rounds: u16 },
+        /// Transfers from and into device memory here and at `node`'s peer (this node's own
+        /// when `node` is this node) must fault and change no byte.
+        Device { node: u16 },
     }
 
     /// RAPFs a `Forge` sends per round: one per tid of the R5's table ([`FORGE_TIDS`]) claiming
@@ -259,6 +263,7 @@ pub mod rdma_pair {
             Role::Stress { count, seed } => (4, 0, count, seed),
             Role::Worker { node, count, seed } => (5, node, count, seed),
             Role::Forge { node, rounds } => (6, node, rounds, 0),
+            Role::Device { node } => (7, node, 0, 0),
         };
         r | u64::from(node) << 4 | u64::from(count) << 20 | u64::from(seed & 0x0fff_ffff) << 36
     }
@@ -275,6 +280,7 @@ pub mod rdma_pair {
             4 => Role::Stress { count, seed },
             5 => Role::Worker { node, count, seed },
             6 => Role::Forge { node, rounds: count },
+            7 => Role::Device { node },
             _ => return None,
         })
     }
@@ -290,6 +296,7 @@ pub mod rdma_pair {
             Role::Stress { count: 250, seed: 0x0fff_ffff },
             Role::Worker { node: 2, count: 0xffff, seed: 7 },
             Role::Forge { node: 1, rounds: 3 },
+            Role::Device { node: 2 },
         ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }

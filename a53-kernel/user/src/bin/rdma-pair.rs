@@ -6,7 +6,12 @@
 //!   addresses. With `node` = this node it uses its own peer buffer. Then every power of two from
 //!   16 B to 1 MiB, aligned and at odd sizes and offsets, is written there and read back, checked
 //!   byte for byte; a batch of small writes is polled as many handles; transfers from and to
-//!   unmapped addresses must end in FaultLocal / FaultRemote. Releases the peer (opcode 9).
+//!   unmapped addresses must end in FaultLocal / FaultRemote. Releases the peer (opcode 9), which
+//!   reports on opcode 15 whether its device region is intact.
+//! - `Device { node }`: as `Sweep`, but device memory alone: this process and its peer each map
+//!   a `MAP_DEVICE` region (the peer sends its address on opcode 15) and fill it; transfers from
+//!   and into them, here and there, must end in fault completions with no byte changed
+//!   (`docs/hw/smmu.md`, "What the engine may reach").
 //! - `Victim` / `Attack { node }`: the victim fills its buffer and waits (opcode 12); the
 //!   attacker, in another PD, writes at the victim's buffer address here (it lands in the
 //!   attacker's own space: a PD reaches only its own address spaces) and at `node`, where its PD
@@ -69,6 +74,8 @@ const OP_GO: u8 = 11;
 const OP_VICTIM: u8 = 12;
 const OP_DONE: u8 = 13;
 const OP_RELEASE: u8 = 14;
+/// Peer to Sweep: its device region's address, then (when released) 1 if no byte of it changed.
+const OP_PEER_DEVICE: u8 = 15;
 /// Seconds a transfer may take before the program gives up on it (the R5 ends it long before).
 const TRANSFER_US: u64 = 60_000_000;
 /// A VA no process maps (below the image, above the null page).
@@ -82,7 +89,8 @@ fn byte(seed: u64, i: usize) -> u8 {
 fn main() -> Result<u64, Error> {
     let role = unpack(thread_argument()?).ok_or(Error::NoArgument)?;
     match role {
-        Role::Sweep { node } => sweep(node),
+        Role::Sweep { node } => sweep(node, Checks::Transfers),
+        Role::Device { node } => sweep(node, Checks::DeviceMemory),
         Role::Peer { node } => peer(node),
         Role::Victim => victim(),
         Role::Attack { node } => attack(node),
@@ -94,28 +102,49 @@ fn main() -> Result<u64, Error> {
 
 fn peer(initiator: u16) -> Result<u64, Error> {
     register(op(OP_RELEASE_PEER))?;
+    let device = DeviceRegion::new(PEER_DEVICE_SEED)?;
     send(initiator, OP_ADDRESS, PEER.addr())?;
+    send(initiator, OP_PEER_DEVICE, device.va)?;
     take(OP_RELEASE_PEER)?;
+    send(initiator, OP_PEER_DEVICE, u64::from(device.intact()))?;
     Ok(0)
 }
 
-fn sweep(node: u16) -> Result<u64, Error> {
+/// What a sweep checks against its peer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Checks {
+    /// Transfers of every size, polled handles, unmapped addresses.
+    Transfers,
+    /// Device regions at both ends.
+    DeviceMemory,
+}
+
+fn sweep(node: u16, checks: Checks) -> Result<u64, Error> {
     let me = board_id()?;
     let rdma = unimem_user::rdma::open()?;
-    let remote = if node == me {
-        PEER.addr()
+    let (remote, remote_device) = if node == me {
+        (PEER.addr(), None)
     } else {
         register(op(OP_ADDRESS))?;
+        register(op(OP_PEER_DEVICE))?;
         remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::Peer { node: me }), node)?;
         let address = take(OP_ADDRESS)?;
-        log!("peer on node {} has its buffer at {:#x}", node, address);
-        address
+        let device = take(OP_PEER_DEVICE)?;
+        log!("peer on node {} has its buffer at {:#x}, its device region at {:#x}", node, address, device);
+        (address, Some(device))
     };
-    let status = sizes(&rdma, node, remote, me == node)?;
-    let status = if status == 0 { polled(&rdma, node, remote)? } else { status };
-    let status = if status == 0 { faults(&rdma, node, remote)? } else { status };
+    let status = match checks {
+        Checks::Transfers => {
+            let status = sizes(&rdma, node, remote, me == node)?;
+            let status = if status == 0 { polled(&rdma, node, remote)? } else { status };
+            if status == 0 { faults(&rdma, node, remote)? } else { status }
+        }
+        Checks::DeviceMemory => device_faults(&rdma, node, remote, remote_device)?,
+    };
     if node != me {
         send(node, OP_RELEASE_PEER, 0)?;
+        let intact = take(OP_PEER_DEVICE)?;
+        ensure!(status != 0 || intact == 1, 16, "a byte of the peer's device region changed");
     }
     Ok(status)
 }
@@ -206,6 +235,94 @@ fn faults(rdma: &Rdma<HwDoorbell>, node: u16, remote: u64) -> Result<u64, Error>
     ensure!(e == Ok(4096), 10, "a good transfer after the faults: {:?}", e);
     log!("unmapped source and destination end in fault completions");
     Ok(0)
+}
+
+const DEVICE_BYTES: usize = 2 * 4096;
+const SWEEP_DEVICE_SEED: u64 = 0x51;
+const PEER_DEVICE_SEED: u64 = 0x52;
+
+/// A writable `MAP_DEVICE` region that holds a pattern: device memory for this process, which
+/// no DMA may reach. Accessed in aligned 64-bit words only (device memory takes no unaligned
+/// access), through volatile reads and writes.
+struct DeviceRegion {
+    va: u64,
+    seed: u64,
+}
+
+impl DeviceRegion {
+    fn new(seed: u64) -> Result<Self, Error> {
+        use proto::syscall::{MAP_DEVICE, MAP_WRITABLE};
+        let va = sys::map_with_flags(DEVICE_BYTES as u64, MAP_WRITABLE | MAP_DEVICE)?;
+        let region = Self { va, seed };
+        for i in 0..DEVICE_BYTES / 8 {
+            // SAFETY: word i of the writable region just mapped, which only this process names.
+            unsafe { region.word(i).write_volatile(region.expected(i)) };
+        }
+        Ok(region)
+    }
+
+    fn word(&self, i: usize) -> *mut u64 {
+        (self.va as *mut u64).wrapping_add(i)
+    }
+
+    fn expected(&self, i: usize) -> u64 {
+        (self.seed << 32 | i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    /// Whether every word still holds the pattern.
+    fn intact(&self) -> bool {
+        // SAFETY: words of the region `new` mapped and filled, read one at a time.
+        (0..DEVICE_BYTES / 8).all(|i| unsafe { self.word(i).read_volatile() } == self.expected(i))
+    }
+
+    /// The region as the source of a transfer, or its destination: its address and length for
+    /// the queues, which never read it through this slice.
+    fn as_transfer_buffer(&self) -> (u64, usize) {
+        (self.va, DEVICE_BYTES)
+    }
+}
+
+/// Device memory is out of the engine's reach at both ends: a transfer from or into this
+/// process's `MAP_DEVICE` region ends in FaultLocal, one aimed at the peer's (`remote_device`,
+/// or this process's own on a transfer to this node) in a fault of the node that owns it; no
+/// byte of either changes, and a good transfer still works afterwards.
+fn device_faults(rdma: &Rdma<HwDoorbell>, node: u16, remote: u64, remote_device: Option<u64>) -> Result<u64, Error> {
+    let me = board_id()?;
+    let device = DeviceRegion::new(SWEEP_DEVICE_SEED)?;
+    let (va, len) = device.as_transfer_buffer();
+    let local_fault = Err(Error::Transfer(CqeStatus::FaultLocal));
+    let remote_fault = Err(Error::Transfer(if node == me { CqeStatus::FaultLocal } else { CqeStatus::FaultRemote }));
+    for direction in [Direction::Write, Direction::Read] {
+        // SAFETY: the engine must refuse the region (what this checks); were it to reach it,
+        // `intact` below says so. Nothing else uses the region meanwhile.
+        let tag = unsafe { rdma.with_queues(|q| q.post(direction, va, len, node, remote)) }?;
+        let e = wait_for(rdma, tag);
+        ensure!(e == local_fault, 12, "{:?} with a local device region: {:?}", direction, e);
+    }
+    let there = remote_device.unwrap_or(va);
+    let source = &SOURCE.get()[..len];
+    let e = rdma.write(source, node, there)?.wait(TRANSFER_US);
+    ensure!(e == remote_fault, 13, "write into a device region at node {}: {:?}", node, e);
+    let back = &mut BACK.get()[..len];
+    back.fill(0);
+    let e = rdma.read(back, node, there)?.wait(TRANSFER_US);
+    ensure!(e == remote_fault, 14, "read of a device region at node {}: {:?}", node, e);
+    ensure!(device.intact(), 15, "a byte of this process's device region changed");
+    let e = rdma.write(source, node, remote)?.wait(TRANSFER_US);
+    ensure!(e == Ok(len as u32), 17, "a good transfer after the device faults: {:?}", e);
+    log!("device regions here and at node {}: every transfer refused, no byte changed", node);
+    Ok(0)
+}
+
+/// The end of the transfer posted as `tag`, as [`Transfer::wait`] gives it.
+fn wait_for(rdma: &Rdma<HwDoorbell>, tag: u64) -> Result<u32, Error> {
+    let status = rdma.with_queues(|q| q.wait(tag, TRANSFER_US));
+    rdma.with_queues(|q| q.release(tag));
+    match status? {
+        Status::Done(len) => Ok(len),
+        Status::Failed(status) => Err(Error::Transfer(status)),
+        Status::Pending => Err(Error::Timeout),
+    }
 }
 
 const VICTIM_BYTE: u8 = 0xa5;
