@@ -333,10 +333,10 @@ impl<F: FrameSource> AddressSpace<F> {
         Ok(pa)
     }
 
-    /// Maps the device page `pa` (a PL interface page) at `va`, read/write for the process,
-    /// never executable. The page is not the space's: it is not freed with it.
+    /// Maps the device page `pa` (a PL interface page) at `va` in the device window, read/write
+    /// for the process, never executable. The page is not the space's: it is not freed with it.
     pub fn map_device(&mut self, va: u64, pa: u64) -> Result<(), SpaceError> {
-        if !va.is_multiple_of(PAGE_SIZE) || va >= layout::USER_END || self.page(va).is_some() {
+        if !va.is_multiple_of(PAGE_SIZE) || !layout::in_device_window(va) || self.page(va).is_some() {
             return Err(SpaceError::BadAddress(va));
         }
         let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | A::ATTRIBUTE_INDEX_0;
@@ -345,25 +345,20 @@ impl<F: FrameSource> AddressSpace<F> {
     }
 
     /// Maps `pages` pages of memory the space does not own (a queue set the kernel hands out)
-    /// at `va`, from `pa`: read/write for the process, never executable, normal non-cacheable,
-    /// because the other side of that memory (the R5) does not snoop the A53s' caches. They are
-    /// not freed with the space.
+    /// at `va` in the device window, from `pa`: read/write for the process, never executable,
+    /// normal non-cacheable, because the other side of that memory (the R5) does not snoop the
+    /// A53s' caches. They are not freed with the space.
     pub fn map_uncached(&mut self, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
         self.map_borrowed(va, pa, pages, A::OUTER_SHAREABLE | boot_attrs::NORMAL_NC)
-    }
-
-    /// Maps `pages` pages of the kernel's own memory at `va`, from `pa`: read/write, never
-    /// executable, normal write-back, for a space only a DMA engine walks (the socket rings,
-    /// which the engine reads and writes coherently: `docs/hw/pldma.md`). Not freed with the
-    /// space.
-    pub fn map_kernel_memory(&mut self, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
-        self.map_borrowed(va, pa, pages, A::INNER_SHAREABLE | boot_attrs::NORMAL)
     }
 
     fn map_borrowed(&mut self, va: u64, pa: u64, pages: u64, memory: A) -> Result<(), SpaceError> {
         let end = pages.checked_mul(PAGE_SIZE).and_then(|len| va.checked_add(len)).ok_or(SpaceError::BadAddress(va))?;
         let taken = (va..end).step_by(PAGE_SIZE as usize).any(|p| self.page(p).is_some());
-        if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) || end > layout::USER_END || taken {
+        // Memory the space does not own is never the engine's to reach: it lies in the device
+        // window, which the DMA view leaves out.
+        let in_window = pages > 0 && layout::in_device_window(va) && layout::in_device_window(end - 1);
+        if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) || !in_window || taken {
             return Err(SpaceError::BadAddress(va));
         }
         let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | memory;
@@ -757,6 +752,17 @@ mod tests {
         assert_eq!(bad(layout::RDMA_QUEUE_SET, 0x8008, 1), Err(SpaceError::BadAddress(layout::RDMA_QUEUE_SET)));
         assert_eq!(bad(layout::USER_END - PAGE_SIZE, 0, 2), Err(SpaceError::BadAddress(layout::USER_END - PAGE_SIZE)));
         assert_eq!(bad(!0xfff_u64, 0, 2), Err(SpaceError::BadAddress(!0xfff_u64)));
+        let (window_end, regions) = (layout::DEVICE_WINDOW + layout::DEVICE_WINDOW_SIZE, layout::REGIONS_START);
+        assert_eq!(bad(regions, 0x8000, 1), Err(SpaceError::BadAddress(regions)), "outside the device window");
+        assert_eq!(
+            bad(window_end - PAGE_SIZE, 0, 2),
+            Err(SpaceError::BadAddress(window_end - PAGE_SIZE)),
+            "across its end"
+        );
+        assert_eq!(bad(layout::RDMA_QUEUE_SET, 0x8000, 0), Err(SpaceError::BadAddress(layout::RDMA_QUEUE_SET)));
+        let mut other = AddressSpace::new(3, &arena);
+        assert_eq!(other.map_device(regions, 0x8000), Err(SpaceError::BadAddress(regions)), "a device page outside it");
+        drop(other);
         let rw = Permissions { read: true, write: true, execute: false };
         space.map_page(layout::IMAGE_BASE, rw).unwrap();
         assert_eq!(
