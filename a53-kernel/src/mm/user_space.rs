@@ -15,6 +15,7 @@ use aarch64_paging::{MapError, Mapping};
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicU64, Ordering};
 use proto::syscall::layout;
 
 /// Where an address space gets its frames (the kernel's pool, or a test arena). Shared
@@ -164,6 +165,20 @@ struct Unpublished {
 /// Listed descriptors at most; past it, [`Unpublished::all`].
 const UNPUBLISHED_MAX: usize = 64;
 
+impl Unpublished {
+    /// The descriptor at kernel address `descriptor` was written.
+    fn note(&mut self, descriptor: usize) {
+        if self.all {
+            return;
+        }
+        if self.descriptors.len() == UNPUBLISHED_MAX {
+            self.all = true;
+        } else {
+            self.descriptors.push(descriptor);
+        }
+    }
+}
+
 fn flags(p: Permissions) -> A {
     user_flags(p, A::INNER_SHAREABLE | boot_attrs::NORMAL)
 }
@@ -296,12 +311,8 @@ impl<F: FrameSource> AddressSpace<F> {
             return result;
         }
         let _ = self.mapping.walk_range(&region, &mut |_, descriptor, _| {
-            if unpublished.descriptors.len() == UNPUBLISHED_MAX {
-                unpublished.all = true;
-                return Err(());
-            }
-            unpublished.descriptors.push(descriptor as *const _ as usize);
-            Ok(())
+            unpublished.note(descriptor as *const _ as usize);
+            if unpublished.all { Err(()) } else { Ok(()) }
         });
         result
     }
@@ -317,6 +328,17 @@ impl<F: FrameSource> AddressSpace<F> {
         if !va.is_multiple_of(PAGE_SIZE) || va >= layout::USER_END || self.page(va).is_some() {
             return Err(SpaceError::BadAddress(va));
         }
+        let (pa, f) = self.new_frame(permissions, device)?;
+        if let Err(e) = self.map_range(va, va + PAGE_SIZE, pa, f) {
+            self.frames().free(pa);
+            return Err(e.into());
+        }
+        self.pages.insert(va, UserPage { va, pa, permissions });
+        Ok(pa)
+    }
+
+    /// A zeroed frame for a page and the flags of its descriptor.
+    fn new_frame(&self, permissions: Permissions, device: bool) -> Result<(u64, A), SpaceError> {
         let pa = self.frames().alloc_zeroed().ok_or(SpaceError::OutOfFrames)?;
         let f = if device {
             // The zeroes were written through the kernel's cached view; the process's is not.
@@ -325,12 +347,43 @@ impl<F: FrameSource> AddressSpace<F> {
         } else {
             flags(permissions)
         };
-        if let Err(e) = self.map_range(va, va + PAGE_SIZE, pa, f) {
-            self.frames().free(pa);
-            return Err(e.into());
-        }
+        Ok((pa, f))
+    }
+
+    /// The kernel's pointer to the level-3 table that holds `va`'s descriptor, if the tables
+    /// reach that far (one walk).
+    fn leaf_table(&self, va: u64) -> Option<*mut u64> {
+        let mut descriptor = None;
+        let _ = self.mapping.walk_range(&MemoryRegion::new(va as usize, va as usize + 1), &mut |_, d, level| {
+            if level == 3 {
+                descriptor = Some(d as *const _ as *mut u8);
+            }
+            Ok(())
+        });
+        // Through the frame's own pointer: the walk's reference covers that one descriptor.
+        let table = self.mapping.translation().virt_to_phys(descriptor?) & !(PAGE_SIZE - 1);
+        Some(self.frames().virt(table) as *mut u64)
+    }
+
+    /// Maps one zeroed page at `va` by writing its descriptor into `table`, the level-3 table
+    /// that holds it ([`leaf_table`](Self::leaf_table)): the fast path of a touch, with no walk.
+    fn map_page_in(
+        &mut self,
+        table: *mut u64,
+        va: u64,
+        permissions: Permissions,
+        device: bool,
+    ) -> Result<(), SpaceError> {
+        let (pa, f) = self.new_frame(permissions, device)?;
+        let index = (va / PAGE_SIZE) as usize % ENTRIES;
+        // SAFETY: `table` is a level-3 table of this space (a whole frame of 512 descriptors) in
+        // the kernel's view, and `va`'s entry is invalid (no page there): nothing walks it yet.
+        // The store is atomic, as `aarch64-paging`'s own.
+        let descriptor = unsafe { AtomicU64::from_ptr(table.add(index)) };
+        descriptor.store(pa | (f | A::TABLE_OR_PAGE).bits() as u64, Ordering::Release);
+        self.unpublished.note(descriptor.as_ptr() as usize);
         self.pages.insert(va, UserPage { va, pa, permissions });
-        Ok(pa)
+        Ok(())
     }
 
     /// Maps the device page `pa` (a PL interface page) at `va` in the device window, read/write
@@ -451,10 +504,21 @@ impl<F: FrameSource> AddressSpace<F> {
                 (block.max(region.start), (block + hal::pldma::BLOCK_BYTES).min(region.end))
             }
         };
+        // A block never crosses a level-3 table (2 MiB): one walk serves all its pages, unless
+        // the table is still to be made (then `map_range` makes it, page by page).
+        debug_assert_eq!(first >> 21, (end - 1) >> 21);
+        let Some(first_missing) = (first..end).step_by(PAGE_SIZE as usize).find(|&p| self.page(p).is_none()) else {
+            return Ok(0);
+        };
+        let table = self.leaf_table(first_missing);
         let mut mapped = 0;
-        for p in (first..end).step_by(PAGE_SIZE as usize) {
+        for p in (first_missing..end).step_by(PAGE_SIZE as usize) {
             if self.page(p).is_none() {
-                self.map_page_as(p, region.permissions, region.device).map_err(TouchError::Space)?;
+                match table {
+                    Some(table) => self.map_page_in(table, p, region.permissions, region.device),
+                    None => self.map_page_as(p, region.permissions, region.device).map(drop),
+                }
+                .map_err(TouchError::Space)?;
                 mapped += 1;
             }
         }
@@ -829,6 +893,53 @@ mod tests {
         assert!(space.map_region(layout::DEVICE_REGIONS_END - layout::DEVICE_REGIONS_START, rw, true).is_err());
         drop(space);
         assert_eq!(arena.used(), 0, "the DMA view's root went back too");
+    }
+
+    /// Every leaf descriptor of `[va, end)`: (address, output address, flags), invalid ones too.
+    fn leaves(space: &AddressSpace<&Arena>, va: u64, end: u64) -> Vec<(usize, u64, A)> {
+        let mut out = Vec::new();
+        let _ = space.mapping.walk_range(&MemoryRegion::new(va as usize, end as usize), &mut |r, d, level| {
+            assert_eq!(level, 3);
+            out.push((r.start().0, d.output_address().0 as u64, d.flags()));
+            Ok(())
+        });
+        out
+    }
+
+    #[test]
+    fn a_touch_in_an_existing_table_writes_what_map_range_writes() {
+        let arena = Arena::new(64);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let (mut fast, mut slow) = (AddressSpace::new(1, &arena), AddressSpace::new(2, &arena));
+        for device in [false, true] {
+            let block = hal::pldma::BLOCK_BYTES;
+            let (a, b) =
+                (fast.map_region(2 * block, rw, device).unwrap(), slow.map_region(2 * block, rw, device).unwrap());
+            assert_eq!(a, b);
+            // The first touch makes the tables (`map_range`); the second block's is the fast path.
+            assert_eq!(fast.touch(a, true, Touch::Page), Ok(1));
+            published(&mut fast);
+            assert!(fast.leaf_table(a + block).is_some());
+            assert_eq!(fast.touch(a + block + 5, true, Touch::Block), Ok(4));
+            for p in (b..b + 2 * block).step_by(PAGE_SIZE as usize).filter(|&p| p == b || p >= b + block) {
+                slow.map_page_as(p, rw, device).unwrap();
+            }
+            let (f, s) = (leaves(&fast, a, a + 2 * block), leaves(&slow, b, b + 2 * block));
+            assert_eq!(f.len(), s.len());
+            for ((va, pa, flags), (_, _, slow_flags)) in f.iter().zip(&s) {
+                assert_eq!(flags, slow_flags, "the descriptor of {va:#x}");
+                if flags.contains(A::VALID) {
+                    assert_eq!(*pa, fast.page(*va as u64).unwrap().pa, "{va:#x} maps its frame");
+                }
+            }
+            // The fast path's four descriptors are published: one cache line.
+            let runs = published(&mut fast);
+            assert_eq!(runs.len(), 1, "{runs:?}");
+            assert_eq!(fast.touch(a + block, true, Touch::Block), Ok(0), "all resident: nothing to do");
+            assert!(published(&mut fast).is_empty());
+        }
+        drop((fast, slow));
+        assert_eq!(arena.used(), 0);
     }
 
     fn space_error(arena: &Arena, va: u64, pa: u64, pages: u64) -> Result<(), SpaceError> {
