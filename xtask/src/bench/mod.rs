@@ -412,7 +412,8 @@ fn pagefault(bench: &Bench) -> anyhow::Result<()> {
         for (tag, mode, irq, answer) in
             [(0u8, "terminate", "fault", "RAPF or fault message"), (2, "stall", "stall", "RESUME")]
         {
-            let get = |what: &str| get(&counted, tag, side, 16384, &format!("{irq}_{what}"));
+            let of_run = |what: &str| get(&counted, tag, side, 16384, what);
+            let get = |what: &str| of_run(&format!("{irq}_{what}"));
             let irqs = get("irqs")?;
             anyhow::ensure!(irqs > 0.0, "the icount run saw no {irq} interrupt ({side}, {mode})");
             let total = get("irq_instructions")? / irqs;
@@ -428,9 +429,15 @@ fn pagefault(bench: &Bench) -> anyhow::Result<()> {
             println!(
                 "pagefault_{mode}_{side}_a53_instructions_with_forwarding: {total:.0} instructions per interrupt, {forwarding:.0} of them in forwarded accesses (QEMU's trap, decode, wait and return; one device access on the board), from the interrupt to the {answer}"
             );
+            let resolves = of_run("faults_resolved")?;
+            println!(
+                "pagefault_{mode}_{side}_a53_resolve_instructions: {:.0} instructions per interrupt in giving pages their frames ({:.2} resolves per interrupt: the entries of other attempts of the block that the interrupt also found; one maps the block's pages, the others find them resident)",
+                of_run("resolve_instructions")? / irqs,
+                resolves / irqs
+            );
         }
         println!(
-            "pagefault_{side}_note: under -icount the PMU counts the node's emulated instructions, all its vCPUs together; the R5 waits with WFE, which yields at once, so a few of its instructions per time slice stay in the figure"
+            "pagefault_{side}_note: under -icount QEMU's PMU reads the global instruction count (icount_get_raw), all the node's vCPUs together: an idle A53 (WFI) or a sleeping R5 adds nothing, but the R5's work on the same block while the handler runs (the engine's events, the answer) is in the figure"
         );
     }
     Ok(())
