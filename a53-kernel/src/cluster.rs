@@ -2,15 +2,15 @@
 //! (`docs/hw/sysblock.md`, "Ending a run as a cluster, and losing a node").
 //!
 //! This module owns the system block (`devices`) and its interrupt line. `PEER_LOST` refreshes
-//! the set of reachable nodes and wakes every process waiting on its mailbox interface: a wait
-//! for an answer from a node that is gone then ends with `Unreachable` (`process::syscall`).
-//! `ALL_DONE` releases [`finish`]. Who this node is, is read once, at [`init`].
+//! the set of reachable nodes and tells the subsystems that registered with [`on_node_lost`]
+//! (the processes waiting on their mailbox interface look again, and a wait for an answer from
+//! a node that is gone ends with `Unreachable`; the sockets to it are reset). `ALL_DONE`
+//! releases [`finish`]. Who this node is, is read once, at [`init`].
 
 use crate::arch::cpu;
+use crate::hooks::{Full, Hooks};
 use crate::irq::{self, IntId};
-use crate::kernel::{self, Stop};
-use crate::process::scheduler;
-use crate::process::table::{TABLE, Wait};
+use crate::stop::{Stop, stop};
 use crate::sync::IrqMutex;
 use board::pl::irq_line;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -25,6 +25,14 @@ static IDENTITY: spin::Once<Result<Identity, SysblockError>> = spin::Once::new()
 static ALIVE: [AtomicU64; 2] = [const { AtomicU64::new(u64::MAX) }; 2];
 static ALL_DONE: AtomicBool = AtomicBool::new(false);
 static DOORBELLS: AtomicU32 = AtomicU32::new(0);
+/// Who is told that a node became unreachable.
+static NODE_LOST: Hooks<fn(u16), 4> = Hooks::new();
+
+/// Registers `f` to run (in the system block's interrupt) for each node that becomes
+/// unreachable.
+pub fn on_node_lost(f: fn(node: u16)) -> Result<(), Full> {
+    NODE_LOST.register(f)
+}
 
 /// Takes the system block and reads who this node is (boot core, once forwarding works).
 pub fn init(sysblock: Sysblock) {
@@ -35,6 +43,16 @@ pub fn init(sysblock: Sysblock) {
 /// This node's identity, as the system block gave it at [`init`].
 pub fn identity() -> Result<Identity, SysblockError> {
     *IDENTITY.get().unwrap_or(&Err(SysblockError::BadId(0)))
+}
+
+/// This node's number and the cluster's node count; (0, 1) without a system block (alone).
+pub fn node_and_count() -> (u16, u16) {
+    identity().map_or((0, 1), |id| (id.node, id.node_count))
+}
+
+/// This node's number (0 without a system block).
+pub fn node_id() -> u16 {
+    node_and_count().0
 }
 
 /// Runs `f` on the system block, under its lock (`None` before [`init`]). Keep `f` short: the
@@ -91,22 +109,13 @@ fn on_irq(_: IntId) {
         }
         for node in before.without(alive()).iter() {
             defmt::warn!("node {=u16} is unreachable", node);
-            crate::socket_node::node_lost(node);
+            for f in NODE_LOST.iter() {
+                f(node);
+            }
         }
-        wake_mailbox_waiters();
     }
     if pending.is_set(hal::sysblock::regs::IRQ::ALL_DONE) {
         ALL_DONE.store(true, Ordering::Release);
-    }
-}
-
-/// Every process waiting for its mailbox interface looks again (and finds out whether the node
-/// it waits for is gone).
-fn wake_mailbox_waiters() {
-    let occupied: heapless::Vec<usize, { crate::process::MAX_DOMAINS }> =
-        TABLE.lock().slots.iter().enumerate().filter(|(_, p)| p.is_some()).map(|(i, _)| i).collect();
-    for slot in occupied {
-        scheduler::wake_waiter(slot, |w| matches!(w, Wait::Mif { .. }));
     }
 }
 
@@ -118,5 +127,5 @@ pub fn finish(reason: Stop) -> ! {
         with_sysblock(Sysblock::report_done);
         crate::timer::idle_until(|| ALL_DONE.load(Ordering::Acquire));
     }
-    kernel::stop(reason)
+    stop(reason)
 }

@@ -1,12 +1,11 @@
 //! Bringing the kernel up, and ending a run.
 
-use crate::arch::{cpu, mmu, phys_to_virt, semihosting};
+use crate::arch::{cpu, mmu, phys_to_virt};
 use crate::devices::Devices;
-use crate::exception::esr::ExceptionClass;
 use crate::exception::forward;
 use crate::mm::heap;
 use crate::{console, irq, rpu, smp, timer};
-use board::{Board as _, Exit};
+use board::Board as _;
 use core::sync::atomic::{AtomicU8, Ordering};
 use proto::boot_args::{BootArgs, HEADER_SIZE, MAX_TEXT};
 
@@ -54,7 +53,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     }
     irq::init_boot_core(gic);
     forward::init(platform);
-    crate::exception::register_fault_handler(crate::process::paging::on_fault).expect("fault handler table full");
+    wire();
     crate::rdma_node::set_stall_mode(boot_args().flag("smmu-stall"));
     if boot_args().value("rdma-touch") == Some("page") {
         crate::process::paging::set_rdma_touch(crate::mm::user_space::Touch::Page);
@@ -66,7 +65,6 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     crate::mm::smmu::init(smmu);
     crate::rdma_node::init(pldma);
     rpu::init(ipc, ipi);
-    register_tick_clients();
     timer::init_boot_core();
     cpu::irq_enable();
     if let Err(e) = smp::start_secondaries() {
@@ -94,18 +92,48 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     BootReport { cores_online, rpu_firmware }
 }
 
-/// Who the tick serves, on which cores (`timer`): core 0 ends the waits whose deadline passed
-/// and retries the sockets' doorbells; the process cores preempt.
-fn register_tick_clients() {
-    use crate::process::scheduler;
+/// The layers' wiring, in one place (`docs/architecture.md`, "Layers"). The services below
+/// (exceptions, the forwarder, the cluster, the R5 link, the cores, the tick) import no
+/// subsystem: each subsystem registers what it must hear here, and the process table calls the
+/// subsystems above it only through `process::hooks`. The subsystems stack as
+/// process < {gsas_node, rdma_node} < socket_node: each imports only those below it.
+///
+/// Lock order, outermost first: the process table; then the mailbox service, the sockets, the
+/// PLDMA engine or the SMMU (one of them at a time); then the IPC ring. A hook runs with none of
+/// them held unless its registration says otherwise (the tick's and the interrupts' run in
+/// interrupt context).
+fn wire() {
+    use crate::process::{hooks, paging, scheduler};
+    use crate::{cluster, gsas_node, rdma_node, socket_node};
+    const FULL: &str = "a hook list is full";
+    crate::exception::set_user_entry(crate::syscall::USER_ENTRY).expect("wired once");
+    crate::exception::register_fault_handler(paging::on_fault).expect("fault handler table full");
+    forward::set_user_pages(scheduler::running_interface_page).expect("wired once");
+    // Who the tick serves, on which cores: core 0 ends the waits whose deadline passed and
+    // retries the sockets' doorbells; the process cores preempt.
     let clients = [
         timer::TickClient { cores: 1, on_tick: scheduler::expire, due: scheduler::next_deadline },
-        timer::TickClient { cores: 1, on_tick: |_| crate::socket_node::on_tick(), due: crate::socket_node::tick_due },
+        timer::TickClient { cores: 1, on_tick: |_| socket_node::on_tick(), due: socket_node::tick_due },
         timer::TickClient { cores: scheduler::PROCESS_CORES, on_tick: |_| scheduler::on_tick(), due: || None },
     ];
     for client in clients {
-        timer::register_tick_client(client).expect("room for the tick's clients");
+        timer::register_tick_client(client).expect(FULL);
     }
+    // The cores' roles: the atomic service on one, processes on the others.
+    smp::set_role(gsas_node::SERVICE_CORE, gsas_node::service_core_main).expect("wired once");
+    for core in (0..8).filter(|c| scheduler::PROCESS_CORES & 1 << c != 0) {
+        smp::set_role(core, scheduler::process_core_main).expect("wired once");
+    }
+    // A node lost: its sockets are reset, then the processes waiting on their mailbox look again.
+    cluster::on_node_lost(socket_node::node_lost).expect(FULL);
+    cluster::on_node_lost(scheduler::wake_mif_waiters).expect(FULL);
+    rpu::on_reconnect(socket_node::registrations_lost).expect(FULL);
+    // The process table's subsystems.
+    hooks::on_exit(gsas_node::process_exited).expect(FULL);
+    hooks::on_exit(socket_node::process_exited).expect(FULL);
+    hooks::on_wait_expired(gsas_node::wait_expired).expect(FULL);
+    hooks::set_pd_resources(rdma_node::pd_resources()).expect("wired once");
+    rdma_node::on_kernel_completions(proto::socket::SOCKET_PD, socket_node::on_completions).expect(FULL);
 }
 
 fn report_identity() {
@@ -130,39 +158,7 @@ pub fn secondary_main(core: usize) -> ! {
     smp::secondary_loop(core)
 }
 
-pub fn uptime_us() -> u64 {
-    let t = timer::timer();
-    t.rate().us_from_ticks(t.now())
-}
-
-/// Why a run ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stop {
-    Success,
-    Failure,
-    Panic,
-    Exception(ExceptionClass),
-}
-
-impl Stop {
-    pub fn status(self) -> u32 {
-        match self {
-            Stop::Success => 0,
-            Stop::Failure => 1,
-            Stop::Panic => 101,
-            Stop::Exception(_) => 102,
-        }
-    }
-}
-
-/// Ends the run the board's way: semihosting exit on QEMU, parked cores on hardware.
-pub fn stop(reason: Stop) -> ! {
-    console::flush();
-    match <crate::Board as board::Board>::EXIT {
-        Exit::Semihosting => semihosting::exit(reason.status()),
-        Exit::Park => cpu::park(),
-    }
-}
+pub use crate::stop::{Stop, stop};
 
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {

@@ -9,8 +9,10 @@
 
 extern crate alloc;
 
+pub mod elf;
 pub mod exception;
 pub mod gsas;
+pub mod hooks;
 pub mod irq;
 pub mod mm;
 pub mod process;
@@ -38,7 +40,11 @@ pub mod smp;
 #[cfg(target_arch = "aarch64")]
 pub mod socket_node;
 #[cfg(target_arch = "aarch64")]
+pub mod stop;
+#[cfg(target_arch = "aarch64")]
 pub mod sync;
+#[cfg(target_arch = "aarch64")]
+pub mod syscall;
 #[cfg(target_arch = "aarch64")]
 pub mod timer;
 

@@ -10,9 +10,12 @@
 
 use crate::arch::phys_to_virt;
 use crate::devices::Pldma;
+use crate::hooks::{Full, Hooks};
 use crate::irq::{self, IntId};
+use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::smmu::with_smmu;
 use crate::mm::user_space::{AddressSpace, FrameSource};
+use crate::process::hooks::PdResources;
 use crate::process::scheduler;
 use crate::process::table::{TABLE, Wait};
 use crate::rdma::answer::{Answer, Recent, action, answer, page_access};
@@ -31,21 +34,35 @@ use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 use proto::rdma::queue::QUEUE_SET_BYTES;
 use tock_registers::LocalRegisterCopy;
 
-/// What a process that holds its PD gets before it first runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Setup {
-    pub pd: Pd,
-    /// The process's TTBR0_EL1 (root table and ASID): the bank walks the same tables.
-    pub ttbr0: u64,
-    /// The PA of its queue set.
-    pub queue_pa: u64,
+pub use crate::process::hooks::{Setup, Teardown};
+
+/// What this subsystem sets up for a process that holds its PD, for the process table
+/// (`process::hooks::set_pd_resources`, wired by `kernel`).
+pub fn pd_resources() -> PdResources {
+    PdResources {
+        available,
+        queue_set_pa,
+        publish_tables: publish_tables::<KernelFrames>,
+        attach: |setup| match attach(setup) {
+            Ok(()) => true,
+            Err(e) => {
+                defmt::warn!("PD {=u16}: no RDMA: {}", setup.pd.raw(), defmt::Debug2Format(&e));
+                false
+            }
+        },
+        detach,
+        invalidate,
+    }
 }
 
-/// What an ended holder leaves to take down.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Teardown {
-    pub slot: usize,
-    pub pd: Pd,
+/// The kernel's own PDs whose completions a kernel subsystem takes (the sockets'), and what it
+/// runs when the engine says they have some.
+static KERNEL_COMPLETIONS: Hooks<(Pd, fn()), 2> = Hooks::new();
+
+/// Registers `f` to run (in the engine's interrupt) when `pd`, a PD no process holds, has
+/// completions.
+pub fn on_kernel_completions(pd: Pd, f: fn()) -> Result<(), Full> {
+    KERNEL_COMPLETIONS.register((pd, f))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -339,7 +356,7 @@ const FAULTS_PER_IRQ: usize = 64;
 /// (`process::paging`, outside the engine lock: the process table comes first in lock order).
 fn on_engine_irq(_: IntId) {
     let start = Cost::start();
-    let me = crate::cluster::identity().map_or(0, |id| id.node);
+    let me = crate::cluster::node_id();
     let mut entries = heapless::Vec::<FaultEntry, FAULTS_PER_IRQ>::new();
     let pending = {
         let mut engine = ENGINE.lock();
@@ -419,8 +436,10 @@ fn wake_cq_waiters(pending: u16) {
     if pending == 0 {
         return;
     }
-    if pending & (1 << proto::socket::SOCKET_PD.raw()) != 0 {
-        crate::socket_node::on_completions();
+    for (pd, f) in KERNEL_COMPLETIONS.iter() {
+        if pending & (1 << pd.raw()) != 0 {
+            f();
+        }
     }
     let slots: heapless::Vec<usize, { hal::pldma::PDS }> =
         TABLE.lock().cq_holders(pending).map(|(_, slot)| slot).collect();

@@ -13,6 +13,7 @@
 
 use crate::Board;
 use crate::arch::psci;
+use crate::hooks::{Full, Hooks};
 use crate::sync::IrqMutex;
 use board::{Board as _, RpuStart};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -71,8 +72,8 @@ static POSTS_REFUSED: AtomicU64 = AtomicU64::new(0);
 /// Posts that found the request ring full (their requests were not sent).
 static POSTS_LOST: AtomicU64 = AtomicU64::new(0);
 
-/// How long a call waits for its reply: the R5's vCPU runs at the lowest host priority on QEMU,
-/// and a loaded host can starve it for seconds.
+/// How long a call waits for its reply: on QEMU a loaded host can keep the R5's vCPU from
+/// running for seconds.
 const CALL_SECONDS: u64 = 5;
 
 pub use proto::ipc::POSTED;
@@ -84,12 +85,22 @@ pub fn start() -> Result<u32, RpuError> {
 
 /// Re-initialises the shared area under a new boot nonce and waits for the running firmware
 /// to follow (what happens on a warm reboot, or when the FSBL started the R5 first). The
-/// firmware then forgets every RDMA registration: the kernel's own, the sockets', is made again
-/// (`socket_node::registrations_lost`).
+/// firmware then forgets every RDMA registration: whoever registered with [`on_reconnect`] (the
+/// sockets, for the kernel's own registration) makes theirs again.
 pub fn reconnect() -> Result<u32, RpuError> {
     let version = handshake(false)?;
-    crate::socket_node::registrations_lost();
+    for f in RECONNECTED.iter() {
+        f();
+    }
     Ok(version)
+}
+
+/// Who makes its registrations with the R5 again after a [`reconnect`].
+static RECONNECTED: Hooks<fn(), 2> = Hooks::new();
+
+/// Registers `f` to run after each [`reconnect`].
+pub fn on_reconnect(f: fn()) -> Result<(), Full> {
+    RECONNECTED.register(f)
 }
 
 fn handshake(start: bool) -> Result<u32, RpuError> {

@@ -2,6 +2,7 @@
 //! handed to it with [`run_on_all`] or [`run_on`].
 
 use crate::arch::{cpu, psci, virt_to_phys};
+use crate::hooks::{AlreadySet, Hook};
 use crate::irq::{self, IntId, sgi};
 use board::Board as _;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -64,16 +65,30 @@ pub fn start_secondaries() -> Result<(), SmpError> {
     Ok(())
 }
 
-/// A secondary core, after its own set-up: announce, then take up its role (the atomic
-/// service on core 1, processes on cores 2 and 3). Every role's loop serves kernel jobs too.
+/// What each secondary core runs once it is up ([`set_role`]).
+static ROLES: [Hook<fn() -> !>; CORES] = [const { Hook::new() }; CORES];
+
+/// Gives `core` its role: the loop it runs for good once it is up, which serves kernel jobs
+/// ([`serve_jobs`]) too (boot core, before [`start_secondaries`]).
+pub fn set_role(core: usize, main: fn() -> !) -> Result<(), AlreadySet> {
+    ROLES.get(core).ok_or(AlreadySet)?.set(main)
+}
+
+/// A core with no role serves kernel jobs only.
+fn jobs_only() -> ! {
+    loop {
+        cpu::idle_until(job_pending);
+        serve_jobs();
+    }
+}
+
+/// A secondary core, after its own set-up: announce, then take up its role.
 pub fn secondary_loop(core: usize) -> ! {
     irq::enable_private(IntId::sgi(sgi::WAKE));
     ONLINE.fetch_or(1 << core, Ordering::AcqRel);
     cpu::irq_enable();
-    match core {
-        crate::gsas_node::SERVICE_CORE => crate::gsas_node::service_core_main(),
-        _ => crate::process::scheduler::process_core_main(),
-    }
+    let main = ROLES.get(core).and_then(Hook::get).copied().unwrap_or(jobs_only);
+    main()
 }
 
 /// Whether a job waits for this core.

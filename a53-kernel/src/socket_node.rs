@@ -9,13 +9,14 @@
 //! once, under the lock.
 
 use crate::arch::phys_to_virt;
+use crate::elf::Permissions;
 use crate::gsas_node::{self, NotifyError, handlers, kernel_client::SendError};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, FrameSource};
-use crate::process::elf::Permissions;
+use crate::process::hooks::{ExitedProcess, Setup};
 use crate::process::scheduler;
 use crate::process::table::Wait;
-use crate::rdma_node::{self, Setup};
+use crate::rdma_node;
 use crate::socket::{Action, Counters, Owner, Sockets};
 use crate::sync::IrqMutex;
 use alloc::collections::VecDeque;
@@ -116,7 +117,7 @@ pub fn start() -> Result<(), StartError> {
     let queues = unsafe { &*(phys_to_virt(queue_pa) as *const QueueSet) };
     queues.arm_once();
     *NODE.lock() = Some(SocketNode {
-        logic: Sockets::new(gsas_node::node_id()),
+        logic: Sockets::new(crate::cluster::node_id()),
         rings: Rings(space),
         queues,
         outbox: VecDeque::new(),
@@ -378,8 +379,9 @@ pub fn node_lost(node: u16) {
     deferred.run();
 }
 
-/// Process `owner` ended: its sockets are closed.
-pub fn exited(owner: Owner) {
+/// A process ended (`process::hooks::on_exit`): its sockets are closed.
+pub fn process_exited(process: ExitedProcess) {
+    let owner = Owner { slot: process.slot, domain: process.domain };
     if let Some(((), deferred)) = with_sockets(|s, out| s.exited(owner, out)) {
         deferred.run();
     }

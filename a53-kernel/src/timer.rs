@@ -9,9 +9,10 @@
 //! stays exact; an idle node costs the host nothing between interrupts.
 
 use crate::arch::cpu;
+use crate::hooks::{Full, Hooks};
 use crate::irq::{self, IntId};
 use board::Board as _;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use hal::generic_timer::SystemTimer;
 
 /// The kernel tick: 100 Hz.
@@ -46,20 +47,8 @@ pub struct TickClient {
     pub due: fn() -> Option<u64>,
 }
 
-const MAX_TICK_CLIENTS: usize = 8;
-
-/// One registered client: `cores` is written last, so a reader that sees it non-zero sees the
-/// functions too.
-struct ClientSlot {
-    cores: AtomicU8,
-    on_tick: AtomicUsize,
-    due: AtomicUsize,
-}
-
-static TICK_CLIENTS: [ClientSlot; MAX_TICK_CLIENTS] =
-    [const { ClientSlot { cores: AtomicU8::new(0), on_tick: AtomicUsize::new(0), due: AtomicUsize::new(0) } };
-        MAX_TICK_CLIENTS];
-static TICK_CLIENT_COUNT: AtomicUsize = AtomicUsize::new(0);
+/// The tick's clients (registered at boot, before the cores they name tick).
+static TICK_CLIENTS: Hooks<TickClient, 8> = Hooks::new();
 
 /// Per core: it idles in [`idle_until`].
 static IDLE: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
@@ -69,37 +58,14 @@ static TICK_STOPPED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CO
 /// next interrupt runs the clients and decides again.
 static RECHECK: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TooManyTickClients;
-
 /// Registers `client` for the tick of its cores (at boot, before the cores it names tick).
-pub fn register_tick_client(client: TickClient) -> Result<(), TooManyTickClients> {
-    let index = TICK_CLIENT_COUNT.fetch_add(1, Ordering::AcqRel);
-    let Some(slot) = TICK_CLIENTS.get(index) else {
-        TICK_CLIENT_COUNT.fetch_sub(1, Ordering::AcqRel);
-        return Err(TooManyTickClients);
-    };
-    slot.on_tick.store(client.on_tick as usize, Ordering::Relaxed);
-    slot.due.store(client.due as usize, Ordering::Relaxed);
-    slot.cores.store(client.cores, Ordering::Release);
-    Ok(())
+pub fn register_tick_client(client: TickClient) -> Result<(), Full> {
+    TICK_CLIENTS.register(client)
 }
 
 /// The clients of `core`'s tick.
-fn clients_of(core: usize) -> impl Iterator<Item = TickClient> {
-    TICK_CLIENTS.iter().filter_map(move |c| {
-        let cores = c.cores.load(Ordering::Acquire);
-        if cores & (1 << core) == 0 {
-            return None;
-        }
-        let (on_tick, due) = (c.on_tick.load(Ordering::Relaxed), c.due.load(Ordering::Relaxed));
-        // SAFETY: only `register_tick_client` stores into a slot, functions of exactly these
-        // types, before it publishes the slot's `cores`.
-        let (on_tick, due) = unsafe {
-            (core::mem::transmute::<usize, fn(u64)>(on_tick), core::mem::transmute::<usize, fn() -> Option<u64>>(due))
-        };
-        Some(TickClient { cores, on_tick, due })
-    })
+fn clients_of(core: usize) -> impl Iterator<Item = &'static TickClient> {
+    TICK_CLIENTS.iter().filter(move |c| c.cores & (1 << core) != 0)
 }
 
 /// A tick client's needs grew (a process blocked with a deadline, a doorbell waits to be sent
@@ -172,6 +138,12 @@ pub fn now() -> u64 {
 
 pub fn hz() -> u64 {
     timer().rate().hz
+}
+
+/// Microseconds since the counter started (the console's timestamps, `TIME_US`).
+pub fn uptime_us() -> u64 {
+    let t = timer();
+    t.rate().us_from_ticks(t.now())
 }
 
 pub fn tick_period() -> u64 {

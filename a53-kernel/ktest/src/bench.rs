@@ -267,7 +267,7 @@ fn gsas_fad() -> Result<(), &'static str> {
 /// Instructions the atomic service executes per FAD64 request (PMU, under `-icount`), from
 /// one process's requests to its own node, one at a time.
 fn gsas_service() -> Result<(), &'static str> {
-    let counter = result_of("alloc-counter", u64::from(a53_kernel::gsas_node::node_id()))?;
+    let counter = result_of("alloc-counter", u64::from(a53_kernel::cluster::node_id()))?;
     a53_kernel::gsas_node::profile::start()?;
     let forwarded_before = forward::forwarded_count();
     let ran = fad_burst(counter, 1);

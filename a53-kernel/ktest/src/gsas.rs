@@ -119,7 +119,7 @@ pub fn notify_arg(node: u16, opcode: u8, payload: u64) -> Result<u64, &'static s
 }
 
 fn me() -> u64 {
-    u64::from(a53_kernel::gsas_node::node_id())
+    u64::from(a53_kernel::cluster::node_id())
 }
 
 fn hello() -> TestResult {

@@ -141,7 +141,7 @@ fn command_loop() -> ! {
                 ping_r5();
             }
             b'm' => show_heap(),
-            b'u' => defmt::println!("up {=u64} ms, {=u64} ticks", kernel::uptime_us() / 1000, timer::ticks()),
+            b'u' => defmt::println!("up {=u64} ms, {=u64} ticks", timer::uptime_us() / 1000, timer::ticks()),
             b'l' => list_programs(),
             b'r' => run_from_console(),
             b'q' => kernel::stop(Stop::Success),

@@ -147,4 +147,4 @@ unsafe impl defmt::Logger for Logger {
     }
 }
 
-defmt::timestamp!("{=u64:us}", crate::kernel::uptime_us());
+defmt::timestamp!("{=u64:us}", crate::timer::uptime_us());

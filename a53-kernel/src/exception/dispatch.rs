@@ -2,13 +2,32 @@
 //! exceptions go through the registered fault handlers, any of which may resolve the fault
 //! (emulate the access, map the page, skip the instruction) and resume; an exception nobody
 //! resolves is reported with its class, ESR, FAR, ELR and all registers, and stops the kernel.
+//! Exceptions from EL0 go to the process subsystem through the [`UserEntry`] it registered:
+//! system calls, and the scheduler's chance to switch on the way back to EL0.
 
 use crate::arch::cpu;
 use crate::exception::esr::{Esr, ExceptionClass};
-use crate::process::scheduler::{self, Event};
+use crate::hooks::{AlreadySet, Hook};
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};
 use boot::a53::{ExceptionFrame, ExceptionKind, ExceptionSource, ExceptionType};
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// What the process subsystem does with exceptions from EL0 ([`set_user_entry`]).
+pub struct UserEntry {
+    /// An SVC: the system call, then the way back to EL0 (another process may run first).
+    pub syscall: fn(&mut ExceptionFrame),
+    /// Back to EL0 after an interrupt or a resolved fault (another process may run first).
+    pub resume: fn(&mut ExceptionFrame),
+    /// A fault nobody resolved (reported already): the process ends.
+    pub killed: fn(&mut ExceptionFrame, &Fault),
+}
+
+static USER_ENTRY: Hook<UserEntry> = Hook::new();
+
+/// Says who takes EL0's exceptions (boot, once, before any process runs).
+pub fn set_user_entry(entry: UserEntry) -> Result<(), AlreadySet> {
+    USER_ENTRY.set(entry)
+}
 
 /// A synchronous exception, as a fault handler sees it.
 #[derive(Clone, Copy, Debug)]
@@ -109,7 +128,9 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
         (ExceptionSource::CurrentElSpx, ExceptionType::Irq) => crate::irq::dispatch(),
         (ExceptionSource::LowerElAarch64, ExceptionType::Irq) => {
             crate::irq::dispatch();
-            scheduler::switch_point(frame, Event::Continue);
+            if let Some(user) = USER_ENTRY.get() {
+                (user.resume)(frame);
+            }
         }
         (ExceptionSource::CurrentElSpx | ExceptionSource::LowerElAarch64, ExceptionType::Synchronous) => {
             let fault = Fault {
@@ -118,16 +139,18 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
                 elr: frame.elr,
                 from_user: kind.source() == ExceptionSource::LowerElAarch64,
             };
-            if fault.from_user && fault.esr.class() == ExceptionClass::Svc64 {
-                let event = crate::process::syscall::handle(frame);
-                return scheduler::switch_point(frame, event);
+            let user = USER_ENTRY.get().filter(|_| fault.from_user);
+            if let Some(user) = user
+                && fault.esr.class() == ExceptionClass::Svc64
+            {
+                return (user.syscall)(frame);
             }
             let mut note = None;
             for handler in fault_handlers() {
                 match handler(frame, &fault) {
                     Resolution::Resume => {
-                        if fault.from_user {
-                            scheduler::switch_point(frame, Event::Continue);
+                        if let Some(user) = user {
+                            (user.resume)(frame);
                         }
                         return;
                     }
@@ -135,8 +158,8 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
                     Resolution::NotMine => {}
                 }
             }
-            if fault.from_user {
-                return kill_process(frame, &fault, note);
+            if let Some(user) = user {
+                return kill_process(frame, user, &fault, note);
             }
             if try_catch(frame, &fault, note) {
                 return;
@@ -149,7 +172,7 @@ extern "C" fn kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind) 
 
 /// A process took an exception nobody resolved: report it and end the process (never the
 /// kernel).
-fn kill_process(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNote>) {
+fn kill_process(frame: &mut ExceptionFrame, user: &UserEntry, fault: &Fault, note: Option<FaultNote>) {
     defmt::warn!(
         "process killed: {=str} at ELR {=u64:#x}, FAR {=u64:#x}, ESR {=u64:#x}",
         fault.esr.class().name(),
@@ -160,8 +183,7 @@ fn kill_process(frame: &mut ExceptionFrame, fault: &Fault, note: Option<FaultNot
     if let Some(n) = note {
         defmt::warn!("  {=str} at {=u64:#x}", n.what, n.addr);
     }
-    let exit = crate::process::table::Exit::Fault { esr: fault.esr.0, far: fault.far, elr: fault.elr };
-    scheduler::switch_point(frame, Event::Exit(exit));
+    (user.killed)(frame, fault);
 }
 
 /// Reports an exception nobody resolved and stops the kernel.
@@ -199,7 +221,7 @@ pub fn fatal(frame: &ExceptionFrame, kind: ExceptionKind, fault: Option<&Fault>,
     }
     report_registers(frame);
     let class = fault.map(|f| f.esr.class()).unwrap_or(ExceptionClass::Unknown);
-    crate::kernel::stop(crate::kernel::Stop::Exception(class))
+    crate::stop::stop(crate::stop::Stop::Exception(class))
 }
 
 pub fn report_registers(frame: &ExceptionFrame) {

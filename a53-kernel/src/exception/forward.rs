@@ -15,6 +15,7 @@ use crate::arch::{cpu, pmu};
 use crate::devices::PlatformLink;
 use crate::exception::esr::FaultStatus;
 use crate::exception::{self, Fault, FaultNote, Resolution};
+use crate::hooks::{AlreadySet, Hook};
 use crate::irq::{self, IntId};
 use board::layout::KERNEL_VA_OFFSET;
 use board::{Board as _, RegionKind};
@@ -124,16 +125,17 @@ fn kernel_pa(va: u64) -> Option<u64> {
     va.checked_sub(KERNEL_VA_OFFSET).filter(|&pa| pa < 1 << 39)
 }
 
-/// A user address of the running process's interface pages -> physical. Its packetizer and
-/// mailbox pages (every GSAS access) need no lock: the scheduler keeps the running process's
-/// pair per core. Its PD page is its own only while its RDMA is active, which the table says.
+/// Where the running process's interface pages are: its user address -> physical, or `None`
+/// for an address that is not one of its forwarded pages (set by the process subsystem).
+static USER_PAGES: Hook<fn(u64) -> Option<u64>> = Hook::new();
+
+/// Says how the running process's forwarded pages are found (boot, once).
+pub fn set_user_pages(lookup: fn(va: u64) -> Option<u64>) -> Result<(), AlreadySet> {
+    USER_PAGES.set(lookup)
+}
+
 fn user_pa(va: u64) -> Option<u64> {
-    use crate::process::{scheduler, state};
-    let interface = scheduler::current_interface()?;
-    state::interface_page(interface, None, va).or_else(|| {
-        let slot = scheduler::current()?;
-        crate::process::table::TABLE.lock().slots[slot].as_ref()?.interface_page(va)
-    })
+    USER_PAGES.get()?(va)
 }
 
 struct FrameRegs<'a> {

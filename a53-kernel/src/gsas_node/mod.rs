@@ -12,6 +12,7 @@ pub mod kernel_client;
 pub mod profile;
 
 use crate::arch::{cpu, phys_to_virt};
+use crate::cluster;
 use crate::devices::{Packetizer, Vmbox};
 use crate::gsas::mailbox::{DeliverError, Delivery, MailboxService, Wakeup};
 use crate::gsas::service::{
@@ -22,13 +23,14 @@ use crate::gsas::softmmu::Frame;
 use crate::irq::{self, IntId, sgi};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::FrameSource;
+use crate::process::hooks::ExitedProcess;
 use crate::process::scheduler;
 use crate::process::table::{self, Reap, TABLE, Wait};
 use crate::sync::IrqMutex;
 use alloc::collections::VecDeque;
 use board::pl;
 use core::num::NonZeroU64;
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use hal::packetizer::driver::{Pif, SendStatus};
 use hal::packetizer::{Destination, base_dest, base_window, words_from_words128};
 use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
@@ -39,8 +41,6 @@ use spin::Once;
 /// The core the atomic service runs on.
 pub const SERVICE_CORE: usize = 1;
 
-static NODE: AtomicU16 = AtomicU16::new(0);
-static NODES: AtomicU16 = AtomicU16::new(1);
 static MAILBOX: Once<IrqMutex<MailboxService>> = Once::new();
 /// Set by the vmbox interrupt when MIF 0 has requests; cleared by the service.
 static SERVICE_NEWS: AtomicBool = AtomicBool::new(false);
@@ -51,15 +51,6 @@ pub static SERVED: AtomicU64 = AtomicU64::new(0);
 pub static REPLIES_DROPPED: AtomicU64 = AtomicU64::new(0);
 /// Reply sends the destination refused (NACK: its mailbox FIFO was full), each retried later.
 pub static REPLY_NACKS: AtomicU64 = AtomicU64::new(0);
-
-pub fn node_id() -> u16 {
-    NODE.load(Ordering::Relaxed)
-}
-
-/// (this node, nodes in the system).
-pub fn identity() -> (u16, u16) {
-    (NODE.load(Ordering::Relaxed), NODES.load(Ordering::Relaxed))
-}
 
 pub fn mailbox() -> &'static IrqMutex<MailboxService> {
     MAILBOX.call_once(|| IrqMutex::new(MailboxService::new(64, 16).expect("mailbox configuration")))
@@ -100,13 +91,9 @@ fn base_dest_value() -> u64 {
 /// Boot: learn who we are, set up the trusted interface (PIF 0 for the service) and hand it to
 /// the process table, keep the vmbox, and take the vmbox interrupt.
 pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
-    if let Ok(id) = crate::cluster::identity() {
-        NODE.store(id.node, Ordering::Relaxed);
-        NODES.store(id.node_count, Ordering::Relaxed);
-    }
     let Packetizer { mut tif, pif0 } = packetizer;
     tif.set_base_dest(base_dest_value());
-    tif.grant(0, Pid::atomic_service(node_id()).raw());
+    tif.grant(0, Pid::atomic_service(cluster::node_id()).raw());
     let kernel_index = {
         let mut table = TABLE.lock();
         table.take_tif(tif);
@@ -188,10 +175,19 @@ pub fn wake_mailbox_thread(thread: u32) {
     scheduler::wake_waiter(thread as usize, |w| w == Wait::Mailbox);
 }
 
-/// A process ended: its notification registrations and queues go. Its shared pages stay, owned
-/// by a domain number that is never reused (the seed leaks them too, section 2.3.2).
-pub fn release_domain(domain: u16) {
-    mailbox().lock().release_domain(domain);
+/// A process ended (`process::hooks::on_exit`): its notification registrations and queues go.
+/// Its shared pages stay, owned by a domain number that is never reused (the seed leaks them
+/// too, section 2.3.2).
+pub fn process_exited(process: ExitedProcess) {
+    mailbox().lock().release_domain(process.domain);
+}
+
+/// A process's wait ran out (`process::hooks::on_wait_expired`): a mailbox wait's interrupt is
+/// disarmed.
+pub fn wait_expired(slot: usize, wait: Wait) {
+    if matches!(wait, Wait::Mif { .. }) {
+        disarm_process_mif(slot);
+    }
 }
 
 // ---- the atomic service's back ends ----
@@ -370,7 +366,7 @@ fn run_deliveries(deliveries: &[Delivery]) {
 /// Delivers `notification` to this node's mailbox as the kernel (domain 0, which may send the
 /// kernel opcodes) and does what the delivery asks: a kernel handler runs in the caller.
 pub fn notify_local(notification: Notification) -> Result<(), DeliverError> {
-    let delivery = mailbox().lock().deliver(Pid::atomic_service(node_id()), notification)?;
+    let delivery = mailbox().lock().deliver(Pid::atomic_service(cluster::node_id()), notification)?;
     run_deliveries(&[delivery]);
     Ok(())
 }
@@ -391,7 +387,7 @@ pub enum NotifyError {
 /// mailbox: delivered at once here, or sent through the kernel's request interface (the other
 /// node's answer is counted, not awaited: `kernel_client::DELIVERED`, `REFUSED`).
 pub fn notify(node: u16, notification: Notification) -> Result<(), NotifyError> {
-    if node == node_id() {
+    if node == cluster::node_id() {
         return notify_local(notification).map_err(NotifyError::Refused);
     }
     let mut client = KERNEL_CLIENT.lock();
@@ -428,7 +424,7 @@ fn register_ping() {
 /// Pings node `node`'s kernel: true once its Pong comes back within `ticks` timer ticks.
 pub fn ping(node: u16, ticks: u64) -> Result<bool, NotifyError> {
     let count = PINGS.fetch_add(1, Ordering::Relaxed) + 1;
-    let nonce = ((u64::from(node_id()) << 40) | count) & ((1 << 60) - 1);
+    let nonce = ((u64::from(cluster::node_id()) << 40) | count) & ((1 << 60) - 1);
     let ping = Message::Ping { nonce }.encode().map_err(|_| NotifyError::NotSent(SendError::NoRoute))?;
     notify(node, ping)?;
     let give_up = crate::timer::now() + ticks;
@@ -470,7 +466,7 @@ pub fn open() {
 /// (which is what makes them atomic), sends the replies through PIF 0, and sleeps while there
 /// is nothing to do. It also serves the core's kernel jobs.
 pub fn service_core_main() -> ! {
-    let mut service = match AtomicService::new(ServiceConfig::new(node_id())) {
+    let mut service = match AtomicService::new(ServiceConfig::new(cluster::node_id())) {
         Ok(s) => s,
         Err(e) => panic!("atomic service: {:?}", e),
     };

@@ -8,7 +8,7 @@
 //! frame, so a bad user pointer is an error, not a kernel fault.
 
 use super::{CACHE_LINE, PAGE_SIZE};
-use crate::process::elf::{Permissions, Program};
+use crate::elf::{Permissions, Program};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
 use aarch64_paging::{MapError, Mapping};
@@ -37,8 +37,9 @@ pub trait FrameSource {
     fn uncache(&self, pa: u64);
 }
 
-/// Frames kept for page tables: enough for every process on a node to map a page at once.
-pub const TABLE_RESERVE: usize = 2 * crate::process::MAX_DOMAINS + 8;
+/// Frames kept for page tables: enough for every process on a node (one per context bank,
+/// `process::MAX_DOMAINS`) to map a page at once.
+pub const TABLE_RESERVE: usize = 2 * hal::pldma::PDS + 8;
 
 /// `aarch64-paging`'s view of the frame source: tables are frames too. It remembers which
 /// frames hold tables, because an SMMU whose walks do not snoop the CPU caches (IDR0.CTTW = 0
@@ -647,7 +648,7 @@ impl<F: FrameSource> Drop for AddressSpace<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::process::elf::{self, tests::elf};
+    use crate::elf::{self, tests::elf};
     use std::boxed::Box;
     use std::cell::RefCell;
     use std::vec;

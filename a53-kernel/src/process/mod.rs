@@ -1,7 +1,8 @@
 //! EL0 processes: each is a protection domain with its own address space (TTBR0, ASID), one
 //! thread, and one packetizer/mailbox interface pair.
 
-pub mod elf;
+#[cfg(target_arch = "aarch64")]
+pub mod hooks;
 #[cfg(target_arch = "aarch64")]
 pub mod images;
 pub mod launch;
@@ -10,13 +11,9 @@ pub mod paging;
 pub mod pds;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;
-#[cfg(target_arch = "aarch64")]
-pub mod socket_syscall;
 pub mod state;
-#[cfg(target_arch = "aarch64")]
-pub mod syscall;
 #[cfg(target_arch = "aarch64")]
 pub mod table;
 
 /// Protection domains (processes) per node: one SMMU context bank each on the QFDB.
-pub const MAX_DOMAINS: usize = 16;
+pub const MAX_DOMAINS: usize = hal::pldma::PDS;

@@ -4,15 +4,16 @@
 //! takes it back. The decisions are `AddressSpace`'s (host-tested); this module applies them to
 //! the running processes, the TLBs and the SMMU.
 
+use super::hooks;
 use super::scheduler;
 use super::table::{Process, TABLE};
+use crate::arch;
+use crate::elf::Permissions;
 use crate::exception::esr::{ExceptionClass, FaultStatus};
 use crate::exception::{Fault, FaultNote, Resolution};
 use crate::mm::PAGE_SIZE;
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError, Touch, TouchError};
-use crate::process::elf::Permissions;
-use crate::{arch, rdma_node};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicBool, Ordering};
 use hal::pldma::Pd;
@@ -71,10 +72,10 @@ fn take_back(
         (freed, p.space.asid(), p.rdma_pd())
     };
     arch::mmu::tlbi_asid(asid);
-    if let Some(pd) = pd {
+    if let (Some(pd), Some(r)) = (pd, hooks::registered_pd_resources()) {
         let first = va & !(PAGE_SIZE - 1);
         let pages = (va + len).next_multiple_of(PAGE_SIZE).saturating_sub(first) / PAGE_SIZE;
-        rdma_node::invalidate(pd, first, pages as usize);
+        (r.invalidate)(pd, first, pages as usize);
     }
     Ok(freed as u64)
 }
@@ -134,7 +135,10 @@ fn touch_slot(slot: usize, va: u64, write: bool, touch: Touch) -> Result<usize, 
 /// After `changed` pages were mapped or unmapped: the SMMU's walker sees the descriptors only
 /// once they are cleaned to the point of coherency, so they are when the process holds its PD.
 fn publish(process: &mut Process, changed: usize) {
-    if changed > 0 && process.holds_pd {
-        rdma_node::publish_tables(&mut process.space);
+    if changed > 0
+        && process.holds_pd
+        && let Some(r) = hooks::registered_pd_resources()
+    {
+        (r.publish_tables)(&mut process.space);
     }
 }

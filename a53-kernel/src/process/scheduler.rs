@@ -245,6 +245,28 @@ pub fn wake_waiter(slot: usize, wanted: impl Fn(Wait) -> bool) {
     }
 }
 
+/// A user address of the running process's interface pages -> physical (the forwarder's
+/// lookup, `exception::forward::set_user_pages`). Its packetizer and mailbox pages (every GSAS
+/// access) need no lock: the scheduler keeps the running process's pair per core. Its PD page
+/// is its own only while its RDMA is active, which the table says.
+pub fn running_interface_page(va: u64) -> Option<u64> {
+    let interface = current_interface()?;
+    super::state::interface_page(interface, None, va).or_else(|| {
+        let slot = current()?;
+        TABLE.lock().slots[slot].as_ref()?.interface_page(va)
+    })
+}
+
+/// A node became unreachable (`cluster::on_node_lost`): every process waiting for its mailbox
+/// interface looks again, and finds out whether the node it waits for is gone.
+pub fn wake_mif_waiters(_lost: u16) {
+    let occupied: heapless::Vec<usize, { super::MAX_DOMAINS }> =
+        TABLE.lock().slots.iter().enumerate().filter(|(_, p)| p.is_some()).map(|(i, _)| i).collect();
+    for slot in occupied {
+        wake_waiter(slot, |w| matches!(w, Wait::Mif { .. }));
+    }
+}
+
 /// Marks the process in `slot`, running on some core, to be killed when it next enters the
 /// kernel. The caller holds the table and has seen it running: its next [`switch_point`] looks
 /// at the mark after that, so it sees it.
@@ -274,14 +296,11 @@ pub fn expire(now: u64) {
         expired(states, now).collect()
     };
     for (slot, wait) in expired {
-        match wait {
-            Wait::Mif { .. } => crate::gsas_node::disarm_process_mif(slot),
-            // The connect runs again and gives its connection up (`socket_syscall`).
-            Wait::Connect => {
-                wake(slot, None);
-                continue;
-            }
-            _ => {}
+        super::hooks::wait_expired(slot, wait);
+        if wait == Wait::Connect {
+            // The connect runs again and gives its connection up (`syscall::socket`).
+            wake(slot, None);
+            continue;
         }
         wake(slot, Some(timeout_result(wait)));
     }

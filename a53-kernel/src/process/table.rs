@@ -6,19 +6,21 @@
 //! protection domain (PD), the job it belongs to (`pds`). Domain numbers are never reused within
 //! a boot, so a shared page owned by an exited process can never be claimed by a newer one.
 //!
-//! The process that holds its PD on this node also gets the PD's RDMA resources (`rdma_node`):
-//! they are set up after the table's lock is released (the SMMU and the R5 take a while) and
-//! before the process first runs, and taken down after it ends and before its memory goes.
+//! The process that holds its PD on this node also gets the PD's RDMA resources (what the RDMA
+//! subsystem registered, `hooks::PdResources`): they are set up after the table's lock is
+//! released (the SMMU and the R5 take a while) and before the process first runs, and taken
+//! down after it ends and before its memory goes. The other subsystems learn of an exit through
+//! `hooks::on_exit`.
 
 use super::MAX_DOMAINS;
-use super::elf::{self, ElfError};
+use super::hooks::{self, ExitedProcess, PdResources, Setup, Teardown};
 use super::pds::{PdChoice, PdTable};
 use crate::Board;
 use crate::arch::mmu::tlbi_asid;
+use crate::elf::{self, ElfError};
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError};
-use crate::rdma_node::{self, Setup, Teardown};
 use crate::sync::IrqMutex;
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -156,7 +158,7 @@ impl Table {
 
     /// The node's interface table, created on first use.
     fn interfaces(&mut self) -> &mut InterfaceTable {
-        self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::gsas_node::node_id()))
+        self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::cluster::node_id()))
     }
 
     pub fn process(&self, handle: Handle) -> Option<(usize, &Process)> {
@@ -185,11 +187,11 @@ impl Table {
         let mut space = AddressSpace::new(asid, KernelFrames);
         let entry = space.load(&program).map_err(SpawnError::Memory)?;
         let stack_top = space.map_stack().map_err(SpawnError::Memory)?;
-        let with_rdma = holds && rdma_node::available();
-        if with_rdma {
-            map_rdma_pages(&mut space, pd).map_err(SpawnError::Memory)?;
+        let resources = hooks::pd_resources().filter(|_| holds);
+        if let Some(r) = resources {
+            map_rdma_pages(&mut space, r, pd).map_err(SpawnError::Memory)?;
             // The SMMU walks these tables without snooping the A53s' caches.
-            rdma_node::publish_tables(&mut space);
+            (r.publish_tables)(&mut space);
         }
         let key = ThreadKey { domain, thread: 0 };
         let grant = self.interfaces().acquire(key).map_err(|_| SpawnError::NoInterface)?;
@@ -219,7 +221,7 @@ impl Table {
         if holds {
             self.pds.hold(pd, slot);
         }
-        let rdma = with_rdma.then(|| Setup { pd, ttbr0: space.dma_ttbr0(), queue_pa: rdma_node::queue_set_pa(pd) });
+        let rdma = resources.map(|r| Setup { pd, ttbr0: space.dma_ttbr0(), queue_pa: (r.queue_set_pa)(pd) });
         self.slots[slot] = Some(Box::new(Process {
             domain,
             name: image_name,
@@ -232,7 +234,7 @@ impl Table {
             grant,
             pd,
             holds_pd: holds,
-            rdma: if with_rdma { Rdma::Starting } else { Rdma::None },
+            rdma: if rdma.is_some() { Rdma::Starting } else { Rdma::None },
             signals: 0,
         }));
         if rdma.is_none() {
@@ -317,8 +319,8 @@ impl Table {
         if matches!(p.state, State::Exited(_)) {
             return None;
         }
-        let owner = crate::socket::Owner { slot, domain: p.domain };
-        Some(Ended { owner, teardown: self.end(slot, exit) })
+        let process = ExitedProcess { slot, domain: p.domain };
+        Some(Ended { process, teardown: self.end(slot, exit) })
     }
 
     fn end(&mut self, slot: usize, exit: Exit) -> Option<Teardown> {
@@ -330,7 +332,6 @@ impl Table {
             tif.revoke(usize::from(index));
         }
         let _ = self.interfaces().release(ThreadKey { domain, thread: 0 });
-        crate::gsas_node::release_domain(domain);
         self.run_queue.retain(|&s| s != slot);
         if down {
             self.pds.drain(pd);
@@ -383,13 +384,10 @@ pub fn spawn_with_args(name: &str, argument: Option<u64>, args: &[u8], reap: Rea
 pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
     let spawned = TABLE.lock().spawn(launch)?;
     if let Some(setup) = spawned.rdma {
-        let ok = match rdma_node::attach(&setup) {
-            Ok(()) => true,
-            Err(e) => {
-                defmt::warn!("{=str}: no RDMA for PD {=u16}: {}", launch.name, setup.pd.raw(), defmt::Debug2Format(&e));
-                false
-            }
-        };
+        let ok = hooks::registered_pd_resources().is_some_and(|r| (r.attach)(&setup));
+        if !ok {
+            defmt::warn!("{=str}: no RDMA for PD {=u16}", launch.name, setup.pd.raw());
+        }
         let down = TABLE.lock().started(spawned.slot, ok);
         if let Some(t) = down {
             take_down(t);
@@ -403,16 +401,12 @@ pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
 /// The PDs this node starts jobs in (`proto::rdma::domain::share`); a node outside any cluster
 /// is alone.
 fn pd_share() -> u16 {
-    let (node, nodes) = crate::cluster::identity().map_or((0, 1), |id| (id.node, id.node_count));
+    let (node, nodes) = crate::cluster::node_and_count();
     proto::rdma::domain::share(node, nodes)
 }
 
-fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, pd: Pd) -> Result<(), SpaceError> {
-    space.map_uncached(
-        RDMA_QUEUE_SET,
-        rdma_node::queue_set_pa(pd),
-        proto::syscall::layout::RDMA_QUEUE_SET_BYTES / 4096,
-    )?;
+fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, r: &PdResources, pd: Pd) -> Result<(), SpaceError> {
+    space.map_uncached(RDMA_QUEUE_SET, (r.queue_set_pa)(pd), proto::syscall::layout::RDMA_QUEUE_SET_BYTES / 4096)?;
     if Board::FORWARDING.is_none() {
         space.map_device(PD_PAGE, super::state::pd_page(pd))?;
     }
@@ -424,14 +418,15 @@ fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, pd: Pd) -> Result<(), 
 /// What an ended process leaves to do once the table is let go ([`Ended::finish`]).
 #[must_use]
 pub struct Ended {
-    owner: crate::socket::Owner,
+    process: ExitedProcess,
     teardown: Option<Teardown>,
 }
 
 impl Ended {
-    /// Closes the process's sockets, then takes its RDMA resources down.
+    /// Tells the subsystems (its mailbox registrations and its sockets go), then takes its RDMA
+    /// resources down.
     pub fn finish(self) {
-        crate::socket_node::exited(self.owner);
+        hooks::exited(self.process);
         if let Some(t) = self.teardown {
             take_down(t);
         }
@@ -439,7 +434,9 @@ impl Ended {
 }
 
 pub fn take_down(t: Teardown) {
-    rdma_node::detach(&t);
+    if let Some(r) = hooks::registered_pd_resources() {
+        (r.detach)(&t);
+    }
     TABLE.lock().torn_down(t.slot);
 }
 

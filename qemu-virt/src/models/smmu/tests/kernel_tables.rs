@@ -3,9 +3,9 @@
 //! for the device window.
 
 use super::*;
+use a53_kernel::elf::Permissions;
 use a53_kernel::mm::frames::FramePool;
 use a53_kernel::mm::user_space::{AddressSpace, FrameSource, Touch};
-use a53_kernel::process::elf::Permissions;
 use hal::smmu500::FaultKind;
 use proto::syscall::layout;
 use std::cell::RefCell;

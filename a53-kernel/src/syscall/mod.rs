@@ -3,10 +3,13 @@
 //! return. User memory is only read through the process's own page table and the kernel's view
 //! of its frames, never by dereferencing a user address.
 
-use super::scheduler::{Event, current};
-use super::table::{Exit, TABLE, Wait};
+pub mod socket;
+
+use crate::exception::UserEntry;
 use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
 use crate::gsas_node;
+use crate::process::scheduler::{self, Event, current};
+use crate::process::table::{Exit, TABLE, Wait};
 use boot::a53::ExceptionFrame;
 use hal::vmbox::driver::MifIrq;
 use proto::gsas::MailboxOpcode;
@@ -39,6 +42,20 @@ pub(super) fn deadline_after_us(us: u64) -> Option<u64> {
     })
 }
 
+/// How the exception layer hands EL0's exceptions to the processes (`kernel::wire`): a system
+/// call is handled here, and every way back to EL0 is the scheduler's chance to switch.
+pub const USER_ENTRY: UserEntry = UserEntry {
+    syscall: |frame| {
+        let event = handle(frame);
+        scheduler::switch_point(frame, event);
+    },
+    resume: |frame| scheduler::switch_point(frame, Event::Continue),
+    killed: |frame, fault| {
+        let exit = Exit::Fault { esr: fault.esr.0, far: fault.far, elr: fault.elr };
+        scheduler::switch_point(frame, Event::Exit(exit));
+    },
+};
+
 /// Handles the call in `frame` for the process running on this core.
 pub fn handle(frame: &mut ExceptionFrame) -> Event {
     let Some(slot) = current() else { return Event::Continue };
@@ -51,7 +68,7 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         }
         nr::LOG => log(frame, slot, args[0], args[1]),
         nr::NODE_INFO => {
-            let (node, count) = gsas_node::identity();
+            let (node, count) = crate::cluster::node_and_count();
             ok(frame, &[u64::from(node), u64::from(count)])
         }
         nr::INTERFACE => {
@@ -72,7 +89,7 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
         nr::MAILBOX_REGISTER => mailbox_register(frame, slot, args),
         nr::MAILBOX_UNREGISTER => mailbox_unregister(frame, slot, args[0]),
         nr::MAILBOX_RECEIVE => mailbox_receive(frame, slot, args[0], args[1]),
-        nr::TIME_US => ok(frame, &[crate::kernel::uptime_us()]),
+        nr::TIME_US => ok(frame, &[crate::timer::uptime_us()]),
         nr::SLEEP_US => {
             frame.x[0] = 0;
             match deadline_after_us(args[0]) {
@@ -88,15 +105,15 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             }
         }
         nr::RDMA_WAIT => rdma_wait(frame, slot, args[0]),
-        nr::MAP => answer(frame, super::paging::map(slot, args[0], args[1])),
-        nr::UNMAP => answer(frame, super::paging::unmap(slot, args[0], args[1])),
-        nr::EVICT => answer(frame, super::paging::evict(slot, args[0], args[1])),
+        nr::MAP => answer(frame, crate::process::paging::map(slot, args[0], args[1])),
+        nr::UNMAP => answer(frame, crate::process::paging::unmap(slot, args[0], args[1])),
+        nr::EVICT => answer(frame, crate::process::paging::evict(slot, args[0], args[1])),
         nr::MAILBOX_EVENT => mailbox_event(frame, slot, args[0]),
         nr::SIGNALS => {
             let raised = TABLE.lock().slots[slot].as_mut().map_or(0, |p| core::mem::take(&mut p.signals));
             ok(frame, &[raised])
         }
-        nr::SOCKET_LISTEN..=nr::SOCKET_STATS => super::socket_syscall::handle(frame, slot),
+        nr::SOCKET_LISTEN..=nr::SOCKET_STATS => socket::handle(frame, slot),
         _ => err(frame, Error::NoSuchCall),
     }
 }
@@ -109,7 +126,7 @@ fn log(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
     let line = &mut buf[..len as usize];
     let mut table = TABLE.lock();
     let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
-    let resident = super::paging::make_resident(p, ptr, line.len(), false);
+    let resident = crate::process::paging::make_resident(p, ptr, line.len(), false);
     if resident.is_err() || p.space.read(ptr, line).is_err() {
         drop(table);
         return err(frame, Error::BadPointer);
@@ -126,7 +143,7 @@ fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Eve
     let mut table = TABLE.lock();
     let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
     let copied = p.args.len().min(usize::try_from(len).unwrap_or(usize::MAX));
-    let resident = super::paging::make_resident(p, ptr, copied, true);
+    let resident = crate::process::paging::make_resident(p, ptr, copied, true);
     if copied > 0 && (resident.is_err() || p.space.copy_to_user(ptr, &p.args[..copied]).is_err()) {
         drop(table);
         return err(frame, Error::BadPointer);

@@ -6,10 +6,10 @@
 //! Lock order: the process table, then the sockets; the wake-ups and doorbells a call causes go
 //! out once both are let go (`socket_node::Deferred`).
 
-use super::paging::make_resident;
-use super::scheduler::Event;
-use super::table::{Process, TABLE, Wait};
 use crate::mm::user_space::SpaceError;
+use crate::process::paging::make_resident;
+use crate::process::scheduler::Event;
+use crate::process::table::{Process, TABLE, Wait};
 use crate::socket::{Action, Owner, Readable, Sockets};
 use crate::socket_node::{self, Rings, with_rings, with_sockets};
 use alloc::vec::Vec;
@@ -117,7 +117,7 @@ fn accept(owner: Owner, listener: u64, flags: u64) -> Outcome {
 fn connect(frame: &mut ExceptionFrame, owner: Owner, node: u64, port: u64, timeout_us: u64) -> Outcome {
     let handle = match frame.x[4] {
         0 => {
-            let (_, nodes) = crate::gsas_node::identity();
+            let (_, nodes) = crate::cluster::node_and_count();
             let (Ok(node), Ok(port)) = (u16::try_from(node), u16::try_from(port)) else {
                 return Outcome::Failed(Error::BadArgument);
             };
@@ -136,7 +136,7 @@ fn connect(frame: &mut ExceptionFrame, owner: Owner, node: u64, port: u64, timeo
                 Err(e) => return Outcome::Failed(e),
             };
             frame.x[4] = handle + 1;
-            frame.x[5] = super::syscall::deadline_after_us(timeout_us).unwrap_or(0);
+            frame.x[5] = super::deadline_after_us(timeout_us).unwrap_or(0);
             handle
         }
         pending => pending - 1,
@@ -309,7 +309,7 @@ fn poll(frame: &mut ExceptionFrame, owner: Owner, ptr: u64, count: u64, timeout_
     }
     let deadline = match frame.x[5] {
         0 if timeout_us == u64::MAX => None,
-        0 => super::syscall::deadline_after_us(timeout_us),
+        0 => super::deadline_after_us(timeout_us),
         d => Some(d),
     };
     frame.x[5] = deadline.unwrap_or(0);
