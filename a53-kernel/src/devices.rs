@@ -3,22 +3,8 @@
 //! Every register block the kernel drives (and every fixed shared-memory area it exchanges
 //! data in) becomes a handle here and nowhere else. [`Devices::take`] builds them all, once; the
 //! boot core then moves each into the module that owns it, which keeps it for the rest of the
-//! run (`docs/architecture.md`, "Who owns a device"):
-//!
-//! | device | owner | how it is shared |
-//! |---|---|---|
-//! | console UART | `console` (transmit), `console::input` (receive) | split into halves |
-//! | GIC distributor | `irq` | `IrqMutex` |
-//! | GIC CPU interface, one per core (banked) | `irq` | each core locks its own |
-//! | platform UART and forwarding slots | `exception::forward` | split; slot n is core n's |
-//! | system block | `cluster` | `IrqMutex` |
-//! | packetizer TIF | `process::table` | inside the process table's lock |
-//! | packetizer PIF 0 | the atomic service's core | moved to it |
-//! | vmbox MIFs and control page | `gsas_node` | an `IrqMutex` per MIF; the control page is read only |
-//! | SMMU | `mm::smmu` | `IrqMutex` |
-//! | PLDMA control (kernel registers), fault and PD pages | `rdma_node` | one `IrqMutex` |
-//! | IPC area | `rpu` | one producer and one consumer, each behind a lock |
-//! | IPI, the APU's channel (the R5's doorbell) | `rpu` | an `IrqMutex`, taken inside the producer's |
+//! run. Who owns each and how it is shared is the table in `docs/architecture.md`, "Who owns a
+//! device".
 
 use crate::Board;
 use crate::arch::phys_to_virt;

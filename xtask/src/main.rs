@@ -4,6 +4,7 @@
 
 mod bench;
 mod bootbin;
+mod doc_crates;
 mod doc_links;
 mod host_cpu;
 mod images;

@@ -190,14 +190,16 @@ fn stop_flag() -> anyhow::Result<&'static AtomicBool> {
 }
 
 /// `cargo xtask soak demo`: the demo of `cargo xtask qemu` (without a terminal), `runs` times.
-/// Prints each run's verdict and ends with `soak demo: N runs, F failed`; fails if any did.
+/// Prints each run's verdict and ends with `soak demo: N runs on M nodes, F failed`, N the runs
+/// made (Ctrl-C stops early, and says so); fails if any failed or it stopped early.
 pub fn soak_demo(cluster: ClusterOptions, runs: usize) -> anyhow::Result<()> {
     check_nodes(cluster.nodes)?;
-    let mut failed = 0;
+    let (mut made, mut failed) = (0, 0);
     for run in 1..=runs {
         let session = Session { opts: &cluster, boot_args: vec!["exit".into(); cluster.nodes], gdb: false };
         let report = session.run(false)?;
         let failures = report.failures();
+        made += 1;
         println!("soak run {run}/{runs}: {}", if failures.is_empty() { "ok" } else { "FAILED" });
         for line in &failures {
             println!("  {line}");
@@ -207,8 +209,10 @@ pub fn soak_demo(cluster: ClusterOptions, runs: usize) -> anyhow::Result<()> {
             break;
         }
     }
-    println!("soak demo: {runs} runs on {} nodes, {failed} failed", cluster.nodes);
-    anyhow::ensure!(failed == 0, "{failed} of {runs} runs failed");
+    let stopped = if made < runs { format!(" (stopped early: {runs} asked for)") } else { String::new() };
+    println!("soak demo: {made} runs on {} nodes, {failed} failed{stopped}", cluster.nodes);
+    anyhow::ensure!(failed == 0, "{failed} of {made} runs failed");
+    anyhow::ensure!(made == runs, "stopped after {made} of {runs} runs");
     Ok(())
 }
 

@@ -26,7 +26,7 @@ pub const TESTS: &[Test] = &[
 /// The global shared address space across nodes (seed D3.6 section 2): every node runs these
 /// together; one node sets a scene, publishes an address, and all take part.
 mod gsas {
-    use crate::cluster_support::{barrier, publish, published, wait_for, whoami};
+    use crate::cluster_support::{barrier, publish, published, sees_alive, wait_for, whoami};
     use crate::ensure;
     use crate::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
     use crate::testkit::TestResult;
@@ -143,7 +143,7 @@ mod gsas {
             publish(2, result_of("private-owner", 0)?);
         }
         barrier(701)?;
-        let result = if me == 1 { expect_status("intruder", published(2), 0) } else { Ok(()) };
+        let result = if me == 1 { expect_status("intruder", published(2), 0) } else { sees_alive(&[0, 1]) };
         barrier(702)?;
         result
     }
@@ -183,7 +183,11 @@ mod gsas {
         } else {
             None
         };
-        let woke = if me == 0 { expect_status("mailbox-modes", pack(Role::Waker { node: 1 }), 0) } else { Ok(()) };
+        let woke = if me == 0 {
+            expect_status("mailbox-modes", pack(Role::Waker { node: 1 }), 0)
+        } else {
+            sees_alive(&[0, 1])
+        };
         let slept = match sleeper {
             Some(h) => match finish(h, SECONDS) {
                 Ok(Exit::Status(0)) => Ok(()),
@@ -232,7 +236,11 @@ mod gsas {
         let t = a53_kernel::timer::now() + a53_kernel::timer::hz();
         a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
         barrier(801)?;
-        let sent = if me == 0 { expect_status("notify-sender", notify_arg(1, OPCODE, PAYLOAD)?, 0) } else { Ok(()) };
+        let sent = if me == 0 {
+            expect_status("notify-sender", notify_arg(1, OPCODE, PAYLOAD)?, 0)
+        } else {
+            sees_alive(&[0, 1])
+        };
         let received = match receiver {
             Some(h) => match finish(h, SECONDS) {
                 Ok(Exit::Status(p)) if p == PAYLOAD => Ok(()),

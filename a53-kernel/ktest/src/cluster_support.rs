@@ -33,6 +33,16 @@ pub fn whoami() -> Result<(u16, u16), &'static str> {
     Ok((id.node, id.node_count))
 }
 
+/// What a node that only watches a cluster test checks of its own: that it still sees the nodes
+/// doing the work as reachable (a test's failure must not leave them lost to the others).
+pub fn sees_alive(nodes: &[u16]) -> Result<(), &'static str> {
+    if nodes.iter().all(|&n| a53_kernel::cluster::is_alive(u64::from(n))) {
+        Ok(())
+    } else {
+        Err("a node doing the work became unreachable from here")
+    }
+}
+
 /// The kernel's pointer to physical address `pa` of node `node`, through the window.
 pub fn remote<T>(node: u16, pa: u64) -> *mut T {
     phys_to_virt(window_address(node, pa).expect("address outside the window")) as *mut T

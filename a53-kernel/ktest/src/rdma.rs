@@ -44,6 +44,7 @@ pub const LOST_BLOCK_TESTS: &[Test] =
     &[Test::new("cluster", "rdma_a_block_lost_whole_is_resent_when_its_timeout_wakes_the_sleeping_r5", lost_block)];
 
 pub const CLUSTER_TESTS: &[Test] = &[
+    Test::new("cluster", "rdma_the_r5_firmware_and_rdma_are_up_on_every_node", rdma_up),
     Test::new("cluster", "rdma_write_and_read_every_size_between_two_nodes", two_nodes),
     Test::new("cluster", "rdma_another_pd_on_a_remote_node_gets_no_byte", other_pd_remote),
     Test::new("cluster", "rdma_device_memory_on_either_node_is_out_of_the_engines_reach", device_remote),
@@ -119,8 +120,42 @@ fn report_engine() {
     }
 }
 
+/// A run that loads the R5 (boot argument `r5`) has it up, with RDMA, on every node: an R5 that
+/// did not start fails here, whatever the other tests would make of it.
+fn rdma_up() -> TestResult {
+    ensure(rpu::is_started(), "the run loads the R5 firmware, and it did not start")?;
+    needs_rdma()
+}
+
 fn needs_rdma() -> TestResult {
     ensure(rdma_node::available(), "this node has no RDMA (no R5 firmware, or the SMMU did not reset)")
+}
+
+/// What a node that does not drive an RDMA cluster test checks of its own between the test's
+/// barriers, so that its result means something: its R5 failed no transfer and took no foreign
+/// message, its engine lost no event; and, where the test aims at it, the work it did.
+#[derive(Clone, Copy)]
+struct OwnCounters {
+    r5: RdmaStats,
+    events_lost: u64,
+    kernel: rdma_node::Counters,
+}
+
+impl OwnCounters {
+    fn now() -> Result<Self, &'static str> {
+        needs_rdma()?;
+        let events_lost = rdma_node::engine_counter(hal::pldma::regs::Counter::EventsLost).unwrap_or(0);
+        Ok(Self { r5: stats()?, events_lost, kernel: rdma_node::counters() })
+    }
+
+    /// Nothing went wrong here since `self`; returns the counters now.
+    fn unharmed(&self) -> Result<Self, &'static str> {
+        let now = Self::now()?;
+        ensure(now.r5.transfers_failed == self.r5.transfers_failed, "a transfer of this node failed")?;
+        ensure(now.r5.foreign_messages == self.r5.foreign_messages, "this node's R5 took a foreign message")?;
+        ensure(now.events_lost == self.events_lost, "this node's engine lost an event")?;
+        Ok(now)
+    }
 }
 
 fn same_node() -> TestResult {
@@ -141,11 +176,12 @@ fn device_here() -> TestResult {
 
 fn device_remote() -> TestResult {
     let (me, _) = whoami()?;
+    let own = OwnCounters::now();
     barrier(1180)?;
     let check = || {
         needs_rdma().and_then(|()| expect_zero("rdma-pair device", run("rdma-pair", pack(Role::Device { node: 1 }))?))
     };
-    let result = if me == 0 { check() } else { Ok(()) };
+    let result = if me == 0 { check() } else { own.and_then(|o| o.unharmed()).map(drop) };
     barrier(1181)?;
     result
 }
@@ -193,6 +229,7 @@ fn el0_registers() -> TestResult {
 
 fn two_nodes() -> TestResult {
     let (me, _) = whoami()?;
+    let own = OwnCounters::now();
     barrier(1100)?;
     // A failure on node 0 must still reach the barrier, or the others wait for it in vain.
     let sweep = || {
@@ -203,6 +240,13 @@ fn two_nodes() -> TestResult {
     };
     let result = if me == 0 { sweep() } else { Ok(()) };
     barrier(1101)?;
+    // Node 1 served the sweep's reads (a read is a request its R5 serves); the others only stay
+    // unharmed.
+    if me != 0 {
+        let (before, after) = (own?, own?.unharmed()?);
+        let served = after.r5.read_requests_served - before.r5.read_requests_served;
+        ensure(me != 1 || served > 0, "node 1 served none of the sweep's reads")?;
+    }
     result
 }
 
@@ -233,16 +277,23 @@ fn lost_block() -> TestResult {
         ensure(after.timeout_retransmits > before.timeout_retransmits, "no timeout fired: no block was lost")?;
         ensure(sleeps > 0, "the R5 never slept")
     };
-    let result = if me == 0 { write() } else { Ok(()) };
+    let own = OwnCounters::now();
+    let result = if me == 0 { write() } else { own.and_then(|o| o.unharmed()).map(drop) };
     barrier(1151)?;
     result
 }
 
 fn other_pd_remote() -> TestResult {
     let (me, n) = whoami()?;
+    let own = OwnCounters::now();
     barrier(1200)?;
     let result = if me == 0 { needs_rdma().and_then(|()| victim_and_attacker(n - 1)) } else { Ok(()) };
     barrier(1201)?;
+    // The attacker's PD has no process on the last node: its engine refuses the packets there
+    // (NoRemotePd), and nothing there is harmed.
+    if me != 0 {
+        own?.unharmed()?;
+    }
     result
 }
 
@@ -338,6 +389,16 @@ fn remote_faults() -> TestResult {
     for (round, touch) in [Touch::Block, Touch::Page].into_iter().enumerate() {
         paging::set_rdma_touch(touch);
         barrier(1260 + 2 * round as u64)?;
+        let own = OwnCounters::now();
+        if me != 0 && result.is_ok() {
+            barrier(1261 + 2 * round as u64)?;
+            // The destination's pages are node 1's: its kernel gave them their frames.
+            result = own.and_then(|o| o.unharmed().map(|now| (o, now))).and_then(|(before, now)| {
+                let resolved = now.kernel.faults_resolved - before.kernel.faults_resolved;
+                ensure(me != 1 || resolved > 0, "node 1 resolved none of the writes' faults")
+            });
+            continue;
+        }
         if me == 0 && n > 1 && result.is_ok() {
             result = (|| {
                 needs_rdma()?;
@@ -428,11 +489,15 @@ fn stress() -> TestResult {
         report("stress", &before)?;
         outcome
     };
+    let own = OwnCounters::now();
     let result = if me == 0 { drive() } else { Ok(()) };
     barrier(1301)?;
     // Every node's engine and R5 counters: where a failure's blocks went.
     report_engine();
-    result
+    // Each node's worker moved its share: its own R5 started transfers and failed none.
+    let own = own.and_then(|before| before.unharmed().map(|now| (before, now)));
+    let started = own.map(|(before, now)| now.r5.transfers_started - before.r5.transfers_started);
+    result.and(started.and_then(|s| ensure(s > 0, "this node's worker started no transfer")))
 }
 
 /// A number from the boot arguments (`rdma-transfers=N`, `rdma-seed=N`: the soak's).

@@ -1,7 +1,7 @@
 //! The SMMU's owner. The kernel takes the driver at boot and keeps it here for the rest of the
-//! run; nothing drives it yet. Protection domains attach their context banks through
-//! [`with_smmu`] (`hal::smmu500`, `docs/hw/smmu.md`), and the context-fault handler uses it too,
-//! hence the interrupt-masking lock.
+//! run; `rdma_node` drives it: a context bank per PD holder, attached and detached through
+//! [`with_smmu`] (`hal::smmu500`, `docs/hw/smmu.md`), and the context-fault handler, which
+//! uses it from its interrupt, hence the interrupt-masking lock.
 
 use crate::sync::IrqMutex;
 use hal::smmu500::Smmu500;

@@ -96,7 +96,11 @@ fn run_collect(
             }
         }
     }
-    let boot = ready.iter().map(|r| r.unwrap_or(timeout)).max().unwrap_or_default();
+    // A node that never said it was ready has no boot time: an error, never the timeout.
+    let never: Vec<String> =
+        ready.iter().enumerate().filter(|(_, r)| r.is_none()).map(|(n, _)| format!("node{n}")).collect();
+    anyhow::ensure!(never.is_empty(), "{} never said `node ready`", never.join(", "));
+    let boot = ready.iter().flatten().copied().max().unwrap_or_default();
     Ok((lines, boot))
 }
 

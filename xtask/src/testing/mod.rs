@@ -128,6 +128,14 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     }
     println!("\n{} passed, {} failed", totals.passed, totals.failed);
     anyhow::ensure!(totals.failed == 0, "{} test(s) failed", totals.failed);
+    // A run that checked nothing proves nothing: a filter that selects no test is an error.
+    anyhow::ensure!(
+        totals.passed > 0,
+        "no test ran: {}",
+        opts.filter
+            .as_deref()
+            .map_or("nothing was selected".into(), |f| format!("the filter `{f}` selects none (try --list)"))
+    );
     Ok(())
 }
 
@@ -185,6 +193,10 @@ fn test_name(run: &TargetRun, node: usize, test: &str) -> String {
 /// The run's boot arguments, with the filter and `list` where the run reports tests.
 fn boot_args_of(run: &TargetRun, opts: &Options) -> String {
     let mut boot_args = run.boot_args.to_string();
+    if run.r5 {
+        // The image then expects the R5 up, and fails its tests if it is not.
+        boot_args.push_str(" r5");
+    }
     if run.expect.is_summary() && run.kill.is_none() {
         if let Some(f) = &opts.filter {
             boot_args.push_str(&format!(" filter={f} cluster-filter={f}"));
