@@ -23,7 +23,7 @@ use hal::zynqmp_ipi::Ipi;
 use proto::forward::Slots;
 use proto::ipc::IpcArea;
 
-const CORES: usize = Board::A53_CORES;
+use crate::CORES;
 
 /// The GIC-400: the distributor, and the CPU interface as each core sees it.
 pub struct Gic {

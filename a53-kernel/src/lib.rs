@@ -18,6 +18,7 @@ pub mod mm;
 pub mod process;
 pub mod rdma;
 pub mod socket;
+pub mod time;
 
 #[cfg(target_arch = "aarch64")]
 pub mod arch;
@@ -50,3 +51,6 @@ pub mod timer;
 
 /// The board this kernel is built for.
 pub type Board = board::Selected;
+
+/// The A53 cores of the board: one fact, from the board.
+pub const CORES: usize = <Board as board::Board>::A53_CORES;

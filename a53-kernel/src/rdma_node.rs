@@ -306,13 +306,9 @@ pub fn detach(t: &Teardown) {
 /// Clears the PD's `pd_enable` bit, waits (bounded) for `pd_busy` to clear, detaches the bank.
 fn release_engine_and_bank(pd: Pd, bank: ContextBank) {
     with_engine(|e| e.admin.set_pd_enabled(pd, false));
-    let give_up = timer::now() + timer::hz();
-    while with_engine(|e| e.admin.pd_busy(pd)).unwrap_or(false) {
-        if timer::now() > give_up {
-            defmt::warn!("rdma: PD {=u16} still busy after a second; detaching its bank anyway", pd.raw());
-            break;
-        }
-        core::hint::spin_loop();
+    let idle = || !with_engine(|e| e.admin.pd_busy(pd)).unwrap_or(false);
+    if timer::wait_for(core::time::Duration::from_secs(1), idle, core::hint::spin_loop).is_err() {
+        defmt::warn!("rdma: PD {=u16} still busy after a second; detaching its bank anyway", pd.raw());
     }
     if let Some(Err(e)) = with_smmu(|s| s.detach(bank)) {
         defmt::warn!("rdma: detach bank {=u16}: {}", pd.raw(), defmt::Debug2Format(&e));

@@ -17,6 +17,7 @@ use crate::hooks::{Full, Hooks};
 use crate::sync::IrqMutex;
 use board::{Board as _, RpuStart};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::time::Duration;
 use hal::zynqmp_ipi::{Ipi, agent};
 use proto::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
 use proto::r5_sleep::Waker as _;
@@ -133,7 +134,7 @@ fn handshake(start: bool) -> Result<u32, RpuError> {
         }
     }
     let is_ours = |m: &Message| m.op == ipc::op::READY && m.args[1] == u64::from(nonce);
-    let ready = wait_reply(is_ours, crate::timer::hz() * 5).ok_or(RpuError::NoReadyMessage)?;
+    let ready = wait_reply(is_ours, Duration::from_secs(5)).ok_or(RpuError::NoReadyMessage)?;
     let version = ready.args[0] as u32;
     FIRMWARE_VERSION.store(version, Ordering::Relaxed);
     Ok(version)
@@ -219,30 +220,28 @@ fn is_posted_reply(m: &Message) -> bool {
 /// Waits up to `timeout` counter ticks for a reply that `wanted` accepts; replies to posts are
 /// dropped, other replies that arrive meanwhile are dropped with a warning. The caller holds
 /// [`CALL`].
-fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: u64) -> Option<Message> {
+fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: Duration) -> Option<Message> {
     wait_reply_pausing(wanted, timeout, core::hint::spin_loop)
 }
 
 /// [`wait_reply`], calling `pause` between two looks at the ring.
-fn wait_reply_pausing(wanted: impl Fn(&Message) -> bool, timeout: u64, mut pause: impl FnMut()) -> Option<Message> {
-    let start = crate::timer::now();
-    loop {
-        let parked = PARKED.lock().take();
-        let next = parked.or_else(try_recv);
-        if let Some(m) = next {
+fn wait_reply_pausing(wanted: impl Fn(&Message) -> bool, timeout: Duration, pause: impl FnMut()) -> Option<Message> {
+    let mut found = None;
+    // One look takes every message waiting, up to the one wanted.
+    let look = || {
+        while let Some(m) = PARKED.lock().take().or_else(try_recv) {
             if wanted(&m) {
-                return Some(m);
+                found = Some(m);
+                return true;
             }
             if !is_posted_reply(&m) {
                 defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", m.op, m.seq);
             }
-            continue;
         }
-        if crate::timer::now() - start > timeout {
-            return None;
-        }
-        pause();
-    }
+        false
+    };
+    crate::timer::wait_for(timeout, look, pause).ok()?;
+    found
 }
 
 /// [`call`] for a request the R5 takes a while over (milliseconds): the caller sleeps between
@@ -255,7 +254,7 @@ pub fn call_patiently(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     send(Message::new(op, seq, args))?;
     let wanted = |m: &Message| m.seq == seq && m.op & ipc::op::REPLY != 0;
     let nap = || crate::timer::sleep_until(crate::timer::now() + crate::timer::hz() / 10_000);
-    wait_reply_pausing(wanted, crate::timer::hz() * CALL_SECONDS, nap).ok_or(RpuError::Timeout)
+    wait_reply_pausing(wanted, Duration::from_secs(CALL_SECONDS), nap).ok_or(RpuError::Timeout)
 }
 
 /// Sends a request and waits (bounded) for its reply. Threads only (it may wait for another
@@ -264,6 +263,6 @@ pub fn call(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     let _call = CALL.lock();
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
-    wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, crate::timer::hz() * CALL_SECONDS)
+    wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, Duration::from_secs(CALL_SECONDS))
         .ok_or(RpuError::Timeout)
 }

@@ -4,10 +4,10 @@
 use crate::arch::{cpu, psci, virt_to_phys};
 use crate::hooks::{AlreadySet, Hook};
 use crate::irq::{self, IntId, sgi};
-use board::Board as _;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::time::Duration;
 
-const CORES: usize = crate::Board::A53_CORES;
+use crate::CORES;
 
 /// Bit n set when core n is online.
 static ONLINE: AtomicU32 = AtomicU32::new(1);
@@ -53,14 +53,9 @@ pub fn start_secondaries() -> Result<(), SmpError> {
     for core in 1..CORES as u32 {
         // On the ZynqMP the A53s are cluster 0: MPIDR affinity 0 is the core number.
         psci::cpu_on(u64::from(core), entry, u64::from(core)).map_err(|_| SmpError::Psci(core))?;
-        let start = crate::timer::now();
-        let limit = crate::timer::hz();
-        while online_mask() & (1 << core) == 0 {
-            if crate::timer::now() - start > limit {
-                return Err(SmpError::Timeout(core));
-            }
-            core::hint::spin_loop();
-        }
+        let online = || online_mask() & (1 << core) != 0;
+        crate::timer::wait_for(Duration::from_secs(1), online, core::hint::spin_loop)
+            .map_err(|_| SmpError::Timeout(core))?;
     }
     Ok(())
 }

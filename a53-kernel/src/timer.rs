@@ -11,8 +11,10 @@
 use crate::arch::cpu;
 use crate::hooks::{Full, Hooks};
 use crate::irq::{self, IntId};
+use crate::time::{self, Instant, TimedOut};
 use board::Board as _;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::time::Duration;
 use hal::generic_timer::SystemTimer;
 
 /// The kernel tick: 100 Hz.
@@ -20,7 +22,7 @@ pub const TICK_HZ: u64 = 100;
 
 static TICKS: AtomicU64 = AtomicU64::new(0);
 
-const CORES: usize = crate::Board::A53_CORES;
+use crate::CORES;
 const NONE: u64 = u64::MAX;
 
 /// Per core: the tick period (ticks of the counter; 0 = no periodic tick), the next deadline
@@ -138,6 +140,33 @@ pub fn now() -> u64 {
 
 pub fn hz() -> u64 {
     timer().rate().hz
+}
+
+/// The counter now, as an [`Instant`].
+pub fn instant() -> Instant {
+    Instant::from_ticks(now())
+}
+
+/// The instant `span` from now.
+pub fn deadline_in(span: Duration) -> Instant {
+    instant().after(span, hz())
+}
+
+/// Waits up to `span` for `ready`, calling `pause` between two looks (a spin, or a nap).
+pub fn wait_for(span: Duration, ready: impl FnMut() -> bool, pause: impl FnMut()) -> Result<(), TimedOut> {
+    time::wait_until(deadline_in(span), instant, ready, pause)
+}
+
+/// Waits up to `span` for `ready` asleep (WFI between looks: an interrupt, the tick at the
+/// latest, wakes the core to look again).
+pub fn idle_for(span: Duration, mut ready: impl FnMut() -> bool) -> Result<(), TimedOut> {
+    let deadline = deadline_in(span);
+    let mut came = false;
+    cpu::idle_until(|| {
+        came = ready();
+        came || instant() > deadline
+    });
+    if came { Ok(()) } else { Err(TimedOut) }
 }
 
 /// Microseconds since the counter started (the console's timestamps, `TIME_US`).

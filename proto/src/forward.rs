@@ -412,8 +412,121 @@ pub struct Slots {
     pub host: HostFlags,
 }
 
+/// The emulator's bus over one forwarding slot, for both guests (the A53 kernel's fault handler
+/// and the R5's data-abort handler): `translate` gives an address's physical address if the
+/// platform serves it, `request` sends one [`Access`] (or pair) through the slot and says, on
+/// failure, whether it was a pair's second access. A pair (LDP/STP, LDRD/STRD) is one burst
+/// when its second access is the next bytes of the same physical space, else two requests;
+/// each address is translated once, and a failure names the address that failed.
+pub struct SlotBus<T, R> {
+    pub translate: T,
+    pub request: R,
+}
+
+impl<T, R> SlotBus<T, R>
+where
+    T: FnMut(u64) -> Option<u64>,
+    R: FnMut(&Access) -> Result<[u128; 2], ForwardError>,
+{
+    fn forwarded(&mut self, addr: u64) -> Result<u64, (u64, mmio_trap::BusError)> {
+        (self.translate)(addr).ok_or((addr, mmio_trap::BusError::Unmapped))
+    }
+
+    /// `access`, made for the addresses `addrs` (the second is a pair's).
+    fn send(&mut self, addrs: [u64; 2], access: &Access) -> Result<[u128; 2], (u64, mmio_trap::BusError)> {
+        (self.request)(access).map_err(|e| (addrs[usize::from(e.second())], e.bus_error()))
+    }
+
+    fn single(&mut self, write: bool, addr: u64, size: u32, value: u128) -> Result<u128, (u64, mmio_trap::BusError)> {
+        let access = Access::single(write, size, self.forwarded(addr)?, value);
+        self.send([addr; 2], &access).map(|[v, _]| v)
+    }
+
+    fn pair(
+        &mut self,
+        write: bool,
+        addrs: [u64; 2],
+        size: u32,
+        values: [u128; 2],
+    ) -> Result<[u128; 2], (u64, mmio_trap::BusError)> {
+        let (first, second) = (self.forwarded(addrs[0])?, self.forwarded(addrs[1]));
+        let burst = Access { write, size, addr: first, pair: true, data: values };
+        if second.is_ok_and(|pa| pa == burst.second_addr()) {
+            return self.send(addrs, &burst);
+        }
+        let [a, _] = self.send([addrs[0]; 2], &Access::single(write, size, first, values[0]))?;
+        let [b, _] = self.send([addrs[1]; 2], &Access::single(write, size, second?, values[1]))?;
+        Ok([a, b])
+    }
+}
+
+impl<T, R> mmio_trap::Bus for SlotBus<T, R>
+where
+    T: FnMut(u64) -> Option<u64>,
+    R: FnMut(&Access) -> Result<[u128; 2], ForwardError>,
+{
+    fn read(&mut self, addr: u64, size: mmio_trap::Size) -> Result<u128, mmio_trap::BusError> {
+        self.single(false, addr, size.bytes() as u32, 0).map_err(|(_, e)| e)
+    }
+    fn write(&mut self, addr: u64, size: mmio_trap::Size, value: u128) -> Result<(), mmio_trap::BusError> {
+        self.single(true, addr, size.bytes() as u32, value).map(drop).map_err(|(_, e)| e)
+    }
+    fn read_pair(&mut self, addrs: [u64; 2], size: mmio_trap::Size) -> Result<[u128; 2], (u64, mmio_trap::BusError)> {
+        self.pair(false, addrs, size.bytes() as u32, [0; 2])
+    }
+    fn write_pair(
+        &mut self,
+        addrs: [u64; 2],
+        size: mmio_trap::Size,
+        values: [u128; 2],
+    ) -> Result<(), (u64, mmio_trap::BusError)> {
+        self.pair(true, addrs, size.bytes() as u32, values).map(drop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use mmio_trap::{Bus, BusError, Size};
+    use std::vec::Vec;
+
+    /// A bus whose platform serves [0x1000, 0x2000) (as physical = virtual + 0x10_0000) and
+    /// fails requests at `failing`, recording every request.
+    fn bus_with(
+        sent: &mut Vec<Access>,
+        failing: Option<u64>,
+    ) -> SlotBus<impl FnMut(u64) -> Option<u64>, impl FnMut(&Access) -> Result<[u128; 2], ForwardError> + '_> {
+        SlotBus {
+            translate: |va: u64| (0x1000..0x2000).contains(&va).then_some(va + 0x10_0000),
+            request: move |a: &Access| {
+                sent.push(*a);
+                let second = a.pair && Some(a.second_addr()) == failing;
+                if Some(a.addr) == failing || second {
+                    return Err(ForwardError::Host(Failure { status: Status::Rejected, second }));
+                }
+                Ok([a.addr as u128, a.second_addr() as u128])
+            },
+        }
+    }
+
+    #[test]
+    fn the_slot_bus_bursts_adjacent_pairs_splits_the_others_and_names_the_failing_address() {
+        let mut sent = Vec::new();
+        let mut bus = bus_with(&mut sent, None);
+        assert_eq!(bus.read(0x1008, Size::B4), Ok(0x10_1008));
+        assert_eq!(bus.read_pair([0x1010, 0x1018], Size::B8), Ok([0x10_1010, 0x10_1018]));
+        assert_eq!(bus.read_pair([0x1ff8, 0x2000], Size::B8), Err((0x2000, BusError::Unmapped)), "second unserved");
+        assert_eq!(bus.write(0x3000, Size::B1, 1), Err(BusError::Unmapped));
+        drop(bus);
+        assert_eq!(sent.len(), 3, "one single, one burst, one first half: {sent:?}");
+        assert!(sent[1].pair && !sent[2].pair);
+        let mut sent = Vec::new();
+        let mut bus = bus_with(&mut sent, Some(0x10_1028));
+        assert_eq!(bus.write_pair([0x1020, 0x1028], Size::B8, [1, 2]), Err((0x1028, BusError::Rejected)));
+        assert_eq!(bus.write_pair([0x1020, 0x1020], Size::B8, [1, 2]), Ok(()), "not adjacent: two requests");
+        drop(bus);
+        assert_eq!(sent.len(), 3);
+    }
+
     use super::*;
     use core::mem::{offset_of, size_of};
 

@@ -10,8 +10,8 @@ use aarch32_cpu::register::{Dfar, Dfsr};
 use board::{Board as _, RegionKind};
 use boot::r5::AbortFrame;
 use core::sync::atomic::{AtomicU32, Ordering};
-use hal::mmio_trap::{Bus, BusError, Size, a32};
-use proto::forward::{Access, R5_SLOT, Slots, forward};
+use hal::mmio_trap::{BusError, a32};
+use proto::forward::{Access, Failure, ForwardError, R5_SLOT, SlotBus, Slots, Status, forward};
 
 /// Polls of a slot before the platform counts as gone (seconds of emulated time).
 const TIMEOUT_POLLS: u32 = 200_000_000;
@@ -66,44 +66,10 @@ pub fn forwarded_cycles() -> u32 {
     FORWARDED_CYCLES.load(Ordering::Relaxed)
 }
 
-struct SlotBus;
-
-impl Bus for SlotBus {
-    fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
-        request(Access::single(false, size.bytes() as u32, addr, 0)).map(|[v, _]| v).map_err(|(_, e)| e)
-    }
-    fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
-        request(Access::single(true, size.bytes() as u32, addr, value)).map(drop).map_err(|(_, e)| e)
-    }
-    /// LDRD as one request when its second word follows the first (it does unless the address
-    /// wraps at 4 GiB).
-    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
-        pair(false, addrs, size, [0; 2])
-    }
-    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
-        pair(true, addrs, size, values).map(drop)
-    }
-}
-
-fn pair(write: bool, addrs: [u64; 2], size: Size, data: [u128; 2]) -> Result<[u128; 2], (u64, BusError)> {
-    let bytes = size.bytes() as u32;
-    let access = Access { write, size: bytes, addr: addrs[0], pair: true, data };
-    if access.second_addr() == addrs[1] && is_forwarded(addrs[1] as u32) {
-        return request(access).map_err(|(second, e)| (addrs[usize::from(second)], e));
-    }
-    let one = |addr: u64, value: u128| {
-        request(Access::single(write, bytes, addr, value)).map(|[v, _]| v).map_err(|(_, e)| (addr, e))
-    };
-    Ok([one(addrs[0], data[0])?, one(addrs[1], data[1])?])
-}
-
-/// One request through the R5's slot; on failure, whether a pair's second access failed.
-fn request(access: Access) -> Result<[u128; 2], (bool, BusError)> {
-    let unmapped = (false, BusError::Unmapped);
+/// One request through the R5's slot: what the bus sends (`proto::forward::SlotBus`).
+fn request(access: &Access) -> Result<[u128; 2], ForwardError> {
+    let unmapped = ForwardError::Host(Failure { status: Status::Unmapped, second: false });
     let fwd = Board::FORWARDING.ok_or(unmapped)?;
-    if !is_forwarded(access.addr as u32) {
-        return Err(unmapped);
-    }
     // SAFETY: the board reserves the slots in shared memory the MPU maps; slot R5_SLOT is ours.
     let slots = unsafe { &*(fwd.slots as usize as *const Slots) };
     // SAFETY: the platform UART's FIFO register (MPU region "platform-uart"); a single byte
@@ -111,11 +77,15 @@ fn request(access: Access) -> Result<[u128; 2], (bool, BusError)> {
     let kick = || unsafe { ((fwd.uart.base + 0x30) as usize as *mut u32).write_volatile(R5_SLOT as u32) };
     FORWARDED.fetch_add(1, Ordering::Relaxed);
     let mut polls = 0u32;
-    forward(slots, R5_SLOT, &access, kick, || {
+    forward(slots, R5_SLOT, access, kick, || {
         polls += 1;
         polls > TIMEOUT_POLLS
     })
-    .map_err(|e| (e.second(), e.bus_error()))
+}
+
+/// The R5 sees physical addresses: an address is forwarded as itself, if the platform serves it.
+fn forwarded(addr: u64) -> Option<u64> {
+    u32::try_from(addr).ok().filter(|&a| is_forwarded(a)).map(u64::from)
 }
 
 /// Why an abort could not be forwarded.
@@ -142,7 +112,8 @@ fn try_forward(frame: &mut AbortFrame, dfar: u32) -> Result<(), Unforwarded> {
     if uses_banked && mode != MODE_SYS && mode != MODE_USR {
         return Err(Unforwarded::BankedRegister);
     }
-    let done = a32::execute(&access, &mut FrameRegs(frame), &mut SlotBus).map_err(Unforwarded::Emulate)?;
+    let mut bus = SlotBus { translate: forwarded, request };
+    let done = a32::execute(&access, &mut FrameRegs(frame), &mut bus).map_err(Unforwarded::Emulate)?;
     frame.pc = frame.pc.wrapping_add(done.pc_advance as u32);
     Ok(())
 }

@@ -209,7 +209,7 @@ mod gsas {
         let delivered = kernel_client::DELIVERED.load(Ordering::Relaxed);
         let mut result = Ok(());
         for other in (0..n).filter(|&o| o != me) {
-            match gsas_node::ping(other, 2 * a53_kernel::timer::hz()) {
+            match gsas_node::ping(other, core::time::Duration::from_secs(2)) {
                 Ok(true) => {}
                 Ok(false) => result = Err("a kernel's Pong did not come back within 2 s"),
                 Err(_) => result = Err("the kernel could not send its Ping"),

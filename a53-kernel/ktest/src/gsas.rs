@@ -37,7 +37,7 @@ pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
 /// Waits up to `seconds` for the process to end; one that does not is killed, so that it does
 /// not run on into the next test.
 pub fn finish(handle: table::Handle, seconds: u64) -> Result<Exit, &'static str> {
-    table::wait_or_kill(handle, seconds * a53_kernel::timer::hz()).ok_or("the program did not finish in time")
+    table::wait_or_kill(handle, core::time::Duration::from_secs(seconds)).ok_or("the program did not finish in time")
 }
 
 /// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0 within
@@ -212,7 +212,10 @@ fn kernel_handler() -> TestResult {
         ensure(handled.len() == 2 && handled[1].0 == 0x22, "the handler did not run for the process's notification")?;
         ensure(Pid::from_low_bits(handled[1].1).domain() != 0, "the process's notification came from the kernel")?;
         // A kernel opcode: the kernel's ping service answers its own Ping.
-        ensure(gsas_node::ping(me() as u16, a53_kernel::timer::hz()) == Ok(true), "no Pong to the kernel's own Ping")?;
+        ensure(
+            gsas_node::ping(me() as u16, core::time::Duration::from_secs(1)) == Ok(true),
+            "no Pong to the kernel's own Ping",
+        )?;
         let unclaimed = Message::User { channel: 6, payload: 1 }.encode().map_err(|_| "channel 6")?;
         ensure(gsas_node::notify_local(unclaimed).is_err(), "a notification with no receiver was delivered")
     })();
@@ -240,7 +243,7 @@ fn kill() -> TestResult {
         let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 10;
         a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
         table::kill(handle);
-        match table::wait(handle, a53_kernel::timer::hz()) {
+        match table::wait(handle, core::time::Duration::from_secs(1)) {
             Some(Exit::Killed) => {}
             other => {
                 defmt::println!("{=str} spin: {}", how, defmt::Debug2Format(&other));

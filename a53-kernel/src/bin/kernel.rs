@@ -52,8 +52,8 @@ fn run_program(program: &str, args: &PackedArgs, seconds: Option<u64>) -> bool {
         }
     };
     let exit = match seconds {
-        Some(s) => table::wait_or_kill(handle, s * timer::hz()),
-        None => table::wait(handle, u64::MAX),
+        Some(s) => table::wait_or_kill(handle, core::time::Duration::from_secs(s)),
+        None => table::wait(handle, core::time::Duration::MAX),
     };
     match exit {
         Some(Exit::Status(status)) => {

@@ -12,7 +12,6 @@
 
 pub mod input;
 
-use crate::Board;
 use crate::arch::cpu;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,7 +20,7 @@ use hal::cadence_uart::{Tx, Uart};
 /// The transmit half, set once by [`init`]; frames before that go nowhere.
 static TX: spin::Once<Tx> = spin::Once::new();
 
-const CORES: usize = <Board as board::Board>::A53_CORES;
+use crate::CORES;
 /// Frames a core may have open at once: normal code, an exception report, a panic.
 const MAX_DEPTH: usize = 3;
 const FREE: usize = usize::MAX;

@@ -10,20 +10,20 @@
 //! host from whichever core faulted (core n uses slot n), its receive half is read by the
 //! interrupt handler alone.
 
-use crate::Board;
 use crate::arch::{cpu, pmu};
 use crate::devices::PlatformLink;
 use crate::exception::esr::FaultStatus;
 use crate::exception::{self, Fault, FaultNote, Resolution};
 use crate::hooks::{AlreadySet, Hook};
 use crate::irq::{self, IntId};
+use crate::{Board, CORES};
 use board::layout::KERNEL_VA_OFFSET;
 use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use hal::cadence_uart::{Rx, Tx};
-use hal::mmio_trap::{BusError, Size, a64};
-use proto::forward::{Access, Patience, Slots, Timing, forward, forward_timed};
+use hal::mmio_trap::{BusError, a64};
+use proto::forward::{Access, Failure, ForwardError, Patience, SlotBus, Slots, Status, Timing, forward, forward_timed};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
 const TIMEOUT_SECS: u64 = 2;
@@ -40,7 +40,7 @@ static LINES: spin::Mutex<Option<Rx>> = spin::Mutex::new(None);
 
 /// Forwarded accesses served so far, per core (a shared counter would be a contended line
 /// written on every access).
-static FORWARDED: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+static FORWARDED: [AtomicU64; CORES] = [const { AtomicU64::new(0) }; CORES];
 
 /// What clock times each forwarded access, for `cargo xtask bench platform --breakdown`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,8 +55,8 @@ pub enum TimingClock {
 
 static TIMING_CLOCK: AtomicU8 = AtomicU8::new(TimingClock::Off as u8);
 /// The timing of each core's last forwarded access (while a clock is on).
-static LAST_TIMING: spin::Mutex<[Timing; 4]> =
-    spin::Mutex::new([Timing { kicked: false, kicked_late: false, kick: 0, wait: 0, model_ns: 0 }; 4]);
+static LAST_TIMING: spin::Mutex<[Timing; CORES]> =
+    spin::Mutex::new([Timing { kicked: false, kicked_late: false, kick: 0, wait: 0, model_ns: 0 }; CORES]);
 
 /// Instructions each core spent in forwarded accesses, from the trap handler's entry to its
 /// return, while the clock is [`TimingClock::Instructions`]: the emulator's share of whatever
@@ -172,88 +172,32 @@ impl a64::RegisterFile for FrameRegs<'_> {
     }
 }
 
-/// This core's slot as the emulator's bus.
-struct SlotBus<'a> {
-    slot: usize,
-    translate: &'a dyn Fn(u64) -> Option<u64>,
-}
-
-impl hal::mmio_trap::Bus for SlotBus<'_> {
-    fn read(&mut self, addr: u64, size: Size) -> Result<u128, BusError> {
-        self.single(false, addr, size, 0).map_err(|(_, e)| e)
-    }
-    fn write(&mut self, addr: u64, size: Size, value: u128) -> Result<(), BusError> {
-        self.single(true, addr, size, value).map(drop).map_err(|(_, e)| e)
-    }
-    fn read_pair(&mut self, addrs: [u64; 2], size: Size) -> Result<[u128; 2], (u64, BusError)> {
-        self.pair(false, addrs, size, [0; 2])
-    }
-    fn write_pair(&mut self, addrs: [u64; 2], size: Size, values: [u128; 2]) -> Result<(), (u64, BusError)> {
-        self.pair(true, addrs, size, values).map(drop)
-    }
-}
-
-impl SlotBus<'_> {
-    /// The physical address of `va` if the platform serves it; otherwise `va`, unmapped.
-    fn forwarded_pa(&self, va: u64) -> Result<u64, (u64, BusError)> {
-        (self.translate)(va).filter(|&pa| is_forwarded(pa)).ok_or((va, BusError::Unmapped))
-    }
-
-    /// One access at `va`.
-    fn single(&mut self, write: bool, va: u64, size: Size, value: u128) -> Result<u128, (u64, BusError)> {
-        let access = Access::single(write, size.bytes() as u32, self.forwarded_pa(va)?, value);
-        self.request([va; 2], &access).map(|[v, _]| v)
-    }
-
-    /// A pair (LDP/STP) as one request, a burst to the device, when its second access is the
-    /// next bytes of the same physical space; otherwise as two requests. Each address is
-    /// translated once.
-    fn pair(
-        &mut self,
-        write: bool,
-        addrs: [u64; 2],
-        size: Size,
-        values: [u128; 2],
-    ) -> Result<[u128; 2], (u64, BusError)> {
-        let (first, second) = (self.forwarded_pa(addrs[0])?, self.forwarded_pa(addrs[1]));
-        let bytes = size.bytes() as u32;
-        let burst = Access { write, size: bytes, addr: first, pair: true, data: values };
-        if second.is_ok_and(|pa| pa == burst.second_addr()) {
-            return self.request(addrs, &burst);
+/// One request through this core's slot (`slot`): what the bus sends (`proto::forward::SlotBus`).
+fn request(slot: usize, access: &Access) -> Result<[u128; 2], ForwardError> {
+    let unmapped = ForwardError::Host(Failure { status: Status::Unmapped, second: false });
+    let channel = CHANNEL.get().ok_or(unmapped)?;
+    let kick = || channel.kick.write_byte(slot as u8);
+    // The deadline is set at the first look at the clock: most accesses are answered before
+    // the first look, and reading the clock is an exit to the emulator.
+    let mut give_up = None;
+    let timed_out = || {
+        let now = crate::timer::instant();
+        now > *give_up
+            .get_or_insert_with(|| now.after(core::time::Duration::from_secs(TIMEOUT_SECS), crate::timer::hz()))
+    };
+    let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
+        0 => forward(channel.slots, slot, access, kick, timed_out),
+        clock => {
+            let now =
+                || if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) };
+            let patience = Patience::default();
+            let (result, timing) = forward_timed(channel.slots, slot, access, patience, (kick, timed_out), now);
+            LAST_TIMING.lock()[slot] = timing;
+            result
         }
-        let [a, _] = self.request([addrs[0]; 2], &Access::single(write, bytes, first, values[0]))?;
-        let [b, _] = self.request([addrs[1]; 2], &Access::single(write, bytes, second?, values[1]))?;
-        Ok([a, b])
-    }
-
-    /// One request through this core's slot: `access`, made for the virtual addresses `vas`
-    /// (the second is a pair's). On failure, the virtual address of the access that failed.
-    fn request(&mut self, vas: [u64; 2], access: &Access) -> Result<[u128; 2], (u64, BusError)> {
-        let channel = CHANNEL.get().ok_or((vas[0], BusError::Unmapped))?;
-        let kick = || channel.kick.write_byte(self.slot as u8);
-        // The deadline is set at the first look at the clock: most accesses are answered
-        // before the first look, and reading the clock is an exit to the emulator.
-        let mut give_up = None;
-        let timed_out = || {
-            let now = crate::timer::now();
-            now > *give_up.get_or_insert_with(|| now + TIMEOUT_SECS * crate::timer::hz())
-        };
-        let result = match TIMING_CLOCK.load(Ordering::Relaxed) {
-            0 => forward(channel.slots, self.slot, access, kick, timed_out),
-            clock => {
-                let now = || {
-                    if clock == TimingClock::Ticks as u8 { crate::timer::now() } else { u64::from(pmu::instructions()) }
-                };
-                let patience = Patience::default();
-                let (result, timing) =
-                    forward_timed(channel.slots, self.slot, access, patience, (kick, timed_out), now);
-                LAST_TIMING.lock()[self.slot] = timing;
-                result
-            }
-        };
-        FORWARDED[self.slot].fetch_add(1, Ordering::Relaxed);
-        result.map_err(|e| (vas[usize::from(e.second())], e.bus_error()))
-    }
+    };
+    FORWARDED[slot].fetch_add(1, Ordering::Relaxed);
+    result
 }
 
 fn note(what: &'static str, addr: u64) -> Resolution {
@@ -300,7 +244,11 @@ fn serve_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
         return note("forwarded access with SP write-back in the kernel", fault.elr);
     }
     let mut regs = FrameRegs { frame, from_user: fault.from_user };
-    let mut bus = SlotBus { slot: cpu::core_id(), translate };
+    let slot = cpu::core_id();
+    let mut bus = SlotBus {
+        translate: |va| translate(va).filter(|&pa| is_forwarded(pa)),
+        request: |a: &Access| request(slot, a),
+    };
     match a64::execute(&access, &mut regs, &mut bus) {
         Ok(done) => {
             frame.elr += done.pc_advance;

@@ -421,20 +421,14 @@ fn register_ping() {
     }
 }
 
-/// Pings node `node`'s kernel: true once its Pong comes back within `ticks` timer ticks.
-pub fn ping(node: u16, ticks: u64) -> Result<bool, NotifyError> {
+/// Pings node `node`'s kernel: true once its Pong comes back `within` that time.
+pub fn ping(node: u16, within: core::time::Duration) -> Result<bool, NotifyError> {
     let count = PINGS.fetch_add(1, Ordering::Relaxed) + 1;
     let nonce = ((u64::from(cluster::node_id()) << 40) | count) & ((1 << 60) - 1);
     let ping = Message::Ping { nonce }.encode().map_err(|_| NotifyError::NotSent(SendError::NoRoute))?;
     notify(node, ping)?;
-    let give_up = crate::timer::now() + ticks;
-    while LAST_PONG.load(Ordering::Acquire) != nonce {
-        if crate::timer::now() > give_up {
-            return Ok(false);
-        }
-        core::hint::spin_loop();
-    }
-    Ok(true)
+    let pong = || LAST_PONG.load(Ordering::Acquire) == nonce;
+    Ok(crate::timer::wait_for(within, pong, core::hint::spin_loop).is_ok())
 }
 
 /// Raises `signal` in the process of `domain`: `SIGNALS` reads it, and a wait the process is
@@ -506,10 +500,7 @@ pub fn service_core_main() -> ! {
         }
         if !flushed {
             // A requester's FIFO is full: give it time to drain.
-            let t = crate::timer::now() + crate::timer::hz() / 5000;
-            while crate::timer::now() < t {
-                core::hint::spin_loop();
-            }
+            let _ = crate::timer::wait_for(core::time::Duration::from_micros(200), || false, core::hint::spin_loop);
             continue;
         }
         // Idle: arm MIF 0 and sleep until the vmbox interrupt (or a job) wakes us.

@@ -150,7 +150,7 @@ mod tests {
     fn every_stack_has_an_unmapped_guard_below_it() {
         let image = image();
         let plan = plan(Zcu102Qemu::A53_MEMORY, &image).unwrap();
-        for core in 0..4 {
+        for core in 0..Zcu102Qemu::A53_CORES as u64 {
             let slot = image.stacks.start + core * 0x1_1000;
             assert_eq!(attr_at(&plan, slot), None, "guard of core {core}");
             assert_eq!(attr_at(&plan, slot + 0x1000), Some(Attr::KernelData));

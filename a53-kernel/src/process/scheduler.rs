@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The cores that run processes.
 pub const PROCESS_CORES: u8 = 0b1100;
-const CORES: usize = 4;
+use crate::CORES;
 /// Bytes at the top of a process core's stack kept for the frame (the idle loop runs below).
 const FRAME_ZONE: usize = 4096;
 /// A process that keeps its core this many ticks is preempted if others are waiting.

@@ -26,6 +26,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use board::Board as _;
 use boot::a53::ExceptionFrame;
+use core::time::Duration;
 use hal::packetizer::driver::Tif;
 use hal::pldma::Pd;
 use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
@@ -460,25 +461,24 @@ pub fn kill(handle: Handle) {
     }
 }
 
-/// Waits (asleep, on the calling kernel thread) until the process ends or `timeout_ticks` of the
-/// counter pass; returns its exit.
-pub fn wait(handle: Handle, timeout_ticks: u64) -> Option<Exit> {
-    let give_up = crate::timer::now().saturating_add(timeout_ticks);
+/// Waits (asleep, on the calling kernel thread) until the process ends or `timeout` passes;
+/// returns its exit.
+pub fn wait(handle: Handle, timeout: Duration) -> Option<Exit> {
     let mut exit = None;
-    crate::arch::cpu::idle_until(|| {
+    let _ = crate::timer::idle_for(timeout, || {
         exit = TABLE.lock().reap(handle);
-        exit.is_some() || crate::timer::now() > give_up
+        exit.is_some()
     });
     exit
 }
 
-/// [`wait`], and a process still running after `timeout_ticks` is killed (its exit collected
-/// within a second), so that nothing outlives its caller's patience; `None` then.
-pub fn wait_or_kill(handle: Handle, timeout_ticks: u64) -> Option<Exit> {
-    let exit = wait(handle, timeout_ticks);
+/// [`wait`], and a process still running after `timeout` is killed (its exit collected within
+/// a second), so that nothing outlives its caller's patience; `None` then.
+pub fn wait_or_kill(handle: Handle, timeout: Duration) -> Option<Exit> {
+    let exit = wait(handle, timeout);
     if exit.is_none() {
         kill(handle);
-        if wait(handle, crate::timer::hz()).is_none() {
+        if wait(handle, Duration::from_secs(1)).is_none() {
             defmt::println!("a process did not end when killed");
         }
     }

@@ -36,10 +36,9 @@ fn block_and_retry(frame: &mut ExceptionFrame, wait: Wait, deadline: Option<u64>
     Event::Block { wait, deadline }
 }
 
+/// The counter value `us` microseconds from now (a wait's deadline), or none for 0.
 pub(super) fn deadline_after_us(us: u64) -> Option<u64> {
-    (us != 0).then(|| {
-        crate::timer::now().saturating_add(crate::timer::timer().rate().ticks_from_ns(us.saturating_mul(1000)))
-    })
+    (us != 0).then(|| crate::timer::deadline_in(core::time::Duration::from_micros(us)).ticks())
 }
 
 /// How the exception layer hands EL0's exceptions to the processes (`kernel::wire`): a system
