@@ -9,6 +9,7 @@
 
 extern crate alloc;
 
+pub mod counters;
 pub mod elf;
 pub mod exception;
 pub mod gsas;

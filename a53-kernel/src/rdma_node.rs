@@ -93,94 +93,57 @@ pub fn stall_mode() -> bool {
     STALL.load(Ordering::Relaxed)
 }
 
-/// Counters for tests and benches ([`counters`]).
-static FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
-static BAD_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
-static CONTEXT_FAULTS: AtomicU64 = AtomicU64::new(0);
-static GLOBAL_FAULTS: AtomicU64 = AtomicU64::new(0);
-static CQ_WAKEUPS: AtomicU64 = AtomicU64::new(0);
-static STICKY: AtomicU64 = AtomicU64::new(0);
-static RAPF_REFUSED: AtomicU64 = AtomicU64::new(0);
-static DUPLICATE_FAULT_ENTRIES: AtomicU64 = AtomicU64::new(0);
-static FAULT_IRQS: AtomicU64 = AtomicU64::new(0);
-static STALLS_RESUMED: AtomicU64 = AtomicU64::new(0);
-static UNRECORDED_STALLS: AtomicU64 = AtomicU64::new(0);
-static FAULT_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
-static FAULT_IRQ_FORWARDING: AtomicU64 = AtomicU64::new(0);
-static STALL_IRQS: AtomicU64 = AtomicU64::new(0);
-static RESOLVE_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
-static STALL_IRQ_INSTRUCTIONS: AtomicU64 = AtomicU64::new(0);
-static STALL_IRQ_FORWARDING: AtomicU64 = AtomicU64::new(0);
-static FAULTS_RESOLVED: AtomicU64 = AtomicU64::new(0);
-
-/// What the front end has seen so far.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Receiver fault FIFO entries answered.
-    pub fault_entries: u64,
-    /// FIFO entries that did not decode.
-    pub bad_fault_entries: u64,
-    /// SMMU context faults decoded and cleared.
-    pub context_faults: u64,
-    /// SMMU global faults decoded and cleared.
-    pub global_faults: u64,
-    /// Completion-queue wake-ups (one per PD per interrupt).
-    pub cq_wakeups: u64,
-    /// Sticky causes seen (FAULT_LOST, EVENTS_LOST, DESC_REFUSED).
-    pub sticky: u64,
-    /// RAPF writes the engine refused.
-    pub rapf_refused: u64,
-    /// Fault entries of an attempt answered lately (skipped).
-    pub duplicate_fault_entries: u64,
-    /// Fault entries and stalled accesses whose page got a frame (answered Retry, or resumed).
-    pub faults_resolved: u64,
-    /// Engine interrupts that found fault entries.
-    pub fault_irqs: u64,
-    /// Stalled accesses resumed with retry after their page got a frame (stall policy).
-    pub stalls_resumed: u64,
-    /// Stalled accesses with no recorded fault (their fault got only MULTI), resumed with
-    /// retry so that they fault again in full.
-    pub unrecorded_stalls: u64,
-    /// Instructions those interrupts took, from the handler's start to the last answer sent
-    /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
-    /// `arch::pmu::count_instructions`; else 0).
-    pub fault_irq_instructions: u64,
-    /// Of those, the instructions of the forwarded accesses the handlers made (QEMU's
-    /// emulation, `exception::forward::forwarding_instructions`; 0 unless timed).
-    pub fault_irq_forwarding: u64,
-    /// SMMU interrupts that resumed stalled accesses (stall policy).
-    pub stall_irqs: u64,
-    /// Instructions those took, from the handler's start to the last RESUME (as above).
-    pub stall_irq_instructions: u64,
-    /// Of those, the forwarded accesses' (as above).
-    pub stall_irq_forwarding: u64,
-    /// Instructions both handlers spent giving pages their frames (`resolve_rdma_fault`: the
-    /// region lookup, frames zeroed, descriptors written and cleaned), as above.
-    pub resolve_instructions: u64,
+crate::counter_set! {
+    /// What the front end has seen so far (for tests and benches: [`counters`]).
+    pub struct Counters / LiveCounters {
+        /// Receiver fault FIFO entries answered.
+        fault_entries,
+        /// FIFO entries that did not decode.
+        bad_fault_entries,
+        /// SMMU context faults decoded and cleared.
+        context_faults,
+        /// SMMU global faults decoded and cleared.
+        global_faults,
+        /// Completion-queue wake-ups (one per PD per interrupt).
+        cq_wakeups,
+        /// Sticky causes seen (FAULT_LOST, EVENTS_LOST, DESC_REFUSED).
+        sticky,
+        /// RAPF writes the engine refused.
+        rapf_refused,
+        /// Fault entries of an attempt answered lately (skipped).
+        duplicate_fault_entries,
+        /// Fault entries and stalled accesses whose page got a frame (answered Retry, or resumed).
+        faults_resolved,
+        /// Engine interrupts that found fault entries.
+        fault_irqs,
+        /// Stalled accesses resumed with retry after their page got a frame (stall policy).
+        stalls_resumed,
+        /// Stalled accesses with no recorded fault (their fault got only MULTI), resumed with
+        /// retry so that they fault again in full.
+        unrecorded_stalls,
+        /// Instructions those interrupts took, from the handler's start to the last answer sent
+        /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
+        /// `arch::pmu::count_instructions`; else 0).
+        fault_irq_instructions,
+        /// Of those, the instructions of the forwarded accesses the handlers made (QEMU's
+        /// emulation, `exception::forward::forwarding_instructions`; 0 unless timed).
+        fault_irq_forwarding,
+        /// SMMU interrupts that resumed stalled accesses (stall policy).
+        stall_irqs,
+        /// Instructions those took, from the handler's start to the last RESUME (as above).
+        stall_irq_instructions,
+        /// Of those, the forwarded accesses' (as above).
+        stall_irq_forwarding,
+        /// Instructions both handlers spent giving pages their frames (`resolve_rdma_fault`: the
+        /// region lookup, frames zeroed, descriptors written and cleaned), as above.
+        resolve_instructions,
+    }
 }
 
+static COUNTERS: LiveCounters = LiveCounters::new();
+
 pub fn counters() -> Counters {
-    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-    Counters {
-        fault_entries: get(&FAULT_ENTRIES),
-        bad_fault_entries: get(&BAD_FAULT_ENTRIES),
-        context_faults: get(&CONTEXT_FAULTS),
-        global_faults: get(&GLOBAL_FAULTS),
-        cq_wakeups: get(&CQ_WAKEUPS),
-        sticky: get(&STICKY),
-        rapf_refused: get(&RAPF_REFUSED),
-        duplicate_fault_entries: get(&DUPLICATE_FAULT_ENTRIES),
-        faults_resolved: get(&FAULTS_RESOLVED),
-        fault_irqs: get(&FAULT_IRQS),
-        stalls_resumed: get(&STALLS_RESUMED),
-        unrecorded_stalls: get(&UNRECORDED_STALLS),
-        fault_irq_instructions: get(&FAULT_IRQ_INSTRUCTIONS),
-        fault_irq_forwarding: get(&FAULT_IRQ_FORWARDING),
-        stall_irqs: get(&STALL_IRQS),
-        stall_irq_instructions: get(&STALL_IRQ_INSTRUCTIONS),
-        stall_irq_forwarding: get(&STALL_IRQ_FORWARDING),
-        resolve_instructions: get(&RESOLVE_INSTRUCTIONS),
-    }
+    COUNTERS.snapshot()
 }
 
 /// Engine counter `c` (`docs/hw/pldma.md`, "Counters"; one forwarded read on QEMU), or `None`
@@ -366,14 +329,14 @@ fn on_engine_irq(_: IntId) {
                     }
                     Ok(None) => break,
                     Err(_) => {
-                        BAD_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+                        COUNTERS.bad_fault_entries.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
         }
         let sticky = status.get() & (IRQ::FAULT_LOST::SET + IRQ::EVENTS_LOST::SET + IRQ::DESC_REFUSED::SET).value;
         if sticky != 0 {
-            STICKY.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.sticky.fetch_add(1, Ordering::Relaxed);
             engine.admin.clear_sticky(LocalRegisterCopy::new(sticky));
         }
         let pending = status.read(IRQ::CQ_PENDING) as u16;
@@ -384,7 +347,7 @@ fn on_engine_irq(_: IntId) {
     };
     if !entries.is_empty() {
         answer_faults(&entries, me);
-        start.add_to(&FAULT_IRQS, &FAULT_IRQ_INSTRUCTIONS, &FAULT_IRQ_FORWARDING);
+        start.add_to(&COUNTERS.fault_irqs, &COUNTERS.fault_irq_instructions, &COUNTERS.fault_irq_forwarding);
     }
     wake_cq_waiters(pending);
 }
@@ -397,9 +360,9 @@ static RECENT: IrqMutex<Recent> = IrqMutex::new(Recent::new());
 fn answer_faults(entries: &[FaultEntry], me: u16) {
     let mut answers = heapless::Vec::<Answer, FAULTS_PER_IRQ>::new();
     for entry in entries {
-        FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+        COUNTERS.fault_entries.fetch_add(1, Ordering::Relaxed);
         if RECENT.lock().seen(entry) {
-            DUPLICATE_FAULT_ENTRIES.fetch_add(1, Ordering::Relaxed);
+            COUNTERS.duplicate_fault_entries.fetch_add(1, Ordering::Relaxed);
             continue;
         }
         let resolved = page_access(entry).is_some_and(|write| resolve(entry.pd, entry.va(), write));
@@ -416,7 +379,7 @@ fn answer_faults(entries: &[FaultEntry], me: u16) {
             Answer::Remote { pd, rapf } => {
                 let refused = with_engine(|e| e.pd_pages[pd.index()].rapf(rapf).is_err()).unwrap_or(true);
                 if refused {
-                    RAPF_REFUSED.fetch_add(1, Ordering::Relaxed);
+                    COUNTERS.rapf_refused.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
@@ -440,7 +403,7 @@ fn wake_cq_waiters(pending: u16) {
     let slots: heapless::Vec<usize, { hal::pldma::PDS }> =
         TABLE.lock().cq_holders(pending).map(|(_, slot)| slot).collect();
     for slot in slots {
-        CQ_WAKEUPS.fetch_add(1, Ordering::Relaxed);
+        COUNTERS.cq_wakeups.fetch_add(1, Ordering::Relaxed);
         scheduler::wake_waiter(slot, |w| w == Wait::Cq);
     }
 }
@@ -464,7 +427,7 @@ fn on_smmu_irq(_: IntId) {
             for _ in 0..stalled.capacity() {
                 let Some(fault) = s.next_fault() else { break };
                 s.clear_fault(&fault);
-                CONTEXT_FAULTS.fetch_add(1, Ordering::Relaxed);
+                COUNTERS.context_faults.fetch_add(1, Ordering::Relaxed);
                 defmt::debug!("smmu: {}", defmt::Debug2Format(&fault));
                 if fault.stalled {
                     let _ = stalled.push(fault);
@@ -472,7 +435,7 @@ fn on_smmu_irq(_: IntId) {
             }
             if let Some(fault) = s.global_fault() {
                 s.clear_global_fault(&fault);
-                GLOBAL_FAULTS.fetch_add(1, Ordering::Relaxed);
+                COUNTERS.global_faults.fetch_add(1, Ordering::Relaxed);
                 defmt::warn!("smmu: global fault {}", defmt::Debug2Format(&fault));
             }
         });
@@ -491,13 +454,13 @@ fn on_smmu_irq(_: IntId) {
             banks.len()
         })
         .unwrap_or(0);
-        UNRECORDED_STALLS.fetch_add(unrecorded as u64, Ordering::Relaxed);
+        COUNTERS.unrecorded_stalls.fetch_add(unrecorded as u64, Ordering::Relaxed);
         if stalled.is_empty() && unrecorded == 0 {
             break;
         }
     }
     if resumed {
-        start.add_to(&STALL_IRQS, &STALL_IRQ_INSTRUCTIONS, &STALL_IRQ_FORWARDING);
+        start.add_to(&COUNTERS.stall_irqs, &COUNTERS.stall_irq_instructions, &COUNTERS.stall_irq_forwarding);
     }
 }
 
@@ -507,9 +470,9 @@ fn resolve(pd: Pd, va: u64, write: bool) -> bool {
     let start = arch::pmu::instructions();
     let resolved = crate::process::paging::resolve_rdma_fault(pd, va, write).is_ok();
     let spent = arch::pmu::instructions().wrapping_sub(start);
-    RESOLVE_INSTRUCTIONS.fetch_add(u64::from(spent), Ordering::Relaxed);
+    COUNTERS.resolve_instructions.fetch_add(u64::from(spent), Ordering::Relaxed);
     if resolved {
-        FAULTS_RESOLVED.fetch_add(1, Ordering::Relaxed);
+        COUNTERS.faults_resolved.fetch_add(1, Ordering::Relaxed);
     }
     resolved
 }
@@ -553,7 +516,7 @@ fn stall_answer(fault: &ContextFault) -> Resume {
     if !resolve(pd, fault.address, fault.access == Access::Write) {
         return Resume::Terminate;
     }
-    STALLS_RESUMED.fetch_add(1, Ordering::Relaxed);
+    COUNTERS.stalls_resumed.fetch_add(1, Ordering::Relaxed);
     Resume::Retry
 }
 

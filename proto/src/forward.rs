@@ -491,20 +491,19 @@ mod tests {
 
     /// A bus whose platform serves [0x1000, 0x2000) (as physical = virtual + 0x10_0000) and
     /// fails requests at `failing`, recording every request.
-    fn bus_with(
-        sent: &mut Vec<Access>,
-        failing: Option<u64>,
-    ) -> SlotBus<impl FnMut(u64) -> Option<u64>, impl FnMut(&Access) -> Result<[u128; 2], ForwardError> + '_> {
+    type SendFn<'a> = std::boxed::Box<dyn FnMut(&Access) -> Result<[u128; 2], ForwardError> + 'a>;
+
+    fn bus_with(sent: &mut Vec<Access>, failing: Option<u64>) -> SlotBus<fn(u64) -> Option<u64>, SendFn<'_>> {
         SlotBus {
             translate: |va: u64| (0x1000..0x2000).contains(&va).then_some(va + 0x10_0000),
-            request: move |a: &Access| {
+            request: std::boxed::Box::new(move |a: &Access| {
                 sent.push(*a);
                 let second = a.pair && Some(a.second_addr()) == failing;
                 if Some(a.addr) == failing || second {
                     return Err(ForwardError::Host(Failure { status: Status::Rejected, second }));
                 }
                 Ok([a.addr as u128, a.second_addr() as u128])
-            },
+            }),
         }
     }
 
