@@ -16,8 +16,9 @@ use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::smmu::with_smmu;
 use crate::mm::user_space::{AddressSpace, FrameSource};
 use crate::process::hooks::PdResources;
+use crate::process::lifecycle::TABLE;
 use crate::process::scheduler;
-use crate::process::table::{TABLE, Wait};
+use crate::process::table::Wait;
 use crate::rdma::answer::{Answer, Recent, action, answer, page_access};
 use crate::rpu::{self, RpuError};
 use crate::sync::IrqMutex;
@@ -38,7 +39,7 @@ pub use crate::process::hooks::{Setup, Teardown};
 
 /// What this subsystem sets up for a process that holds its PD, for the process table
 /// (`process::hooks::set_pd_resources`, wired by `kernel`).
-pub fn pd_resources() -> PdResources {
+pub fn pd_resources() -> PdResources<KernelFrames> {
     PdResources {
         available,
         queue_set_pa,

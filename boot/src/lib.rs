@@ -7,5 +7,6 @@
 
 #[cfg(target_arch = "aarch64")]
 pub mod a53;
+pub mod frame;
 #[cfg(target_arch = "arm")]
 pub mod r5;

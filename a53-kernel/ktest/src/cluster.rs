@@ -30,7 +30,8 @@ mod gsas {
     use crate::ensure;
     use crate::gsas::{expect_status, expect_status_with_args, finish, notify_arg, result_of, run_together};
     use crate::testkit::TestResult;
-    use a53_kernel::process::table::{self, Exit, Reap};
+    use a53_kernel::process::lifecycle;
+    use a53_kernel::process::table::{Exit, Reap};
     use alloc::format;
     use alloc::string::String;
     use alloc::vec::Vec;
@@ -179,7 +180,7 @@ mod gsas {
         let (me, _) = whoami()?;
         barrier(810)?;
         let sleeper = if me == 1 {
-            Some(table::spawn("mailbox-modes", Some(pack(Role::Sleeper)), Reap::Wait).map_err(|_| "no sleeper")?)
+            Some(lifecycle::spawn("mailbox-modes", Some(pack(Role::Sleeper)), Reap::Wait).map_err(|_| "no sleeper")?)
         } else {
             None
         };
@@ -228,7 +229,7 @@ mod gsas {
         let (me, _) = whoami()?;
         barrier(800)?;
         let receiver = if me == 1 {
-            Some(table::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?)
+            Some(lifecycle::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?)
         } else {
             None
         };

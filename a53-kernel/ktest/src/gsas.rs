@@ -3,6 +3,7 @@
 
 use crate::ensure;
 use crate::testkit::{Test, TestResult};
+use a53_kernel::process::lifecycle;
 use a53_kernel::process::table::{self, Exit, Reap};
 use alloc::vec::Vec;
 
@@ -27,7 +28,7 @@ const PROGRAM_SECONDS: u64 = 120;
 
 /// Runs `name` with `arg` to its end.
 pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
-    let handle = table::spawn(name, Some(arg), Reap::Wait).map_err(|e| {
+    let handle = lifecycle::spawn(name, Some(arg), Reap::Wait).map_err(|e| {
         defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
         "the program could not be started"
     })?;
@@ -37,14 +38,15 @@ pub fn run(name: &str, arg: u64) -> Result<Exit, &'static str> {
 /// Waits up to `seconds` for the process to end; one that does not is killed, so that it does
 /// not run on into the next test.
 pub fn finish(handle: table::Handle, seconds: u64) -> Result<Exit, &'static str> {
-    table::wait_or_kill(handle, core::time::Duration::from_secs(seconds)).ok_or("the program did not finish in time")
+    lifecycle::wait_or_kill(handle, core::time::Duration::from_secs(seconds))
+        .ok_or("the program did not finish in time")
 }
 
 /// Runs `count` copies of `name` with `arg` on this node at once; all must exit 0 within
 /// `seconds`.
 pub fn run_together(name: &str, arg: u64, count: usize, seconds: u64) -> TestResult {
     let handles: Vec<_> = (0..count)
-        .map(|_| table::spawn(name, Some(arg), Reap::Wait))
+        .map(|_| lifecycle::spawn(name, Some(arg), Reap::Wait))
         .collect::<Result<_, _>>()
         .map_err(|_| "cannot spawn")?;
     let mut result = Ok(());
@@ -71,7 +73,7 @@ pub fn run_with_args(name: &str, args: &[&str]) -> Result<Exit, &'static str> {
 pub fn run_with_args_within(name: &str, args: &[&str], seconds: u64) -> Result<Exit, &'static str> {
     let packed =
         a53_kernel::process::launch::pack(args.iter().map(|a| a.as_bytes())).map_err(|_| "arguments too long")?;
-    let handle = table::spawn_with_args(name, None, &packed, Reap::Wait).map_err(|e| {
+    let handle = lifecycle::spawn_with_args(name, None, &packed, Reap::Wait).map_err(|e| {
         defmt::println!("cannot spawn {=str}: {}", name, defmt::Debug2Format(&e));
         "the program could not be started"
     })?;
@@ -167,7 +169,8 @@ fn malformed() -> TestResult {
 fn notify() -> TestResult {
     const OPCODE: u8 = 9;
     const PAYLOAD: u64 = 0x1234_5678;
-    let receiver = table::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?;
+    let receiver =
+        lifecycle::spawn("notify-receiver", Some(u64::from(OPCODE)), Reap::Wait).map_err(|_| "no receiver")?;
     // The receiver registers and then blocks; give it time to get there.
     let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 2;
     a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
@@ -223,7 +226,7 @@ fn kernel_handler() -> TestResult {
     result?;
     // The channel is free again: a process takes it.
     let receiver =
-        table::spawn("notify-receiver", Some(u64::from(op.value())), Reap::Wait).map_err(|_| "no receiver")?;
+        lifecycle::spawn("notify-receiver", Some(u64::from(op.value())), Reap::Wait).map_err(|_| "no receiver")?;
     let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 2;
     a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
     expect_status("notify-sender", notify_arg(me() as u16, op.value(), 0x33)?, 0)?;
@@ -239,11 +242,11 @@ fn bad_syscalls() -> TestResult {
 
 fn kill() -> TestResult {
     for (how, arg) in [("spinning", 0), ("sleeping", 1)] {
-        let handle = table::spawn("spin", Some(arg), Reap::Wait).map_err(|_| "cannot spawn spin")?;
+        let handle = lifecycle::spawn("spin", Some(arg), Reap::Wait).map_err(|_| "cannot spawn spin")?;
         let t = a53_kernel::timer::now() + a53_kernel::timer::hz() / 10;
         a53_kernel::arch::cpu::idle_until(|| a53_kernel::timer::now() > t);
-        table::kill(handle);
-        match table::wait(handle, core::time::Duration::from_secs(1)) {
+        lifecycle::kill(handle);
+        match lifecycle::wait(handle, core::time::Duration::from_secs(1)) {
             Some(Exit::Killed) => {}
             other => {
                 defmt::println!("{=str} spin: {}", how, defmt::Debug2Format(&other));

@@ -9,6 +9,7 @@ use crate::gsas::{finish, run};
 use crate::testkit::{Test, TestResult};
 use a53_kernel::arch::phys_to_virt;
 use a53_kernel::mm::user_space::Touch;
+use a53_kernel::process::lifecycle;
 use a53_kernel::process::paging;
 use a53_kernel::process::table::{self, Exit, Reap};
 use a53_kernel::{rdma_node, rpu};
@@ -189,7 +190,7 @@ fn device_remote() -> TestResult {
 /// A victim of its own PD and an attacker of another on this node (and, with `remote`, at a
 /// node where the attacker's PD has no process).
 fn victim_and_attacker(remote: u16) -> TestResult {
-    let victim = table::spawn("rdma-pair", Some(pack(Role::Victim)), Reap::Wait).map_err(|_| "no victim")?;
+    let victim = lifecycle::spawn("rdma-pair", Some(pack(Role::Victim)), Reap::Wait).map_err(|_| "no victim")?;
     let attack = run("rdma-pair", pack(Role::Attack { node: remote }));
     let victim = finish(victim, SECONDS);
     expect_zero("rdma-pair attack", attack?)?;
@@ -308,10 +309,10 @@ fn pd_shares() -> TestResult {
     let mut check = || -> TestResult {
         let mut held = 0u16;
         loop {
-            let handle = table::spawn("spin", Some(1), Reap::Wait).map_err(|_| "cannot spawn")?;
+            let handle = lifecycle::spawn("spin", Some(1), Reap::Wait).map_err(|_| "cannot spawn")?;
             jobs.push(handle).map_err(|_| "more jobs with RDMA than there are PDs")?;
             let (pd, holds) =
-                table::TABLE.lock().process(handle).map(|(_, p)| (p.pd, p.holds_pd)).ok_or("no process")?;
+                lifecycle::TABLE.lock().process(handle).map(|(_, p)| (p.pd, p.holds_pd)).ok_or("no process")?;
             if pd == NO_RDMA {
                 ensure(!holds, "a process holds NO_RDMA")?;
                 break;
@@ -325,7 +326,7 @@ fn pd_shares() -> TestResult {
     };
     let result = check();
     for &job in &jobs {
-        table::kill(job);
+        lifecycle::kill(job);
         let _ = finish(job, 10);
     }
     barrier(1251)?;
@@ -429,12 +430,13 @@ fn faults_four_pds() -> TestResult {
     let before = stats()?;
     let mut jobs = heapless::Vec::<table::Handle, 4>::new();
     for _ in 0..4 {
-        let handle = table::spawn("rdma-faults", Some(pack(Role::Local)), Reap::Wait).map_err(|_| "cannot spawn")?;
+        let handle =
+            lifecycle::spawn("rdma-faults", Some(pack(Role::Local)), Reap::Wait).map_err(|_| "cannot spawn")?;
         let _ = jobs.push(handle);
     }
     let mut pds = 0u16;
     for &job in &jobs {
-        if let Some((_, p)) = table::TABLE.lock().process(job) {
+        if let Some((_, p)) = lifecycle::TABLE.lock().process(job) {
             pds |= 1 << p.pd.raw();
         }
     }
@@ -482,7 +484,7 @@ fn stress() -> TestResult {
         let before = stats().unwrap_or_default();
         let count = arg_u64("rdma-transfers").map_or(STRESS_TRANSFERS, |c| c.div_ceil(u64::from(n)) as u16);
         let seed = arg_u64("rdma-seed").unwrap_or(0x5eed) as u32;
-        let handle = table::spawn("rdma-pair", Some(pack(Role::Stress { count, seed })), Reap::Wait)
+        let handle = lifecycle::spawn("rdma-pair", Some(pack(Role::Stress { count, seed })), Reap::Wait)
             .map_err(|_| "cannot spawn")?;
         let outcome = finish(handle, 1800).and_then(|exit| expect_zero("rdma-pair stress", exit));
         // Whether it passed or not: a failure's counters say where the blocks went.
@@ -538,8 +540,8 @@ fn forge_beside_a_victim(me: u16, forged: u64) -> TestResult {
     let lost = || rdma_node::engine_counter(hal::pldma::regs::Counter::EventsLost).unwrap_or(0);
     let lost_before = lost();
     let writes = rdma_bench::Role::Writes { node: me, count: 16, log2: 20 };
-    let victim = table::spawn("rdma-bench", Some(rdma_bench::pack(writes)), Reap::Wait).map_err(|_| "no victim")?;
-    let victim_pd = table::TABLE.lock().process(victim).map(|(_, p)| p.pd).ok_or("no victim process")?;
+    let victim = lifecycle::spawn("rdma-bench", Some(rdma_bench::pack(writes)), Reap::Wait).map_err(|_| "no victim")?;
+    let victim_pd = lifecycle::TABLE.lock().process(victim).map(|(_, p)| p.pd).ok_or("no victim process")?;
     let forger = run("rdma-pair", pack(Role::Forge { node: me, rounds: FORGE_ROUNDS }));
     let victim = finish(victim, SECONDS);
     expect_zero("rdma-pair forge", forger?)?;

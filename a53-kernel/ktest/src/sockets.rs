@@ -7,7 +7,8 @@ use crate::cluster_support::{barrier, barrier_within, wait_for, whoami};
 use crate::ensure;
 use crate::gsas::{expect_status, expect_status_with_args, finish, judge, run_with_args_within};
 use crate::testkit::{Test, TestResult};
-use a53_kernel::process::table::{self, Exit, Reap};
+use a53_kernel::process::lifecycle;
+use a53_kernel::process::table::{Exit, Reap};
 use a53_kernel::socket_node;
 use alloc::format;
 use alloc::string::String;
@@ -64,7 +65,7 @@ fn bad_inputs() -> TestResult {
 /// An owner's connection to itself; an intruder tries every handle of the node with every call.
 fn isolation() -> TestResult {
     needs_sockets()?;
-    let owner = table::spawn("sock-check", Some(part(2, 4200, 0)), Reap::Wait).map_err(|_| "no owner")?;
+    let owner = lifecycle::spawn("sock-check", Some(part(2, 4200, 0)), Reap::Wait).map_err(|_| "no owner")?;
     let intruded = expect_status("sock-check", part(3, 0, 0), 0);
     let owned = match finish(owner, 60) {
         Ok(Exit::Status(0)) => Ok(()),
@@ -143,9 +144,9 @@ fn peer_killed() -> TestResult {
     barrier(1274)?;
     let result = if me == victim {
         let before = socket_node::stats().doorbells_received;
-        let sink = table::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
+        let sink = lifecycle::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
         let flowing = wait_for(60, || socket_node::stats().doorbells_received >= before + 16);
-        table::kill(sink);
+        lifecycle::kill(sink);
         let killed = matches!(finish(sink, 10), Ok(Exit::Killed));
         flowing.map_err(|_| "no data reached the sink")?;
         ensure(killed, "the sink was not killed")
@@ -170,7 +171,7 @@ fn node_dying() -> TestResult {
     barrier(1280)?;
     let result = if me == victim {
         // The runner kills this node while the sink reads; reaching the end is the failure.
-        let sink = table::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
+        let sink = lifecycle::spawn("sock-check", Some(part(4, PORT, 0)), Reap::Wait).map_err(|_| "no sink")?;
         let _ = finish(sink, PROGRAM_SECONDS);
         Err("the node was not killed")
     } else if me == 0 {

@@ -9,7 +9,8 @@ use a53_kernel::console::input as console_input;
 use a53_kernel::kernel::{self, BootReport, Stop};
 use a53_kernel::mm::heap;
 use a53_kernel::process::launch::{self, PackedArgs};
-use a53_kernel::process::table::{self, Exit, Reap};
+use a53_kernel::process::lifecycle;
+use a53_kernel::process::table::{Exit, Reap};
 use a53_kernel::{cluster, rpu, smp, timer};
 use core::sync::atomic::{AtomicU32, Ordering};
 use proto::ipc::op;
@@ -44,7 +45,7 @@ fn demo(report: &BootReport) -> Stop {
 /// Runs `program` to its end (or kills it after `seconds`) and reports how it ended, in the
 /// words `docs/hw/console.md` gives. Returns whether it exited with status 0.
 fn run_program(program: &str, args: &PackedArgs, seconds: Option<u64>) -> bool {
-    let handle = match table::spawn_with_args(program, None, args, Reap::Wait) {
+    let handle = match lifecycle::spawn_with_args(program, None, args, Reap::Wait) {
         Ok(h) => h,
         Err(e) => {
             defmt::error!("process {=str} cannot start: {}", program, defmt::Debug2Format(&e));
@@ -52,8 +53,8 @@ fn run_program(program: &str, args: &PackedArgs, seconds: Option<u64>) -> bool {
         }
     };
     let exit = match seconds {
-        Some(s) => table::wait_or_kill(handle, core::time::Duration::from_secs(s)),
-        None => table::wait(handle, core::time::Duration::MAX),
+        Some(s) => lifecycle::wait_or_kill(handle, core::time::Duration::from_secs(s)),
+        None => lifecycle::wait(handle, core::time::Duration::MAX),
     };
     match exit {
         Some(Exit::Status(status)) => {

@@ -24,8 +24,9 @@ use crate::irq::{self, IntId, sgi};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::FrameSource;
 use crate::process::hooks::ExitedProcess;
+use crate::process::lifecycle::{self, TABLE};
 use crate::process::scheduler;
-use crate::process::table::{self, Reap, TABLE, Wait};
+use crate::process::table::{self, Reap, Wait};
 use crate::sync::IrqMutex;
 use alloc::collections::VecDeque;
 use board::pl;
@@ -96,7 +97,7 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     tif.grant(0, Pid::atomic_service(cluster::node_id()).raw());
     let kernel_index = {
         let mut table = TABLE.lock();
-        table.take_tif(tif);
+        table.take_tif(tif, cluster::node_id());
         table.kernel_interface().map(|g| g.index)
     };
     let kernel_pif = kernel_index.map(Packetizer::kernel_pif);
@@ -285,7 +286,7 @@ impl Spawner for Spawn {
         };
         let launch =
             table::Launch { reap: Reap::Auto, pd, ..table::Launch::new(request.image, Some(request.argument)) };
-        match table::launch(&launch) {
+        match lifecycle::launch(&launch) {
             Ok(handle) => NonZeroU64::new(handle).ok_or(SpawnError::NoResources),
             Err(table::SpawnError::UnknownImage) => Err(SpawnError::UnknownImage),
             Err(_) => Err(SpawnError::NoResources),

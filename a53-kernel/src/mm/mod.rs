@@ -8,6 +8,8 @@ pub mod kernel_frames;
 pub mod kernel_map;
 #[cfg(target_arch = "aarch64")]
 pub mod smmu;
+#[cfg(test)]
+pub mod test_frames;
 pub mod user_space;
 
 pub const PAGE_SIZE: u64 = 4096;

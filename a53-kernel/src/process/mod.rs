@@ -7,12 +7,13 @@ pub mod hooks;
 pub mod images;
 pub mod launch;
 #[cfg(target_arch = "aarch64")]
+pub mod lifecycle;
+#[cfg(target_arch = "aarch64")]
 pub mod paging;
 pub mod pds;
 #[cfg(target_arch = "aarch64")]
 pub mod scheduler;
 pub mod state;
-#[cfg(target_arch = "aarch64")]
 pub mod table;
 
 /// Protection domains (processes) per node: one SMMU context bank each on the QFDB.

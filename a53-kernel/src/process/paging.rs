@@ -5,8 +5,9 @@
 //! the running processes, the TLBs and the SMMU.
 
 use super::hooks;
+use super::lifecycle::TABLE;
 use super::scheduler;
-use super::table::{Process, TABLE};
+use super::table::Process;
 use crate::arch;
 use crate::elf::Permissions;
 use crate::exception::esr::{ExceptionClass, FaultStatus};

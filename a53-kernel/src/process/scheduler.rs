@@ -9,8 +9,9 @@
 //! a switch.
 
 use super::MAX_DOMAINS;
+use super::lifecycle::TABLE;
 use super::state::{expired, resume_past_call, timeout_result};
-use super::table::{State, TABLE, Wait};
+use super::table::{State, Wait};
 use crate::arch::cpu;
 use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};

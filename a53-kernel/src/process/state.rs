@@ -43,7 +43,7 @@ pub enum Exit {
         far: u64,
         elr: u64,
     },
-    /// Ended by `table::kill`.
+    /// Ended by `lifecycle::kill`.
     Killed,
 }
 
@@ -58,7 +58,7 @@ pub enum State {
 /// Whether anyone will collect a process's exit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reap {
-    /// The spawner calls `table::wait`.
+    /// The spawner calls `lifecycle::wait`.
     Wait,
     /// Nobody: the slot is freed at exit (remote spawns).
     Auto,

@@ -1,5 +1,7 @@
 //! The process table: every process of this node, the run queue, the interfaces and the
-//! protection domains held.
+//! protection domains held, and the decisions about them (spawn, start, exit, reap). Plain data
+//! over a frame source and the packetizer's trusted interface, host-tested; the node's table,
+//! behind its lock, and what starting and ending a process does around it are in `lifecycle`.
 //!
 //! A process has its own address space (ASID = its slot + 1, at most [`MAX_DOMAINS`] at once),
 //! one thread, one packetizer/mailbox interface pair whose PID names its GSAS domain, and a
@@ -7,26 +9,19 @@
 //! a boot, so a shared page owned by an exited process can never be claimed by a newer one.
 //!
 //! The process that holds its PD on this node also gets the PD's RDMA resources (what the RDMA
-//! subsystem registered, `hooks::PdResources`): they are set up after the table's lock is
-//! released (the SMMU and the R5 take a while) and before the process first runs, and taken
-//! down after it ends and before its memory goes. The other subsystems learn of an exit through
+//! subsystem registered, [`PdResources`]): they are set up after the table's lock is released
+//! (the SMMU and the R5 take a while) and before the process first runs, and taken down after
+//! it ends and before its memory goes. The other subsystems learn of an exit through
 //! `hooks::on_exit`.
 
 use super::MAX_DOMAINS;
-use super::hooks::{self, ExitedProcess, PdResources, Setup, Teardown};
 use super::pds::{PdChoice, PdTable};
-use crate::Board;
-use crate::arch::mmu::tlbi_asid;
 use crate::elf::{self, ElfError};
 use crate::gsas::interfaces::{Grant, InterfaceTable, ThreadKey};
-use crate::mm::kernel_frames::KernelFrames;
-use crate::mm::user_space::{AddressSpace, SpaceError};
-use crate::sync::IrqMutex;
+use crate::mm::user_space::{AddressSpace, FrameSource, SpaceError};
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
-use board::Board as _;
-use boot::a53::ExceptionFrame;
-use core::time::Duration;
+use boot::frame::ExceptionFrame;
 use hal::packetizer::driver::Tif;
 use hal::pldma::Pd;
 use proto::gsas::{EMPTY_THREAD_ARGUMENT, Pid};
@@ -37,10 +32,17 @@ pub use super::pds::PdRequest;
 use super::state::Domains;
 pub use super::state::{Exit, Rdma, Reap, State, Wait};
 
-pub struct Process {
+/// The node's processes, over the kernel's frames.
+#[cfg(target_arch = "aarch64")]
+pub type Process = ProcessOf<crate::mm::kernel_frames::KernelFrames>;
+/// The node's table, over the kernel's frames.
+#[cfg(target_arch = "aarch64")]
+pub type Table = TableOf<crate::mm::kernel_frames::KernelFrames>;
+
+pub struct ProcessOf<F: FrameSource> {
     pub domain: u16,
     pub name: &'static str,
-    pub space: AddressSpace<KernelFrames>,
+    pub space: AddressSpace<F>,
     pub frame: ExceptionFrame,
     pub state: State,
     pub reap: Reap,
@@ -57,7 +59,7 @@ pub struct Process {
     pub signals: u64,
 }
 
-impl Process {
+impl<F: FrameSource> ProcessOf<F> {
     pub fn asid(&self) -> u16 {
         self.space.asid()
     }
@@ -120,8 +122,8 @@ pub struct Spawned {
     pub rdma: Option<Setup>,
 }
 
-pub struct Table {
-    pub slots: [Option<Box<Process>>; MAX_DOMAINS],
+pub struct TableOf<F: FrameSource> {
+    pub slots: [Option<Box<ProcessOf<F>>>; MAX_DOMAINS],
     pub run_queue: VecDeque<usize>,
     domains: Domains,
     interfaces: Option<InterfaceTable>,
@@ -131,21 +133,39 @@ pub struct Table {
     pds: PdTable,
 }
 
-/// Taken from interrupt handlers too (wake-ups): IRQs are masked while it is held. Lock order:
-/// the table before the mailbox service, never the other way round.
-pub static TABLE: IrqMutex<Table> = IrqMutex::new(Table {
-    slots: [const { None }; MAX_DOMAINS],
-    run_queue: VecDeque::new(),
-    domains: Domains::new(),
-    interfaces: None,
-    tif: None,
-    pds: PdTable::new(),
-});
+/// What a spawn takes from the node, besides the table: the program, the frames, and what the
+/// table cannot do itself.
+pub struct SpawnEnv<'a, F: FrameSource> {
+    /// The program's name and ELF image (`None`: no such program).
+    pub image: Option<(&'static str, &'a [u8])>,
+    pub frames: F,
+    /// The PDs this node starts jobs in (`proto::rdma::domain::share`).
+    pub share: u16,
+    /// The board maps the interface pages and PD pages into processes (on QEMU they stay
+    /// unmapped and every access is forwarded).
+    pub device_pages: bool,
+    /// The RDMA subsystem's resources, when the node can give any.
+    pub resources: Option<&'a PdResources<F>>,
+    /// Forgets every TLB entry of an ASID (a slot's ASID is reused).
+    pub forget_asid: &'a dyn Fn(u16),
+}
 
-impl Table {
-    /// Keeps the trusted interface (once, at boot).
-    pub fn take_tif(&mut self, tif: Tif) {
+impl<F: FrameSource> TableOf<F> {
+    pub const fn new() -> Self {
+        Self {
+            slots: [const { None }; MAX_DOMAINS],
+            run_queue: VecDeque::new(),
+            domains: Domains::new(),
+            interfaces: None,
+            tif: None,
+            pds: PdTable::new(),
+        }
+    }
+
+    /// Keeps the trusted interface and the node's interface table (once, at boot).
+    pub fn take_tif(&mut self, tif: Tif, node: u16) {
         self.tif = Some(tif);
+        self.interfaces.get_or_insert_with(|| InterfaceTable::new(node));
     }
 
     /// An interface pair for the kernel's own requests (domain 0), granted in the PIDT; the
@@ -157,12 +177,12 @@ impl Table {
         Some(grant)
     }
 
-    /// The node's interface table, created on first use.
+    /// The node's interface table (node 0's until [`take_tif`](Self::take_tif) says which).
     fn interfaces(&mut self) -> &mut InterfaceTable {
-        self.interfaces.get_or_insert_with(|| InterfaceTable::new(crate::cluster::node_id()))
+        self.interfaces.get_or_insert_with(|| InterfaceTable::new(0))
     }
 
-    pub fn process(&self, handle: Handle) -> Option<(usize, &Process)> {
+    pub fn process(&self, handle: Handle) -> Option<(usize, &ProcessOf<F>)> {
         self.slots
             .iter()
             .enumerate()
@@ -171,32 +191,31 @@ impl Table {
 
     /// Loads the program and makes the process; it runs once [`Table::started`] says so (at
     /// once when it has no RDMA resources to set up).
-    pub fn spawn(&mut self, launch: &Launch<'_>) -> Result<Spawned, SpawnError> {
+    pub fn spawn(&mut self, launch: &Launch<'_>, env: SpawnEnv<'_, F>) -> Result<Spawned, SpawnError> {
         let args = heapless::Vec::from_slice(launch.args).map_err(|_| SpawnError::ArgumentsTooLong)?;
-        let (image_name, elf_bytes) =
-            super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).ok_or(SpawnError::UnknownImage)?;
+        let (image_name, elf_bytes) = env.image.ok_or(SpawnError::UnknownImage)?;
         let program = elf::parse(elf_bytes).map_err(SpawnError::BadImage)?;
         let slot = self.slots.iter().position(Option::is_none).ok_or(SpawnError::NoSlot)?;
-        let PdChoice { pd, holds } = self.pds.choose(launch.pd, pd_share(), |pd| self.has_member(pd));
+        let PdChoice { pd, holds } = self.pds.choose(launch.pd, env.share, |pd| self.has_member(pd));
         let domain = self.domains.next(pd).ok_or(SpawnError::DomainsExhausted)?;
         if self.tif.is_none() {
             return Err(SpawnError::NoInterface);
         }
         let asid = slot as u16 + 1;
         // A slot's ASID is reused: nothing of the previous process may stay in any TLB.
-        tlbi_asid(asid);
-        let mut space = AddressSpace::new(asid, KernelFrames);
+        (env.forget_asid)(asid);
+        let mut space = AddressSpace::new(asid, env.frames);
         let entry = space.load(&program).map_err(SpawnError::Memory)?;
         let stack_top = space.map_stack().map_err(SpawnError::Memory)?;
-        let resources = hooks::pd_resources().filter(|_| holds);
+        let resources = env.resources.filter(|_| holds);
         if let Some(r) = resources {
-            map_rdma_pages(&mut space, r, pd).map_err(SpawnError::Memory)?;
+            map_rdma_pages(&mut space, r, pd, env.device_pages).map_err(SpawnError::Memory)?;
             // The SMMU walks these tables without snooping the A53s' caches.
             (r.publish_tables)(&mut space);
         }
         let key = ThreadKey { domain, thread: 0 };
         let grant = self.interfaces().acquire(key).map_err(|_| SpawnError::NoInterface)?;
-        if Board::FORWARDING.is_none() {
+        if env.device_pages {
             // On hardware the interface pages are real device pages in the process's map; on
             // QEMU they stay unmapped and every access is forwarded (`forward.rs`).
             let index = u64::from(grant.index) * 0x1000;
@@ -223,7 +242,7 @@ impl Table {
             self.pds.hold(pd, slot);
         }
         let rdma = resources.map(|r| Setup { pd, ttbr0: space.dma_ttbr0(), queue_pa: (r.queue_set_pa)(pd) });
-        self.slots[slot] = Some(Box::new(Process {
+        self.slots[slot] = Some(Box::new(ProcessOf {
             domain,
             name: image_name,
             space,
@@ -370,117 +389,232 @@ impl Table {
     }
 }
 
-/// Spawns `name` without string arguments, in any PD (see [`launch`]).
-pub fn spawn(name: &str, argument: Option<u64>, reap: Reap) -> Result<Handle, SpawnError> {
-    launch(&Launch { reap, ..Launch::new(name, argument) })
-}
-
-/// Spawns `name` with `args` (zero-terminated strings), in any PD (see [`launch`]).
-pub fn spawn_with_args(name: &str, argument: Option<u64>, args: &[u8], reap: Reap) -> Result<Handle, SpawnError> {
-    launch(&Launch { args, reap, ..Launch::new(name, argument) })
-}
-
-/// Starts a process: loads it, sets up its RDMA resources if it holds its PD (a node without
-/// RDMA runs it without), and wakes a process core.
-pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
-    let spawned = TABLE.lock().spawn(launch)?;
-    if let Some(setup) = spawned.rdma {
-        let ok = hooks::registered_pd_resources().is_some_and(|r| (r.attach)(&setup));
-        if !ok {
-            defmt::warn!("{=str}: no RDMA for PD {=u16}", launch.name, setup.pd.raw());
-        }
-        let down = TABLE.lock().started(spawned.slot, ok);
-        if let Some(t) = down {
-            take_down(t);
-        }
+impl<F: FrameSource> Default for TableOf<F> {
+    fn default() -> Self {
+        Self::new()
     }
-    super::scheduler::kick();
-    Ok(spawned.handle)
 }
 
 /// Maps a PD holder's queue set (and, where the board maps device pages, its PD page).
-/// The PDs this node starts jobs in (`proto::rdma::domain::share`); a node outside any cluster
-/// is alone.
-fn pd_share() -> u16 {
-    let (node, nodes) = crate::cluster::node_and_count();
-    proto::rdma::domain::share(node, nodes)
-}
-
-fn map_rdma_pages(space: &mut AddressSpace<KernelFrames>, r: &PdResources, pd: Pd) -> Result<(), SpaceError> {
+fn map_rdma_pages<F: FrameSource>(
+    space: &mut AddressSpace<F>,
+    r: &PdResources<F>,
+    pd: Pd,
+    device_pages: bool,
+) -> Result<(), SpaceError> {
     space.map_uncached(RDMA_QUEUE_SET, (r.queue_set_pa)(pd), proto::syscall::layout::RDMA_QUEUE_SET_BYTES / 4096)?;
-    if Board::FORWARDING.is_none() {
+    if device_pages {
         space.map_device(PD_PAGE, super::state::pd_page(pd))?;
     }
     Ok(())
 }
 
-/// Takes down the RDMA resources of an ended process (the table not held), then lets its slot
-/// and PD go.
-/// What an ended process leaves to do once the table is let go ([`Ended::finish`]).
+/// What an ended process leaves to do once the table is let go (`Ended::finish`, in
+/// `lifecycle`): tell the subsystems, and take its RDMA resources down.
 #[must_use]
 pub struct Ended {
-    process: ExitedProcess,
-    teardown: Option<Teardown>,
+    pub process: ExitedProcess,
+    pub teardown: Option<Teardown>,
 }
 
-impl Ended {
-    /// Tells the subsystems (its mailbox registrations and its sockets go), then takes its RDMA
-    /// resources down.
-    pub fn finish(self) {
-        hooks::exited(self.process);
-        if let Some(t) = self.teardown {
-            take_down(t);
+/// A process that ended, as the subsystems know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitedProcess {
+    pub slot: usize,
+    pub domain: u16,
+}
+
+/// What the RDMA subsystem sets up for a process that holds its PD, given by it at boot
+/// (`hooks::set_pd_resources`); without it no process gets RDMA resources.
+pub struct PdResources<F: FrameSource> {
+    /// Whether the node can give any (an R5 and an SMMU that came up).
+    pub available: fn() -> bool,
+    /// The physical address of `pd`'s queue set.
+    pub queue_set_pa: fn(Pd) -> u64,
+    /// Shows the space's tables to the SMMU (cleans what changed to the point of coherency).
+    pub publish_tables: fn(&mut AddressSpace<F>),
+    /// Attaches the PD's context bank to the space and registers its queues; false if it could
+    /// not (the process then runs without RDMA; the subsystem says why).
+    pub attach: fn(&Setup) -> bool,
+    /// Takes an ended holder's resources down (its memory may go afterwards).
+    pub detach: fn(&Teardown),
+    /// Drops the SMMU's translations of `pages` pages from `va` in `pd`'s bank.
+    pub invalidate: fn(pd: Pd, va: u64, pages: usize),
+}
+
+/// What a PD holder's resources are set up with, once its space is loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setup {
+    pub pd: Pd,
+    /// The bank's TTBR0: the process's DMA view (`AddressSpace::dma_ttbr0`) and ASID.
+    pub ttbr0: u64,
+    /// The PA of its queue set.
+    pub queue_pa: u64,
+}
+
+/// What an ended holder leaves to take down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Teardown {
+    pub slot: usize,
+    pub pd: Pd,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::elf::tests::elf;
+    use crate::mm::test_frames::Arena;
+    use core::cell::Cell;
+    use object::elf::{EM_AARCH64, PF_R, PF_X};
+    use proto::syscall::layout::IMAGE_BASE;
+    use std::vec::Vec;
+
+    /// A trusted interface over plain memory (the registers are only written).
+    fn tif() -> Tif {
+        let page: &'static mut [u64; 512] = std::boxed::Box::leak(std::boxed::Box::new([0; 512]));
+        // SAFETY: a page of the test's own memory, for this driver alone.
+        unsafe { Tif::new(page.as_mut_ptr() as usize) }
+    }
+
+    fn program() -> Vec<u8> {
+        elf(EM_AARCH64, IMAGE_BASE, &[(IMAGE_BASE, &[0xd5, 0x03, 0x20, 0x1f], 4, PF_R | PF_X)])
+    }
+
+    /// The RDMA subsystem, as far as the table sees it: queue set `pd` at `0x8000 * (pd + 1)`.
+    fn resources() -> PdResources<&'static Arena> {
+        PdResources {
+            available: || true,
+            queue_set_pa: |pd| 0x8000 * (u64::from(pd.raw()) + 1),
+            publish_tables: |_| {},
+            attach: |_| true,
+            detach: |_| {},
+            invalidate: |_, _, _| {},
         }
     }
-}
 
-pub fn take_down(t: Teardown) {
-    if let Some(r) = hooks::registered_pd_resources() {
-        (r.detach)(&t);
+    struct Node {
+        arena: &'static Arena,
+        image: Vec<u8>,
+        resources: Option<PdResources<&'static Arena>>,
+        forgotten: Cell<Vec<u16>>,
     }
-    TABLE.lock().torn_down(t.slot);
-}
 
-/// Ends the process: at once if it is not running, otherwise at its next exception (a tick at
-/// the latest). Its exit is [`Exit::Killed`], collected with [`wait`] as any other.
-pub fn kill(handle: Handle) {
-    let down = {
-        let mut table = TABLE.lock();
-        let Some((slot, p)) = table.process(handle) else { return };
-        match p.state {
-            State::Exited(_) => None,
-            State::Running(_) => {
-                super::scheduler::kill_running(slot);
-                None
-            }
-            State::Runnable | State::Blocked { .. } => table.exit(slot, Exit::Killed),
+    impl Node {
+        fn new(rdma: bool) -> Self {
+            let arena: &'static Arena = std::boxed::Box::leak(std::boxed::Box::new(Arena::new(256)));
+            Self { arena, image: program(), resources: rdma.then(resources), forgotten: Cell::default() }
         }
-    };
-    if let Some(ended) = down {
-        ended.finish();
-    }
-}
 
-/// Waits (asleep, on the calling kernel thread) until the process ends or `timeout` passes;
-/// returns its exit.
-pub fn wait(handle: Handle, timeout: Duration) -> Option<Exit> {
-    let mut exit = None;
-    let _ = crate::timer::idle_for(timeout, || {
-        exit = TABLE.lock().reap(handle);
-        exit.is_some()
-    });
-    exit
-}
-
-/// [`wait`], and a process still running after `timeout` is killed (its exit collected within
-/// a second), so that nothing outlives its caller's patience; `None` then.
-pub fn wait_or_kill(handle: Handle, timeout: Duration) -> Option<Exit> {
-    let exit = wait(handle, timeout);
-    if exit.is_none() {
-        kill(handle);
-        if wait(handle, Duration::from_secs(1)).is_none() {
-            defmt::println!("a process did not end when killed");
+        fn spawn(&self, table: &mut TableOf<&'static Arena>, launch: &Launch<'_>) -> Result<Spawned, SpawnError> {
+            let forget = |asid| {
+                let mut seen = self.forgotten.take();
+                seen.push(asid);
+                self.forgotten.set(seen);
+            };
+            let image = (launch.name == "prog").then_some(("prog", &self.image[..]));
+            let env = SpawnEnv {
+                image,
+                frames: self.arena,
+                share: 0xffff,
+                device_pages: false,
+                resources: self.resources.as_ref(),
+                forget_asid: &forget,
+            };
+            table.spawn(launch, env)
         }
     }
-    exit
+
+    fn table() -> TableOf<&'static Arena> {
+        let mut t = TableOf::new();
+        t.take_tif(tif(), 3);
+        t
+    }
+
+    #[test]
+    fn a_spawn_loads_the_program_and_queues_it_and_bad_spawns_are_refused() {
+        let node = Node::new(false);
+        let mut t = TableOf::new();
+        let launch = Launch::new("prog", Some(7));
+        assert_eq!(node.spawn(&mut t, &launch).err(), Some(SpawnError::NoInterface), "no trusted interface yet");
+        let mut t = table();
+        let s = node.spawn(&mut t, &launch).unwrap();
+        assert_eq!((s.slot, s.rdma), (0, None));
+        assert_eq!(t.run_queue.iter().copied().collect::<Vec<_>>(), [0], "runnable at once without RDMA");
+        let p = t.slots[0].as_ref().unwrap();
+        assert_eq!((p.frame.elr, p.argument, p.state, p.asid()), (IMAGE_BASE, 7, State::Runnable, 1));
+        assert_eq!(node.forgotten.take(), [1], "the slot's ASID is forgotten before use");
+        assert_eq!(t.pid_of(0).map(|pid| pid.node()), Some(3), "the PID names the node the table was given");
+        assert_eq!(t.process(s.handle).map(|(slot, _)| slot), Some(0));
+        assert_eq!(node.spawn(&mut t, &Launch::new("nothing", None)).err(), Some(SpawnError::UnknownImage));
+        let long = [b'a'; ARGS_MAX + 1];
+        let too_long = Launch { args: &long, ..launch };
+        assert_eq!(node.spawn(&mut t, &too_long).err(), Some(SpawnError::ArgumentsTooLong));
+        for _ in 1..MAX_DOMAINS {
+            node.spawn(&mut t, &launch).unwrap();
+        }
+        assert_eq!(node.spawn(&mut t, &launch).err(), Some(SpawnError::NoSlot));
+    }
+
+    #[test]
+    fn an_exit_is_reaped_once_and_frees_the_slot() {
+        let node = Node::new(false);
+        let mut t = table();
+        let s = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
+        let ended = t.exit(s.slot, Exit::Status(5)).unwrap();
+        assert_eq!(ended.process.slot, s.slot);
+        assert!(ended.teardown.is_none(), "nothing to take down without RDMA");
+        assert!(t.exit(s.slot, Exit::Status(6)).is_none(), "it ended once");
+        assert!(t.run_queue.is_empty());
+        assert_eq!(t.reap(s.handle), Some(Exit::Status(5)));
+        assert!(t.slots[s.slot].is_none());
+        assert_eq!(t.reap(s.handle), None, "collected once");
+        let auto = Launch { reap: Reap::Auto, ..Launch::new("prog", None) };
+        let a = node.spawn(&mut t, &auto).unwrap();
+        let _ = t.exit(a.slot, Exit::Killed).unwrap();
+        assert!(t.slots[a.slot].is_none(), "an auto-reaped process goes at once");
+        drop(t);
+        assert_eq!(node.arena.used(), 0, "every frame of both processes went back");
+    }
+
+    #[test]
+    fn a_pd_holder_runs_once_its_rdma_is_set_up_and_keeps_its_slot_until_it_is_down() {
+        let node = Node::new(true);
+        let mut t = table();
+        let s = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
+        let setup = s.rdma.expect("a holder with RDMA");
+        let p = t.slots[s.slot].as_ref().unwrap();
+        assert_eq!(
+            setup,
+            Setup { pd: p.pd, ttbr0: p.space.dma_ttbr0(), queue_pa: 0x8000 * (u64::from(p.pd.raw()) + 1) }
+        );
+        assert!(t.run_queue.is_empty(), "not before its set-up");
+        assert_eq!(t.holder_of_pd(setup.pd), Some(s.slot));
+        assert!(t.started(s.slot, true).is_none());
+        assert_eq!(t.rdma_slots().collect::<Vec<_>>(), [s.slot]);
+        assert_eq!(t.run_queue.iter().copied().collect::<Vec<_>>(), [s.slot]);
+        // Another process of the same job on this node joins the PD without holding it.
+        let member = Launch { pd: PdRequest::Inherit(setup.pd), ..Launch::new("prog", None) };
+        let m = node.spawn(&mut t, &member).unwrap();
+        assert_eq!((m.rdma, t.holder_of_pd(setup.pd)), (None, Some(s.slot)));
+        // The holder ends: its resources come down before its slot and PD go.
+        let ended = t.exit(s.slot, Exit::Status(0)).unwrap();
+        assert_eq!(ended.teardown, Some(Teardown { slot: s.slot, pd: setup.pd }));
+        assert_eq!(t.reap(s.handle), None, "its memory stays while the engine may use it");
+        t.torn_down(s.slot);
+        assert_eq!(t.reap(s.handle), Some(Exit::Status(0)));
+        assert_eq!(t.holder_of_pd(setup.pd), None, "the PD may be held again");
+    }
+
+    #[test]
+    fn a_holder_that_ends_during_its_set_up_is_taken_down_when_the_set_up_ends() {
+        let node = Node::new(true);
+        let mut t = table();
+        let s = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
+        let pd = s.rdma.unwrap().pd;
+        assert!(t.exit(s.slot, Exit::Killed).unwrap().teardown.is_none(), "not set up yet: nothing to take down now");
+        assert_eq!(t.started(s.slot, true), Some(Teardown { slot: s.slot, pd }), "taken down as its set-up ends");
+        assert!(t.run_queue.is_empty(), "it never runs");
+        t.torn_down(s.slot);
+        assert_eq!(t.reap(s.handle), Some(Exit::Killed));
+    }
 }

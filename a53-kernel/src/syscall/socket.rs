@@ -7,9 +7,10 @@
 //! out once both are let go (`socket_node::Deferred`).
 
 use crate::mm::user_space::SpaceError;
+use crate::process::lifecycle::TABLE;
 use crate::process::paging::make_resident;
 use crate::process::scheduler::Event;
-use crate::process::table::{Process, TABLE, Wait};
+use crate::process::table::{Process, Wait};
 use crate::socket::{Action, Owner, Readable, Sockets};
 use crate::socket_node::{self, Rings, with_rings, with_sockets};
 use alloc::vec::Vec;

@@ -7,20 +7,7 @@
 
 use core::mem::{offset_of, size_of};
 
-/// The interrupted context, as saved by the vectors (layout fixed by the assembly below).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ExceptionFrame {
-    /// x0..x30.
-    pub x: [u64; 31],
-    pub sp_el0: u64,
-    pub elr: u64,
-    pub spsr: u64,
-    /// q0..q31 (the full 128-bit SIMD&FP registers).
-    pub q: [u128; 32],
-    pub fpcr: u64,
-    pub fpsr: u64,
-}
+pub use crate::frame::ExceptionFrame;
 
 const FRAME_SIZE: usize = size_of::<ExceptionFrame>();
 const _: () = {
