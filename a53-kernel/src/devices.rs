@@ -7,6 +7,7 @@
 //! device".
 
 use crate::Board;
+use crate::CORES;
 use crate::arch::phys_to_virt;
 use board::Board as _;
 use board::pl;
@@ -22,8 +23,6 @@ use hal::vmbox::driver::{Mif, VmboxControl};
 use hal::zynqmp_ipi::Ipi;
 use proto::forward::Slots;
 use proto::ipc::IpcArea;
-
-use crate::CORES;
 
 /// The GIC-400: the distributor, and the CPU interface as each core sees it.
 pub struct Gic {

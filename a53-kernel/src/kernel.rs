@@ -121,7 +121,7 @@ fn wire() {
     }
     // The cores' roles: the atomic service on one, processes on the others.
     smp::set_role(gsas_node::SERVICE_CORE, gsas_node::service_core_main).expect("wired once");
-    for core in (0..8).filter(|c| scheduler::PROCESS_CORES & 1 << c != 0) {
+    for core in (0..crate::CORES).filter(|c| scheduler::PROCESS_CORES & 1 << c != 0) {
         smp::set_role(core, scheduler::process_core_main).expect("wired once");
     }
     // A node lost: its sockets are reset, then the processes waiting on their mailbox look again.

@@ -15,7 +15,6 @@ use crate::irq::{self, IntId};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::smmu::with_smmu;
 use crate::mm::user_space::{AddressSpace, FrameSource};
-use crate::process::hooks::PdResources;
 use crate::process::lifecycle::TABLE;
 use crate::process::scheduler;
 use crate::process::table::Wait;
@@ -35,7 +34,7 @@ use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 use proto::rdma::queue::QUEUE_SET_BYTES;
 use tock_registers::LocalRegisterCopy;
 
-pub use crate::process::hooks::{Setup, Teardown};
+use crate::process::hooks::{PdResources, Setup, Teardown};
 
 /// What this subsystem sets up for a process that holds its PD, for the process table
 /// (`process::hooks::set_pd_resources`, wired by `kernel`).

@@ -217,7 +217,7 @@ fn is_posted_reply(m: &Message) -> bool {
     true
 }
 
-/// Waits up to `timeout` counter ticks for a reply that `wanted` accepts; replies to posts are
+/// Waits up to `timeout` for a reply that `wanted` accepts; replies to posts are
 /// dropped, other replies that arrive meanwhile are dropped with a warning. The caller holds
 /// [`CALL`].
 fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: Duration) -> Option<Message> {
@@ -227,9 +227,15 @@ fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: Duration) -> Option<Me
 /// [`wait_reply`], calling `pause` between two looks at the ring.
 fn wait_reply_pausing(wanted: impl Fn(&Message) -> bool, timeout: Duration, pause: impl FnMut()) -> Option<Message> {
     let mut found = None;
-    // One look takes every message waiting, up to the one wanted.
+    // One look takes every message waiting, up to the one wanted. The parked one is taken on
+    // its own: `drain` takes the ring's lock before `PARKED`, so nothing here may hold `PARKED`
+    // while it reads the ring.
+    let next = || {
+        let parked = PARKED.lock().take();
+        parked.or_else(try_recv)
+    };
     let look = || {
-        while let Some(m) = PARKED.lock().take().or_else(try_recv) {
+        while let Some(m) = next() {
             if wanted(&m) {
                 found = Some(m);
                 return true;
@@ -252,9 +258,8 @@ pub fn call_patiently(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     let _call = CALL.lock();
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
-    let wanted = |m: &Message| m.seq == seq && m.op & ipc::op::REPLY != 0;
-    let nap = || crate::timer::sleep_until(crate::timer::now() + crate::timer::hz() / 10_000);
-    wait_reply_pausing(wanted, Duration::from_secs(CALL_SECONDS), nap).ok_or(RpuError::Timeout)
+    let nap = || crate::timer::sleep_until(crate::timer::deadline_in(Duration::from_micros(100)).ticks());
+    wait_reply_pausing(reply_to(seq), Duration::from_secs(CALL_SECONDS), nap).ok_or(RpuError::Timeout)
 }
 
 /// Sends a request and waits (bounded) for its reply. Threads only (it may wait for another
@@ -263,6 +268,10 @@ pub fn call(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     let _call = CALL.lock();
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
-    wait_reply(|m| m.seq == seq && m.op & ipc::op::REPLY != 0, Duration::from_secs(CALL_SECONDS))
-        .ok_or(RpuError::Timeout)
+    wait_reply(reply_to(seq), Duration::from_secs(CALL_SECONDS)).ok_or(RpuError::Timeout)
+}
+
+/// Whether a message is the reply to request `seq`.
+fn reply_to(seq: u32) -> impl Fn(&Message) -> bool {
+    move |m| m.seq == seq && m.op & ipc::op::REPLY != 0
 }

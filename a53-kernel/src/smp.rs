@@ -1,13 +1,12 @@
 //! The secondary A53 cores: started through PSCI CPU_ON, then each waits (in WFI) for work
 //! handed to it with [`run_on_all`] or [`run_on`].
 
+use crate::CORES;
 use crate::arch::{cpu, psci, virt_to_phys};
 use crate::hooks::{AlreadySet, Hook};
 use crate::irq::{self, IntId, sgi};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use core::time::Duration;
-
-use crate::CORES;
 
 /// Bit n set when core n is online.
 static ONLINE: AtomicU32 = AtomicU32::new(1);

@@ -8,6 +8,7 @@
 //! core wakes. Ticks skipped meanwhile are counted at the next tick interrupt, so [`ticks`]
 //! stays exact; an idle node costs the host nothing between interrupts.
 
+use crate::CORES;
 use crate::arch::cpu;
 use crate::hooks::{Full, Hooks};
 use crate::irq::{self, IntId};
@@ -22,7 +23,6 @@ pub const TICK_HZ: u64 = 100;
 
 static TICKS: AtomicU64 = AtomicU64::new(0);
 
-use crate::CORES;
 const NONE: u64 = u64::MAX;
 
 /// Per core: the tick period (ticks of the counter; 0 = no periodic tick), the next deadline
@@ -240,21 +240,20 @@ pub fn sleep_until(deadline: u64) {
 
 fn on_interrupt(_: IntId) {
     let now = now();
-    let t = &CORE_TIMERS[cpu::core_id()];
+    let core = cpu::core_id();
+    let t = &CORE_TIMERS[core];
     let period = t.period.load(Ordering::Relaxed);
     if period != 0 {
         // Catch up if ticks were missed; the counter keeps exact time either way.
         let mut next = t.next.load(Ordering::Relaxed);
-        let boot_core = cpu::core_id() == 0;
         while next <= now {
             next += period;
-            if boot_core {
+            if core == 0 {
                 TICKS.fetch_add(1, Ordering::Relaxed);
             }
         }
         t.next.store(next, Ordering::Relaxed);
         timer().set_deadline(next);
-        let core = cpu::core_id();
         for TickClient { on_tick, .. } in clients_of(core) {
             on_tick(now);
         }

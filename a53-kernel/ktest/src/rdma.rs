@@ -391,15 +391,6 @@ fn remote_faults() -> TestResult {
         paging::set_rdma_touch(touch);
         barrier(1260 + 2 * round as u64)?;
         let own = OwnCounters::now();
-        if me != 0 && result.is_ok() {
-            barrier(1261 + 2 * round as u64)?;
-            // The destination's pages are node 1's: its kernel gave them their frames.
-            result = own.and_then(|o| o.unharmed().map(|now| (o, now))).and_then(|(before, now)| {
-                let resolved = now.kernel.faults_resolved - before.kernel.faults_resolved;
-                ensure(me != 1 || resolved > 0, "node 1 resolved none of the writes' faults")
-            });
-            continue;
-        }
         if me == 0 && n > 1 && result.is_ok() {
             result = (|| {
                 needs_rdma()?;
@@ -417,6 +408,13 @@ fn remote_faults() -> TestResult {
             })();
         }
         barrier(1261 + 2 * round as u64)?;
+        if me != 0 && result.is_ok() {
+            // The destination's pages are node 1's: its kernel gave them their frames.
+            result = own.and_then(|o| o.unharmed().map(|now| (o, now))).and_then(|(before, now)| {
+                let resolved = now.kernel.faults_resolved - before.kernel.faults_resolved;
+                ensure(me != 1 || resolved > 0, "node 1 resolved none of the writes' faults")
+            });
+        }
     }
     paging::set_rdma_touch(Touch::Block);
     result

@@ -12,6 +12,7 @@
 
 pub mod input;
 
+use crate::CORES;
 use crate::arch::cpu;
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,7 +21,6 @@ use hal::cadence_uart::{Tx, Uart};
 /// The transmit half, set once by [`init`]; frames before that go nowhere.
 static TX: spin::Once<Tx> = spin::Once::new();
 
-use crate::CORES;
 /// Frames a core may have open at once: normal code, an exception report, a panic.
 const MAX_DEPTH: usize = 3;
 const FREE: usize = usize::MAX;

@@ -1,12 +1,11 @@
 //! The GIC-400 (owned here, from `devices`), the handlers, and dispatch.
 
+use crate::CORES;
 use crate::arch::cpu;
 use crate::devices::Gic;
 use crate::irq::table::{Handler, HandlerTable, IrqError};
 use crate::sync::IrqMutex;
 use hal::gic400::{CpuInterface, Distributor, IntId, Trigger};
-
-use crate::CORES;
 
 /// The distributor, shared by every core: configuration and SGIs go through its lock, which
 /// interrupt handlers take too (IRQs are masked while it is held).

@@ -393,7 +393,7 @@ impl<F: FrameSource> AddressSpace<F> {
         if !va.is_multiple_of(PAGE_SIZE) || !layout::in_device_window(va) || self.page(va).is_some() {
             return Err(SpaceError::BadAddress(va));
         }
-        let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | A::ATTRIBUTE_INDEX_0;
+        let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | boot_attrs::DEVICE;
         self.map_range(va, va + PAGE_SIZE, pa, f)?;
         Ok(())
     }

@@ -41,12 +41,8 @@ pub fn set_pd_resources(resources: PdResources<KernelFrames>) -> Result<(), Alre
     PD_RESOURCES.set(resources)
 }
 
-/// The RDMA subsystem's resources, if it registered and can give any now.
+/// The RDMA subsystem's resources, if it registered (whether it can give any now is their
+/// `available`).
 pub(super) fn pd_resources() -> Option<&'static PdResources<KernelFrames>> {
-    PD_RESOURCES.get().filter(|r| (r.available)())
-}
-
-/// The RDMA subsystem's resources for what already has them (invalidations, a teardown).
-pub(super) fn registered_pd_resources() -> Option<&'static PdResources<KernelFrames>> {
     PD_RESOURCES.get()
 }

@@ -28,17 +28,17 @@ pub fn spawn_with_args(name: &str, argument: Option<u64>, args: &[u8], reap: Rea
 /// Starts a process: loads it, sets up its RDMA resources if it holds its PD (a node without
 /// RDMA runs it without), and wakes a process core.
 pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
-    let env = || SpawnEnv {
-        image: super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).map(|&(n, e)| (n, e)),
+    let env = SpawnEnv {
+        image: super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).copied(),
         frames: KernelFrames,
         share: pd_share(),
         device_pages: Board::FORWARDING.is_none(),
-        resources: hooks::pd_resources(),
+        resources: hooks::pd_resources().filter(|r| (r.available)()),
         forget_asid: &tlbi_asid,
     };
-    let spawned = TABLE.lock().spawn(launch, env())?;
+    let spawned = TABLE.lock().spawn(launch, env)?;
     if let Some(setup) = spawned.rdma {
-        let ok = hooks::registered_pd_resources().is_some_and(|r| (r.attach)(&setup));
+        let ok = hooks::pd_resources().is_some_and(|r| (r.attach)(&setup));
         if !ok {
             defmt::warn!("{=str}: no RDMA for PD {=u16}", launch.name, setup.pd.raw());
         }
@@ -70,7 +70,7 @@ impl Ended {
 }
 
 pub fn take_down(t: Teardown) {
-    if let Some(r) = hooks::registered_pd_resources() {
+    if let Some(r) = hooks::pd_resources() {
         (r.detach)(&t);
     }
     TABLE.lock().torn_down(t.slot);

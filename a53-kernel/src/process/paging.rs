@@ -73,7 +73,7 @@ fn take_back(
         (freed, p.space.asid(), p.rdma_pd())
     };
     arch::mmu::tlbi_asid(asid);
-    if let (Some(pd), Some(r)) = (pd, hooks::registered_pd_resources()) {
+    if let (Some(pd), Some(r)) = (pd, hooks::pd_resources()) {
         let first = va & !(PAGE_SIZE - 1);
         let pages = (va + len).next_multiple_of(PAGE_SIZE).saturating_sub(first) / PAGE_SIZE;
         (r.invalidate)(pd, first, pages as usize);
@@ -138,7 +138,7 @@ fn touch_slot(slot: usize, va: u64, write: bool, touch: Touch) -> Result<usize, 
 fn publish(process: &mut Process, changed: usize) {
     if changed > 0
         && process.holds_pd
-        && let Some(r) = hooks::registered_pd_resources()
+        && let Some(r) = hooks::pd_resources()
     {
         (r.publish_tables)(&mut process.space);
     }

@@ -12,6 +12,7 @@ use super::MAX_DOMAINS;
 use super::lifecycle::TABLE;
 use super::state::{expired, resume_past_call, timeout_result};
 use super::table::{State, Wait};
+use crate::CORES;
 use crate::arch::cpu;
 use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
@@ -20,7 +21,6 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The cores that run processes.
 pub const PROCESS_CORES: u8 = 0b1100;
-use crate::CORES;
 /// Bytes at the top of a process core's stack kept for the frame (the idle loop runs below).
 const FRAME_ZONE: usize = 4096;
 /// A process that keeps its core this many ticks is preempted if others are waiting.

@@ -57,6 +57,18 @@ pub enum Status {
     Failed(CqeStatus),
 }
 
+impl Status {
+    /// The transfer's end as a result: the bytes moved, the completion's error, or `Timeout`
+    /// while it is still pending (a wait that gave up).
+    pub fn result(self) -> Result<u32, Error> {
+        match self {
+            Status::Done(len) => Ok(len),
+            Status::Failed(status) => Err(Error::Transfer(status)),
+            Status::Pending => Err(Error::Timeout),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Free,
@@ -259,11 +271,7 @@ impl<D: Doorbell> Transfer<'_, D> {
     /// Sleeps until it ends: the bytes transferred, or the completion's error. `Timeout` after
     /// `timeout_us` (0: none); the transfer then goes on, and dropping it waits for its end.
     pub fn wait(&self, timeout_us: u64) -> Result<u32, Error> {
-        match self.rdma.queues.borrow_mut().wait(self.tag, timeout_us)? {
-            Status::Done(len) => Ok(len),
-            Status::Failed(status) => Err(Error::Transfer(status)),
-            Status::Pending => Err(Error::Timeout),
-        }
+        self.rdma.queues.borrow_mut().wait(self.tag, timeout_us)?.result()
     }
 
     /// The tag its WQE carries.

@@ -318,11 +318,7 @@ fn device_faults(rdma: &Rdma<HwDoorbell>, node: u16, remote: u64, remote_device:
 fn wait_for(rdma: &Rdma<HwDoorbell>, tag: u64) -> Result<u32, Error> {
     let status = rdma.with_queues(|q| q.wait(tag, TRANSFER_US));
     rdma.with_queues(|q| q.release(tag));
-    match status? {
-        Status::Done(len) => Ok(len),
-        Status::Failed(status) => Err(Error::Transfer(status)),
-        Status::Pending => Err(Error::Timeout),
-    }
+    status?.result()
 }
 
 const VICTIM_BYTE: u8 = 0xa5;
