@@ -168,13 +168,24 @@ mod tests {
         }
     }
 
+    /// The two lines' tables in `docs/hw/ipi.md`: every field at the offset the struct has.
     #[test]
-    fn layout_matches_docs_hw_ipc() {
-        assert_eq!(offset_of!(SleepLine, sleeping), 0);
-        assert_eq!(offset_of!(SleepLine, timeout_us), 4);
-        assert_eq!(offset_of!(SleepLine, last), 8);
-        assert_eq!(offset_of!(A53WakeLine, rang_for), 0);
-        assert_eq!(offset_of!(A53WakeLine, rings), 4);
+    fn layout_matches_docs_hw_ipi() {
+        const DOC: &str = include_str!("../../docs/hw/ipi.md");
+        let fields = [
+            ("sleeping", offset_of!(SleepLine, sleeping)),
+            ("timeout_us", offset_of!(SleepLine, timeout_us)),
+            ("last", offset_of!(SleepLine, last)),
+            ("rang_for", offset_of!(A53WakeLine, rang_for)),
+            ("rings", offset_of!(A53WakeLine, rings)),
+        ];
+        for (name, offset) in fields {
+            let row = std::format!("| {offset:#04x} | 4 | `{name}`:");
+            assert!(DOC.contains(&row), "docs/hw/ipi.md has no row {row}");
+        }
+        let area = |field, offset: usize| DOC.contains(&std::format!("`{field}` (offset {offset:#x}"));
+        assert!(area("r5_sleep", offset_of!(crate::ipc::IpcArea, r5_sleep)), "r5_sleep's place in the IPC area");
+        assert!(area("a53_wake", offset_of!(crate::ipc::IpcArea, a53_wake)), "a53_wake's place in the IPC area");
     }
 
     #[test]
