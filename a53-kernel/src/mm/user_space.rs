@@ -256,6 +256,11 @@ impl<F: FrameSource> AddressSpace<F> {
         self.mapping.root_address().0 as u64 | u64::from(self.asid) << 48
     }
 
+    /// The kernel's pointer to frame `pa` of this space.
+    pub fn kernel_view(&self, pa: u64) -> *mut u8 {
+        self.frames().virt(pa)
+    }
+
     /// The frame source (owned by the mapping, which allocates its tables from it).
     fn frames(&self) -> &F {
         &self.mapping.translation().source

@@ -11,6 +11,7 @@
 //! ring's worth unread (`written - credit` is at most `RING_BYTES`), so it never overwrites what
 //! the peer has not read.
 
+pub mod node;
 #[cfg(test)]
 mod tests;
 
