@@ -106,7 +106,7 @@ fn wire() {
     use crate::process::{hooks, paging, scheduler};
     use crate::{cluster, gsas_node, rdma_node, socket_node};
     const FULL: &str = "a hook list is full";
-    crate::exception::set_user_entry(crate::syscall::USER_ENTRY).expect("wired once");
+    crate::exception::set_user_entry(crate::syscall::node::USER_ENTRY).expect("wired once");
     crate::exception::register_fault_handler(paging::on_fault).expect("fault handler table full");
     forward::set_user_pages(scheduler::running_interface_page).expect("wired once");
     // Who the tick serves, on which cores: core 0 ends the waits whose deadline passed and

@@ -19,6 +19,7 @@ pub mod mm;
 pub mod process;
 pub mod rdma;
 pub mod socket;
+pub mod syscall;
 pub mod time;
 
 #[cfg(target_arch = "aarch64")]
@@ -45,8 +46,6 @@ pub mod socket_node;
 pub mod stop;
 #[cfg(target_arch = "aarch64")]
 pub mod sync;
-#[cfg(target_arch = "aarch64")]
-pub mod syscall;
 #[cfg(target_arch = "aarch64")]
 pub mod timer;
 

@@ -19,9 +19,8 @@ use crate::process::scheduler;
 use crate::process::table::Wait;
 use crate::rdma_node;
 use crate::socket::node::{Engine, SocketNode, Wakes};
-use crate::socket::{Action, Counters, Owner, Sockets};
+use crate::socket::{Counters, Owner, Sockets};
 use crate::sync::IrqMutex;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 use proto::gsas::{KERNEL_DOMAIN, MailboxOpcode, Message, Notification, Pid};
 use proto::rdma::queue::QueueSet;
@@ -32,7 +31,7 @@ use proto::socket::{Doorbell, SOCKET_PD};
 const SOCKET_ASID: u16 = crate::process::MAX_DOMAINS as u16 + 1;
 
 /// The devices below the sockets: the caches, the socket PD's PD page, the counter.
-struct Hardware;
+pub struct Hardware;
 
 impl Engine for Hardware {
     fn clean_to_poc(&mut self, at: *const u8, len: usize) {
@@ -47,9 +46,6 @@ impl Engine for Hardware {
         crate::timer::now()
     }
 }
-
-/// The socket space: every connection slot's rings (see [`with_rings`]).
-pub type Rings = crate::socket::node::Rings<KernelFrames>;
 
 static NODE: IrqMutex<Option<SocketNode<KernelFrames, Hardware>>> = IrqMutex::new(None);
 /// A core is sending the outbox ([`flush`]).
@@ -131,56 +127,35 @@ pub fn start() -> Result<(), StartError> {
     handlers::register(MailboxOpcode::SOCKET_DOORBELL, on_doorbell).map_err(|_| StartError::Opcode)
 }
 
-/// Connects, as [`with_sockets`] with `Sockets::connect`, a slot with rings made ready first.
-pub fn connect(owner: Owner, node: u16, port: u16) -> Option<(Result<u64, proto::syscall::Error>, Deferred)> {
-    let (result, wakes) = NODE.lock().as_mut()?.connect(owner, node, port);
-    Some((result, Deferred(wakes)))
-}
-
 /// Whether processes can have sockets on this node.
 pub fn available() -> bool {
     NODE.lock().is_some()
 }
 
-/// What must happen once the locks are let go: processes to wake, the outbox to send.
-#[must_use]
-pub struct Deferred(Wakes);
+/// Runs `f` on the node's sockets, under the lock (`None` without sockets); what it hands back
+/// to wake goes to [`after`] once every lock is let go.
+pub fn with_node<R>(f: impl FnOnce(&mut SocketNode<KernelFrames, Hardware>) -> R) -> Option<R> {
+    NODE.lock().as_mut().map(f)
+}
 
-impl Deferred {
-    pub fn run(self) {
-        flush();
-        for &slot in self.0.slots() {
-            scheduler::wake_waiter(slot, |w| matches!(w, Wait::Socket | Wait::Connect));
-        }
+/// What must happen once the locks are let go: the outbox sent, the processes in `wakes` woken.
+pub fn after(wakes: Wakes) {
+    flush();
+    for &slot in wakes.slots() {
+        scheduler::wake_waiter(slot, |w| matches!(w, Wait::Socket | Wait::Connect));
     }
 }
 
-/// Runs `f` on the node's sockets and carries out what it asked, under the lock; returns its
-/// result and what is left for after the lock (`None` without sockets).
-pub fn with_sockets<R>(f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> R) -> Option<(R, Deferred)> {
-    with_rings(|s, _, out| f(s, out))
-}
-
-/// Like [`with_sockets`], with the ring memory at hand: `f` gets each connection slot's rings
-/// (receive ring, then send ring), which the read and write calls copy to and from.
-pub fn with_rings<R>(f: impl FnOnce(&mut Sockets, &Rings, &mut Vec<Action>) -> R) -> Option<(R, Deferred)> {
-    let (result, wakes) = NODE.lock().as_mut()?.run(f);
-    Some((result, Deferred(wakes)))
-}
-
 /// Runs `f` on the node's sockets under the lock, then what it left for after the lock.
-fn with_node(f: impl FnOnce(&mut SocketNode<KernelFrames, Hardware>) -> Wakes) {
-    let wakes = {
-        let mut guard = NODE.lock();
-        let Some(node) = guard.as_mut() else { return };
-        f(node)
-    };
-    Deferred(wakes).run();
+fn apply(f: impl FnOnce(&mut SocketNode<KernelFrames, Hardware>) -> Wakes) {
+    if let Some(wakes) = with_node(f) {
+        after(wakes);
+    }
 }
 
 /// The PLDMA's completion interrupt found `SOCKET_PD`'s bit (`rdma_node`).
 pub fn on_completions() {
-    with_node(SocketNode::completions);
+    apply(SocketNode::completions);
 }
 
 /// The kernel handler of `SOCKET_DOORBELL`: only another kernel (domain 0) may ring it; the
@@ -195,14 +170,14 @@ fn on_doorbell(n: Notification, from: Pid) {
         return;
     };
     DOORBELLS.received.fetch_add(1, Ordering::Relaxed);
-    with_node(|node| node.doorbell(from.node(), doorbell));
+    apply(|node| node.doorbell(from.node(), doorbell));
 }
 
 /// The R5 forgot its registrations (`rpu::reconnect`): the socket PD's queue set is registered
 /// afresh, and the connections that had writes in flight are reset (their completions will
 /// never come).
 pub fn registrations_lost() {
-    with_node(|node| {
+    apply(|node| {
         node.writes_lost(|| {
             if let Err(e) = rdma_node::register_queues(SOCKET_PD, rdma_node::queue_set_pa(SOCKET_PD)) {
                 defmt::error!("sockets: the R5 refused the socket PD again: {}", defmt::Debug2Format(&e));
@@ -214,15 +189,13 @@ pub fn registrations_lost() {
 /// Node `node` became unreachable (`cluster`, or a doorbell that could not be sent): its
 /// connections are reset and the doorbells for it dropped.
 pub fn node_lost(node: u16) {
-    with_node(|n| n.node_lost(node));
+    apply(|n| n.node_lost(node));
 }
 
 /// A process ended (`process::hooks::on_exit`): its sockets are closed.
 pub fn process_exited(process: ExitedProcess) {
     let owner = Owner { slot: process.slot, domain: process.domain };
-    if let Some(((), deferred)) = with_sockets(|s, out| s.exited(owner, out)) {
-        deferred.run();
-    }
+    apply(|node| node.run(|s, _, out| s.exited(owner, out)).1);
 }
 
 /// Core 0's tick: doorbells the peer's service could not take yet are tried again.

@@ -460,7 +460,7 @@ pub struct Teardown {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::elf::tests::elf;
     use crate::mm::test_frames::Arena;
@@ -470,13 +470,13 @@ mod tests {
     use std::vec::Vec;
 
     /// A trusted interface over plain memory (the registers are only written).
-    fn tif() -> Tif {
+    pub(crate) fn tif() -> Tif {
         let page: &'static mut [u64; 512] = std::boxed::Box::leak(std::boxed::Box::new([0; 512]));
         // SAFETY: a page of the test's own memory, for this driver alone.
         unsafe { Tif::new(page.as_mut_ptr() as usize) }
     }
 
-    fn program() -> Vec<u8> {
+    pub(crate) fn program() -> Vec<u8> {
         elf(EM_AARCH64, IMAGE_BASE, &[(IMAGE_BASE, &[0xd5, 0x03, 0x20, 0x1f], 4, PF_R | PF_X)])
     }
 
@@ -492,20 +492,25 @@ mod tests {
         }
     }
 
-    struct Node {
-        arena: &'static Arena,
+    /// A node as the table sees it: frames, the one program "prog", and the RDMA subsystem.
+    pub(crate) struct Node {
+        pub(crate) arena: &'static Arena,
         image: Vec<u8>,
         resources: Option<PdResources<&'static Arena>>,
         forgotten: Cell<Vec<u16>>,
     }
 
     impl Node {
-        fn new(rdma: bool) -> Self {
+        pub(crate) fn new(rdma: bool) -> Self {
             let arena: &'static Arena = std::boxed::Box::leak(std::boxed::Box::new(Arena::new(256)));
             Self { arena, image: program(), resources: rdma.then(resources), forgotten: Cell::default() }
         }
 
-        fn spawn(&self, table: &mut TableOf<&'static Arena>, launch: &Launch<'_>) -> Result<Spawned, SpawnError> {
+        pub(crate) fn spawn(
+            &self,
+            table: &mut TableOf<&'static Arena>,
+            launch: &Launch<'_>,
+        ) -> Result<Spawned, SpawnError> {
             let forget = |asid| {
                 let mut seen = self.forgotten.take();
                 seen.push(asid);
@@ -524,7 +529,8 @@ mod tests {
         }
     }
 
-    fn table() -> TableOf<&'static Arena> {
+    /// A table with its trusted interface, on node 3.
+    pub(crate) fn table() -> TableOf<&'static Arena> {
         let mut t = TableOf::new();
         t.take_tif(tif(), 3);
         t

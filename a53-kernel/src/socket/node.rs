@@ -5,7 +5,7 @@
 //! sends the outbox and wakes the processes this hands back.
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use super::{Action, Counters, Sockets};
 use crate::elf::Permissions;

@@ -2,22 +2,102 @@
 //! x0..x5, results in x0..x2. Every argument is checked; a bad pointer or length is an error
 //! return. User memory is only read through the process's own page table and the kernel's view
 //! of its frames, never by dereferencing a user address.
+//!
+//! The calls are plain logic over what they need from the kernel below them ([`Kernel`]), and
+//! host-tested against a kernel made of the host-tested parts (the process table on a test
+//! arena, the mailbox service, a node's sockets); `syscall::node` is that kernel on the
+//! hardware, and hands the processes' exceptions to [`handle`].
 
+#[cfg(target_arch = "aarch64")]
+pub mod node;
 pub mod socket;
+#[cfg(test)]
+mod tests;
 
-use crate::exception::UserEntry;
-use crate::gsas::mailbox::{Received, Receiver, RecvMode, Registrant, WakeMode};
-use crate::gsas_node;
-use crate::process::lifecycle::TABLE;
-use crate::process::scheduler::{self, Event, current};
-use crate::process::table::{Exit, Wait};
-use boot::a53::ExceptionFrame;
-use hal::vmbox::driver::MifIrq;
+use crate::gsas::mailbox::{MailboxService, Received, Receiver, RecvMode, Registrant, WakeMode};
+use crate::mm::user_space::{FrameSource, SpaceError};
+use crate::process::state::Event;
+use crate::process::table::{Exit, ProcessOf, TableOf, Wait};
+use crate::socket::node::{Engine, SocketNode, Wakes};
+use boot::frame::ExceptionFrame;
+use hal::pldma::Pd;
 use proto::gsas::MailboxOpcode;
 use proto::syscall::layout::{PD_PAGE, RDMA_QUEUE_SET};
 use proto::syscall::{
     ANY_OPCODE, Error, LOG_MAX, MODE_EVENT, MODE_READ, MODE_SIGNAL, NO_NODE, RECV_NONBLOCKING, SIGNALS_MAX, nr,
 };
+
+/// What the system calls need from the kernel below them. Lock order: a call holding the
+/// process table (inside [`table`](Self::table)) may take the sockets or a MIF, never the other
+/// way round.
+pub trait Kernel {
+    /// Where the processes' frames come from.
+    type Frames: FrameSource;
+    /// The devices below the node's sockets.
+    type SocketEngine: Engine;
+    /// A process's mailbox interface, the MIF it waits on (`hal::vmbox::driver::MifIrq`).
+    type Mif: MifWait;
+
+    /// Runs `f` on the process table, under its lock.
+    fn table<R>(&self, f: impl FnOnce(&mut TableOf<Self::Frames>) -> R) -> R;
+    /// Makes `[va, va + len)` resident in `process` for a call that reads it (or `write`s it)
+    /// for the process, as a touch would (`process::paging::make_resident`).
+    fn make_resident(
+        &self,
+        process: &mut ProcessOf<Self::Frames>,
+        va: u64,
+        len: usize,
+        write: bool,
+    ) -> Result<(), SpaceError>;
+    /// `MAP`, `UNMAP` and `EVICT` for the process in `slot` (`process::paging`).
+    fn map(&self, slot: usize, len: u64, flags: u64) -> Result<u64, Error>;
+    fn unmap(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error>;
+    fn evict(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error>;
+
+    /// This node and how many the cluster has.
+    fn node_and_count(&self) -> (u16, u16);
+    /// Whether node `node` is alive (a node out of range is not).
+    fn is_alive(&self, node: u64) -> bool;
+    /// Microseconds since boot.
+    fn uptime_us(&self) -> u64;
+    /// The counter now, in ticks (a wait's deadline is one).
+    fn now(&self) -> u64;
+    /// The counter value `us` microseconds from now.
+    fn deadline_in_us(&self, us: u64) -> u64;
+
+    /// Runs `f` on the node's mailbox service, under its lock.
+    fn mailbox<R>(&self, f: impl FnOnce(&mut MailboxService) -> R) -> R;
+    /// Wakes mailbox thread `thread` (a process's slot) that an unregister let go.
+    fn wake_mailbox_thread(&self, thread: u32);
+    /// Runs `f` on MIF `index`, under its lock (one register operation per lock: the interrupt
+    /// handler that disarms it never waits long).
+    fn with_mif<R>(&self, index: u8, f: impl FnOnce(&mut Self::Mif) -> R) -> Option<R>;
+
+    /// Arms the completion queue of PD `pd`'s holder for one interrupt and says whether it holds
+    /// an entry already (`rdma_node::arm_and_peek`).
+    fn arm_and_peek(&self, pd: Pd) -> bool;
+
+    /// Runs `f` on the node's sockets, under their lock; `None` on a node without sockets.
+    fn sockets<R>(&self, f: impl FnOnce(&mut SocketNode<Self::Frames, Self::SocketEngine>) -> R) -> Option<R>;
+    /// What the sockets left for after the locks: the outbox sent, these processes woken.
+    fn after_sockets(&self, wakes: Wakes);
+
+    /// Prints a process's log line.
+    fn log(&self, name: &str, domain: u16, line: &str);
+}
+
+/// The MIF operations `WAIT_MIF` uses (`hal::vmbox::driver::MifIrq`'s).
+pub trait MifWait {
+    /// Words the MIF can hold.
+    fn depth(&mut self) -> u32;
+    /// Words it holds now.
+    fn count(&self) -> u32;
+    /// Asks for the interrupt once it holds `words`.
+    fn arm(&mut self, words: u32);
+    fn disarm(&mut self);
+    /// Disarms it unless its interrupt handler has done so already.
+    fn disarm_if_armed(&mut self);
+}
 
 fn ok(frame: &mut ExceptionFrame, values: &[u64]) -> Event {
     for (i, v) in values.iter().enumerate() {
@@ -37,28 +117,24 @@ fn block_and_retry(frame: &mut ExceptionFrame, wait: Wait, deadline: Option<u64>
     Event::Block { wait, deadline }
 }
 
-/// The counter value `us` microseconds from now (a wait's deadline), or none for 0.
-pub(super) fn deadline_after_us(us: u64) -> Option<u64> {
-    (us != 0).then(|| crate::timer::deadline_in(core::time::Duration::from_micros(us)).ticks())
+/// The deadline of a wait of `us` microseconds, or none for 0.
+fn deadline_after_us(k: &impl Kernel, us: u64) -> Option<u64> {
+    (us != 0).then(|| k.deadline_in_us(us))
 }
 
-/// How the exception layer hands EL0's exceptions to the processes (`kernel::wire`): a system
-/// call is handled here, and every way back to EL0 is the scheduler's chance to switch.
-pub const USER_ENTRY: UserEntry = UserEntry {
-    syscall: |frame| {
-        let event = handle(frame);
-        scheduler::switch_point(frame, event);
-    },
-    resume: |frame| scheduler::switch_point(frame, Event::Continue),
-    killed: |frame, fault| {
-        let exit = Exit::Fault { esr: fault.esr.0, far: fault.far, elr: fault.elr };
-        scheduler::switch_point(frame, Event::Exit(exit));
-    },
-};
+/// A retried wait's deadline: the one kept in x5 by its first run (absolute, so that a wake-up
+/// does not restart it), else `timeout_us` from now, kept there.
+fn kept_deadline(k: &impl Kernel, frame: &mut ExceptionFrame, timeout_us: u64) -> Option<u64> {
+    let deadline = match frame.x[5] {
+        0 => deadline_after_us(k, timeout_us),
+        d => Some(d),
+    };
+    frame.x[5] = deadline.unwrap_or(0);
+    deadline
+}
 
-/// Handles the call in `frame` for the process running on this core.
-pub fn handle(frame: &mut ExceptionFrame) -> Event {
-    let Some(slot) = current() else { return Event::Continue };
+/// Handles the call in `frame` for the process in table slot `slot`.
+pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event {
     let args = [frame.x[0], frame.x[1], frame.x[2]];
     match frame.x[8] {
         nr::EXIT => Event::Exit(Exit::Status(args[0])),
@@ -66,97 +142,95 @@ pub fn handle(frame: &mut ExceptionFrame) -> Event {
             frame.x[0] = 0;
             Event::Yield
         }
-        nr::LOG => log(frame, slot, args[0], args[1]),
+        nr::LOG => log(k, frame, slot, args[0], args[1]),
         nr::NODE_INFO => {
-            let (node, count) = crate::cluster::node_and_count();
+            let (node, count) = k.node_and_count();
             ok(frame, &[u64::from(node), u64::from(count)])
         }
-        nr::INTERFACE => {
-            let pid = TABLE.lock().pid_of(slot);
-            match pid {
-                Some(pid) => {
-                    ok(frame, &[proto::syscall::layout::PIF_PAGE, proto::syscall::layout::MIF_PAGE, pid.raw()])
-                }
-                None => err(frame, Error::BadArgument),
-            }
-        }
+        nr::INTERFACE => match k.table(|t| t.pid_of(slot)) {
+            Some(pid) => ok(frame, &[proto::syscall::layout::PIF_PAGE, proto::syscall::layout::MIF_PAGE, pid.raw()]),
+            None => err(frame, Error::BadArgument),
+        },
         nr::THREAD_ARGUMENT => {
-            let arg = TABLE.lock().slots[slot].as_ref().map_or(proto::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument);
+            let arg = k.table(|t| t.slots[slot].as_ref().map_or(proto::gsas::EMPTY_THREAD_ARGUMENT, |p| p.argument));
             ok(frame, &[arg])
         }
-        nr::WAIT_MIF => wait_mif(frame, slot, args[0], args[1], args[2]),
-        nr::ARGS => copy_args(frame, slot, args[0], args[1]),
-        nr::MAILBOX_REGISTER => mailbox_register(frame, slot, args),
-        nr::MAILBOX_UNREGISTER => mailbox_unregister(frame, slot, args[0]),
-        nr::MAILBOX_RECEIVE => mailbox_receive(frame, slot, args[0], args[1]),
-        nr::TIME_US => ok(frame, &[crate::timer::uptime_us()]),
+        nr::WAIT_MIF => wait_mif(k, frame, slot, args[0], args[1], args[2]),
+        nr::ARGS => copy_args(k, frame, slot, args[0], args[1]),
+        nr::MAILBOX_REGISTER => mailbox_register(k, frame, slot, args),
+        nr::MAILBOX_UNREGISTER => mailbox_unregister(k, frame, slot, args[0]),
+        nr::MAILBOX_RECEIVE => mailbox_receive(k, frame, slot, args[0], args[1]),
+        nr::TIME_US => ok(frame, &[k.uptime_us()]),
         nr::SLEEP_US => {
             frame.x[0] = 0;
-            match deadline_after_us(args[0]) {
+            match deadline_after_us(k, args[0]) {
                 Some(d) => Event::Block { wait: Wait::Sleep, deadline: Some(d) },
                 None => Event::Continue,
             }
         }
-        nr::RDMA_QUEUES => {
-            let pd = TABLE.lock().slots[slot].as_ref().and_then(|p| p.rdma_pd());
-            match pd {
-                Some(pd) => ok(frame, &[RDMA_QUEUE_SET, PD_PAGE, u64::from(pd.raw())]),
-                None => err(frame, Error::NoPd),
-            }
-        }
-        nr::RDMA_WAIT => rdma_wait(frame, slot, args[0]),
-        nr::MAP => answer(frame, crate::process::paging::map(slot, args[0], args[1])),
-        nr::UNMAP => answer(frame, crate::process::paging::unmap(slot, args[0], args[1])),
-        nr::EVICT => answer(frame, crate::process::paging::evict(slot, args[0], args[1])),
-        nr::MAILBOX_EVENT => mailbox_event(frame, slot, args[0]),
+        nr::RDMA_QUEUES => match rdma_pd(k, slot) {
+            Some(pd) => ok(frame, &[RDMA_QUEUE_SET, PD_PAGE, u64::from(pd.raw())]),
+            None => err(frame, Error::NoPd),
+        },
+        nr::RDMA_WAIT => rdma_wait(k, frame, slot, args[0]),
+        nr::MAP => answer(frame, k.map(slot, args[0], args[1])),
+        nr::UNMAP => answer(frame, k.unmap(slot, args[0], args[1])),
+        nr::EVICT => answer(frame, k.evict(slot, args[0], args[1])),
+        nr::MAILBOX_EVENT => mailbox_event(k, frame, slot, args[0]),
         nr::SIGNALS => {
-            let raised = TABLE.lock().slots[slot].as_mut().map_or(0, |p| core::mem::take(&mut p.signals));
+            let raised = k.table(|t| t.slots[slot].as_mut().map_or(0, |p| core::mem::take(&mut p.signals)));
             ok(frame, &[raised])
         }
-        nr::SOCKET_LISTEN..=nr::SOCKET_STATS => socket::handle(frame, slot),
+        nr::SOCKET_LISTEN..=nr::SOCKET_STATS => socket::handle(k, frame, slot),
         _ => err(frame, Error::NoSuchCall),
     }
 }
 
-fn log(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
+fn rdma_pd(k: &impl Kernel, slot: usize) -> Option<Pd> {
+    k.table(|t| t.slots[slot].as_ref().and_then(|p| p.rdma_pd()))
+}
+
+fn log(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
     if len > LOG_MAX {
         return err(frame, Error::BadArgument);
     }
     let mut buf = [0u8; LOG_MAX as usize];
     let line = &mut buf[..len as usize];
-    let mut table = TABLE.lock();
-    let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
-    let resident = crate::process::paging::make_resident(p, ptr, line.len(), false);
-    if resident.is_err() || p.space.read(ptr, line).is_err() {
-        drop(table);
-        return err(frame, Error::BadPointer);
-    }
-    let (domain, name) = (p.domain, p.name);
-    drop(table);
-    let text = core::str::from_utf8(line).unwrap_or("<not UTF-8>");
-    defmt::println!("[{=str} {=u16}] {=str}", name, domain, text);
+    let read = k.table(|t| {
+        let p = t.slots[slot].as_deref_mut().ok_or(Error::BadArgument)?;
+        let resident = k.make_resident(p, ptr, line.len(), false);
+        if resident.is_err() || p.space.read(ptr, line).is_err() {
+            return Err(Error::BadPointer);
+        }
+        Ok((p.domain, p.name))
+    });
+    let (domain, name) = match read {
+        Ok(who) => who,
+        Err(e) => return err(frame, e),
+    };
+    k.log(name, domain, core::str::from_utf8(line).unwrap_or("<not UTF-8>"));
     ok(frame, &[len])
 }
 
 /// The process's arguments into its buffer; returns their whole length.
-fn copy_args(frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
-    let mut table = TABLE.lock();
-    let Some(p) = table.slots[slot].as_deref_mut() else { return err(frame, Error::BadArgument) };
-    let copied = p.args.len().min(usize::try_from(len).unwrap_or(usize::MAX));
-    let resident = crate::process::paging::make_resident(p, ptr, copied, true);
-    if copied > 0 && (resident.is_err() || p.space.copy_to_user(ptr, &p.args[..copied]).is_err()) {
-        drop(table);
-        return err(frame, Error::BadPointer);
-    }
-    let total = p.args.len() as u64;
-    drop(table);
-    ok(frame, &[total])
+fn copy_args(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
+    let copied = k.table(|t| {
+        let p = t.slots[slot].as_deref_mut().ok_or(Error::BadArgument)?;
+        let copied = p.args.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+        let resident = k.make_resident(p, ptr, copied, true);
+        if copied > 0 && (resident.is_err() || p.space.copy_to_user(ptr, &p.args[..copied]).is_err()) {
+            return Err(Error::BadPointer);
+        }
+        Ok(p.args.len() as u64)
+    });
+    answer(frame, copied)
 }
 
-fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {
-    let Some(index) = gsas_node::process_mif(slot) else { return err(frame, Error::BadArgument) };
-    // One register operation per lock: the interrupt handler disarming this MIF never waits long.
-    let Some(depth) = gsas_node::with_process_mif(index, |m| m.depth()) else {
+fn wait_mif(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {
+    let Some(index) = k.table(|t| t.slots[slot].as_ref().map(|p| p.grant.index)) else {
+        return err(frame, Error::BadArgument);
+    };
+    let Some(depth) = k.with_mif(index, |m| m.depth()) else {
         return err(frame, Error::BadArgument);
     };
     if words == 0 || words > u64::from(depth) {
@@ -164,43 +238,33 @@ fn wait_mif(frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64
     }
     // Looked at on every try: a node lost while the process sleeps wakes it (`cluster`), and
     // the call, run again, ends here.
-    if node != NO_NODE && !crate::cluster::is_alive(node) {
+    if node != NO_NODE && !k.is_alive(node) {
         return err(frame, Error::Unreachable);
     }
-    let count = || gsas_node::with_process_mif(index, |m| m.count()).map_or(0, u64::from);
+    let count = || k.with_mif(index, |m| m.count()).map_or(0, u64::from);
     if count() >= words {
         // Woken by the interrupt, whose handler disarmed the MIF: nothing to write then.
-        gsas_node::with_process_mif(index, MifIrq::disarm_if_armed);
+        k.with_mif(index, MifWait::disarm_if_armed);
         return ok(frame, &[0]);
     }
     // Arm first, then look again: a word that arrives in between raises the interrupt anyway.
-    gsas_node::with_process_mif(index, |m| m.arm(words as u32));
+    k.with_mif(index, |m| m.arm(words as u32));
     if count() >= words {
-        gsas_node::with_process_mif(index, MifIrq::disarm);
+        k.with_mif(index, MifWait::disarm);
         return ok(frame, &[0]);
     }
-    // A retry after the wake-up re-checks; the deadline is absolute, so it does not restart.
-    let deadline = match frame.x[5] {
-        0 => deadline_after_us(timeout_us),
-        d => Some(d),
-    };
-    frame.x[5] = deadline.unwrap_or(0);
+    let deadline = kept_deadline(k, frame, timeout_us);
     block_and_retry(frame, Wait::Mif { words: words as u32 }, deadline)
 }
 
 /// Arms the process's CQ and sleeps until it holds an entry (the PLDMA's CQ interrupt wakes it;
 /// the call then runs again and looks).
-fn rdma_wait(frame: &mut ExceptionFrame, slot: usize, timeout_us: u64) -> Event {
-    let pd = TABLE.lock().slots[slot].as_ref().and_then(|p| p.rdma_pd());
-    let Some(pd) = pd else { return err(frame, Error::NoPd) };
-    if crate::rdma_node::arm_and_peek(pd) {
+fn rdma_wait(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, timeout_us: u64) -> Event {
+    let Some(pd) = rdma_pd(k, slot) else { return err(frame, Error::NoPd) };
+    if k.arm_and_peek(pd) {
         return ok(frame, &[0]);
     }
-    let deadline = match frame.x[5] {
-        0 => deadline_after_us(timeout_us),
-        d => Some(d),
-    };
-    frame.x[5] = deadline.unwrap_or(0);
+    let deadline = kept_deadline(k, frame, timeout_us);
     block_and_retry(frame, Wait::Cq, deadline)
 }
 
@@ -212,8 +276,8 @@ fn answer(frame: &mut ExceptionFrame, result: Result<u64, Error>) -> Event {
     }
 }
 
-fn domain_of(slot: usize) -> Option<u16> {
-    TABLE.lock().slots[slot].as_ref().map(|p| p.domain)
+fn domain_of(k: &impl Kernel, slot: usize) -> Option<u16> {
+    k.table(|t| t.slots[slot].as_ref().map(|p| p.domain))
 }
 
 /// User channels only: opcodes 8..=15 (docs/hw/gsas-packets.md, "Notifications").
@@ -222,31 +286,35 @@ fn user_opcode(raw: u64) -> Option<MailboxOpcode> {
     op.is_user().then_some(op)
 }
 
-fn mailbox_register(frame: &mut ExceptionFrame, slot: usize, [opcode, mode, signal]: [u64; 3]) -> Event {
+fn mailbox_register(
+    k: &impl Kernel,
+    frame: &mut ExceptionFrame,
+    slot: usize,
+    [opcode, mode, signal]: [u64; 3],
+) -> Event {
     let wake = match (mode, signal) {
         (MODE_READ, 0) => WakeMode::Read,
         (MODE_SIGNAL, n) if n < SIGNALS_MAX => WakeMode::Signal(n as u8),
         (MODE_EVENT, 0) => WakeMode::Event,
         _ => return err(frame, Error::BadArgument),
     };
-    let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(slot)) else {
+    let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(k, slot)) else {
         return err(frame, Error::BadArgument);
     };
-    match gsas_node::mailbox().lock().register(op, Receiver::Process { domain, wake }) {
+    match k.mailbox(|m| m.register(op, Receiver::Process { domain, wake })) {
         Ok(()) => ok(frame, &[0]),
         Err(_) => err(frame, Error::Busy),
     }
 }
 
-fn mailbox_unregister(frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> Event {
-    let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(slot)) else {
+fn mailbox_unregister(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> Event {
+    let (Some(op), Some(domain)) = (user_opcode(opcode), domain_of(k, slot)) else {
         return err(frame, Error::BadArgument);
     };
-    let result = gsas_node::mailbox().lock().unregister(op, Registrant::Process(domain));
-    match result {
+    match k.mailbox(|m| m.unregister(op, Registrant::Process(domain))) {
         Ok(done) => {
             for thread in done.woken {
-                gsas_node::wake_mailbox_thread(thread);
+                k.wake_mailbox_thread(thread);
             }
             ok(frame, &[0])
         }
@@ -256,13 +324,12 @@ fn mailbox_unregister(frame: &mut ExceptionFrame, slot: usize, opcode: u64) -> E
 
 /// The event counter (`MODE_EVENT` opcodes' waiting notifications), sleeping until it is not
 /// zero; a delivery to one of those opcodes wakes the process (`gsas_node::run_deliveries`).
-fn mailbox_event(frame: &mut ExceptionFrame, slot: usize, flags: u64) -> Event {
-    let Some(domain) = domain_of(slot) else { return err(frame, Error::BadArgument) };
+fn mailbox_event(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, flags: u64) -> Event {
+    let Some(domain) = domain_of(k, slot) else { return err(frame, Error::BadArgument) };
     if flags & !RECV_NONBLOCKING != 0 {
         return err(frame, Error::BadArgument);
     }
-    let count = gsas_node::mailbox().lock().event_count(domain);
-    match count {
+    match k.mailbox(|m| m.event_count(domain)) {
         None => err(frame, Error::NotRegistered),
         Some(0) if flags & RECV_NONBLOCKING != 0 => err(frame, Error::WouldBlock),
         Some(0) => block_and_retry(frame, Wait::Mailbox, None),
@@ -270,8 +337,8 @@ fn mailbox_event(frame: &mut ExceptionFrame, slot: usize, flags: u64) -> Event {
     }
 }
 
-fn mailbox_receive(frame: &mut ExceptionFrame, slot: usize, opcode: u64, flags: u64) -> Event {
-    let Some(domain) = domain_of(slot) else { return err(frame, Error::BadArgument) };
+fn mailbox_receive(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, opcode: u64, flags: u64) -> Event {
+    let Some(domain) = domain_of(k, slot) else { return err(frame, Error::BadArgument) };
     let filter = match opcode {
         ANY_OPCODE => None,
         raw => match user_opcode(raw) {
@@ -284,8 +351,7 @@ fn mailbox_receive(frame: &mut ExceptionFrame, slot: usize, opcode: u64, flags: 
     }
     let mode = if flags & RECV_NONBLOCKING != 0 { RecvMode::NonBlocking } else { RecvMode::Blocking };
     // The thread id is the slot: one thread per process.
-    let received = gsas_node::mailbox().lock().receive(domain, slot as u32, filter, mode);
-    match received {
+    match k.mailbox(|m| m.receive(domain, slot as u32, filter, mode)) {
         Ok(Received::Message { notification, from }) => ok(frame, &[0, notification.raw(), from.raw()]),
         Ok(Received::WouldBlock) => err(frame, Error::WouldBlock),
         Ok(Received::Blocked) => block_and_retry(frame, Wait::Mailbox, None),

@@ -1,20 +1,19 @@
 //! The socket calls (`proto::syscall::nr::SOCKET_*`, `docs/hw/sockets.md`): every argument
 //! checked, user memory reached through the process's own tables, the protocol's decisions
-//! (`socket::Sockets`) carried out by `socket_node`. A call that would wait blocks on
-//! `Wait::Socket` and runs again when one of the process's sockets changes.
+//! (`socket::Sockets`) carried out by the node's sockets (`socket::node`). A call that would wait
+//! blocks on `Wait::Socket` and runs again when one of the process's sockets changes.
 //!
 //! Lock order: the process table, then the sockets; the wake-ups and doorbells a call causes go
-//! out once both are let go (`socket_node::Deferred`).
+//! out once both are let go ([`Kernel::after_sockets`]).
 
+use super::Kernel;
 use crate::mm::user_space::SpaceError;
-use crate::process::lifecycle::TABLE;
-use crate::process::paging::make_resident;
-use crate::process::scheduler::Event;
-use crate::process::table::{Process, Wait};
+use crate::process::state::Event;
+use crate::process::table::{ProcessOf, Wait};
+use crate::socket::node::Rings;
 use crate::socket::{Action, Owner, Readable, Sockets};
-use crate::socket_node::{self, Rings, with_rings, with_sockets};
 use alloc::vec::Vec;
-use boot::a53::ExceptionFrame;
+use boot::frame::ExceptionFrame;
 use proto::socket::{IO_MAX, NONBLOCKING, POLL_MAX, PollEntry, SocketStats};
 use proto::syscall::{Error, nr};
 
@@ -35,22 +34,22 @@ impl From<Result<u64, Error>> for Outcome {
 }
 
 /// Handles socket call `frame.x[8]` for the process in `slot`.
-pub fn handle(frame: &mut ExceptionFrame, slot: usize) -> Event {
-    let Some(domain) = TABLE.lock().slots[slot].as_ref().map(|p| p.domain) else {
+pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event {
+    let Some(domain) = super::domain_of(k, slot) else {
         return finish(frame, Outcome::Failed(Error::BadArgument));
     };
     let owner = Owner { slot, domain };
     let [a0, a1, a2, a3] = [frame.x[0], frame.x[1], frame.x[2], frame.x[3]];
     let outcome = match frame.x[8] {
-        nr::SOCKET_LISTEN => listen(owner, a0),
-        nr::SOCKET_ACCEPT => accept(owner, a0, a1),
-        nr::SOCKET_CONNECT => connect(frame, owner, a0, a1, a2),
-        nr::SOCKET_READ => transfer(owner, a0, a1, a2, a3, Direction::Read),
-        nr::SOCKET_WRITE => transfer(owner, a0, a1, a2, a3, Direction::Write),
-        nr::SOCKET_SHUTDOWN => simple(|s, out| s.shutdown(owner, a0, a1, out).map(|()| 0)),
-        nr::SOCKET_CLOSE => simple(|s, out| s.close(owner, a0, out).map(|()| 0)),
-        nr::SOCKET_POLL => poll(frame, owner, a0, a1, a2),
-        nr::SOCKET_STATS => stats(owner, a0),
+        nr::SOCKET_LISTEN => listen(k, owner, a0),
+        nr::SOCKET_ACCEPT => accept(k, owner, a0, a1),
+        nr::SOCKET_CONNECT => connect(k, frame, owner, a0, a1, a2),
+        nr::SOCKET_READ => transfer(k, owner, a0, a1, a2, a3, Direction::Read),
+        nr::SOCKET_WRITE => transfer(k, owner, a0, a1, a2, a3, Direction::Write),
+        nr::SOCKET_SHUTDOWN => sockets(k, |s, out| s.shutdown(owner, a0, a1, out).map(|()| 0)).into(),
+        nr::SOCKET_CLOSE => sockets(k, |s, out| s.close(owner, a0, out).map(|()| 0)).into(),
+        nr::SOCKET_POLL => poll(k, frame, owner, a0, a1, a2),
+        nr::SOCKET_STATS => stats(k, owner, a0),
         _ => Outcome::Failed(Error::NoSuchCall),
     };
     finish(frame, outcome)
@@ -75,20 +74,25 @@ fn finish(frame: &mut ExceptionFrame, outcome: Outcome) -> Event {
     }
 }
 
+/// Runs `f` on the sockets (with their rings at hand) and sends what it caused once the lock is
+/// let go; `None` on a node without sockets.
+fn with_rings<K: Kernel, R>(
+    k: &K,
+    f: impl FnOnce(&mut Sockets, &Rings<K::Frames>, &mut Vec<Action>) -> R,
+) -> Option<R> {
+    let (result, wakes) = k.sockets(|node| node.run(f))?;
+    k.after_sockets(wakes);
+    Some(result)
+}
+
 /// Runs `f` on the sockets and sends what it caused; `NoPd` on a node without sockets.
-fn sockets<R>(f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> Result<R, Error>) -> Result<R, Error> {
-    let (result, deferred) = with_sockets(f).ok_or(Error::NoPd)?;
-    deferred.run();
-    result
+fn sockets<R>(k: &impl Kernel, f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> Result<R, Error>) -> Result<R, Error> {
+    with_rings(k, |s, _, out| f(s, out)).ok_or(Error::NoPd)?
 }
 
-fn simple(f: impl FnOnce(&mut Sockets, &mut Vec<Action>) -> Result<u64, Error>) -> Outcome {
-    sockets(f).into()
-}
-
-fn listen(owner: Owner, port: u64) -> Outcome {
+fn listen(k: &impl Kernel, owner: Owner, port: u64) -> Outcome {
     let Ok(port) = u16::try_from(port) else { return Outcome::Failed(Error::BadArgument) };
-    sockets(|s, _| s.listen(owner, port)).into()
+    sockets(k, |s, _| s.listen(owner, port)).into()
 }
 
 fn blocking(flags: u64) -> Result<bool, Error> {
@@ -99,12 +103,12 @@ fn blocking(flags: u64) -> Result<bool, Error> {
     }
 }
 
-fn accept(owner: Owner, listener: u64, flags: u64) -> Outcome {
+fn accept(k: &impl Kernel, owner: Owner, listener: u64, flags: u64) -> Outcome {
     let block = match blocking(flags) {
         Ok(b) => b,
         Err(e) => return Outcome::Failed(e),
     };
-    match sockets(|s, _| s.accept(owner, listener)) {
+    match sockets(k, |s, _| s.accept(owner, listener)) {
         Ok(Some((handle, node))) => Outcome::Done(heapless::Vec::from_slice(&[handle, u64::from(node)]).expect("two")),
         Ok(None) if block => Outcome::Wait { wait: Wait::Socket, deadline: None },
         Ok(None) => Outcome::Failed(Error::WouldBlock),
@@ -115,38 +119,45 @@ fn accept(owner: Owner, listener: u64, flags: u64) -> Outcome {
 /// The first run sends the Connect and keeps the handle in x4 (plus one) and the deadline in
 /// x5; each run after a wake-up looks at the answer, and gives the connection up once the
 /// deadline has passed.
-fn connect(frame: &mut ExceptionFrame, owner: Owner, node: u64, port: u64, timeout_us: u64) -> Outcome {
+fn connect(
+    k: &impl Kernel,
+    frame: &mut ExceptionFrame,
+    owner: Owner,
+    node: u64,
+    port: u64,
+    timeout_us: u64,
+) -> Outcome {
     let handle = match frame.x[4] {
         0 => {
-            let (_, nodes) = crate::cluster::node_and_count();
+            let (_, nodes) = k.node_and_count();
             let (Ok(node), Ok(port)) = (u16::try_from(node), u16::try_from(port)) else {
                 return Outcome::Failed(Error::BadArgument);
             };
             if node >= nodes {
                 return Outcome::Failed(Error::BadArgument);
             }
-            if !crate::cluster::is_alive(u64::from(node)) {
+            if !k.is_alive(u64::from(node)) {
                 return Outcome::Failed(Error::Unreachable);
             }
-            let Some((connected, deferred)) = socket_node::connect(owner, node, port) else {
+            let Some((connected, wakes)) = k.sockets(|n| n.connect(owner, node, port)) else {
                 return Outcome::Failed(Error::NoPd);
             };
-            deferred.run();
+            k.after_sockets(wakes);
             let handle = match connected {
                 Ok(h) => h,
                 Err(e) => return Outcome::Failed(e),
             };
             frame.x[4] = handle + 1;
-            frame.x[5] = super::deadline_after_us(timeout_us).unwrap_or(0);
+            frame.x[5] = super::deadline_after_us(k, timeout_us).unwrap_or(0);
             handle
         }
         pending => pending - 1,
     };
     let deadline = (frame.x[5] != 0).then_some(frame.x[5]);
-    match sockets(|s, out| s.connected(owner, handle, out)) {
+    match sockets(k, |s, out| s.connected(owner, handle, out)) {
         Ok(true) => Outcome::Done(heapless::Vec::from_slice(&[handle]).expect("one")),
-        Ok(false) if deadline.is_some_and(|d| crate::timer::now() >= d) => {
-            let _ = sockets(|s, out| {
+        Ok(false) if deadline.is_some_and(|d| k.now() >= d) => {
+            let _ = sockets(k, |s, out| {
                 s.abandon(owner, handle, out);
                 Ok(())
             });
@@ -166,7 +177,15 @@ enum Direction {
 /// `SOCKET_READ` and `SOCKET_WRITE`: as much as the ring gives or takes now (both pieces of a
 /// wrapped ring), copied between the process's buffer and the ring under both locks. A bad
 /// buffer is `BadPointer`, and what was not copied stays where it was.
-fn transfer(owner: Owner, handle: u64, ptr: u64, len: u64, flags: u64, direction: Direction) -> Outcome {
+fn transfer(
+    k: &impl Kernel,
+    owner: Owner,
+    handle: u64,
+    ptr: u64,
+    len: u64,
+    flags: u64,
+    direction: Direction,
+) -> Outcome {
     let block = match blocking(flags) {
         Ok(b) => b,
         Err(e) => return Outcome::Failed(e),
@@ -174,48 +193,66 @@ fn transfer(owner: Owner, handle: u64, ptr: u64, len: u64, flags: u64, direction
     if len == 0 || len > IO_MAX {
         return Outcome::Failed(Error::BadArgument);
     }
-    let mut table = TABLE.lock();
-    let Some(p) = table.slots[owner.slot].as_deref_mut() else { return Outcome::Failed(Error::BadArgument) };
-    let Some((result, deferred)) = with_rings(|s, rings, out| match direction {
-        Direction::Read => read(s, rings, p, owner, handle, ptr, len as u32, out),
-        Direction::Write => write(s, rings, p, owner, handle, ptr, len as u32, out),
-    }) else {
-        return Outcome::Failed(Error::NoPd);
+    let transferred = k.table(|t| {
+        let p = t.slots[owner.slot].as_deref_mut().ok_or(Error::BadArgument)?;
+        let buffer = Buffer { k, p, at: ptr };
+        let (result, wakes) = k
+            .sockets(|node| {
+                node.run(|s, rings, out| match direction {
+                    Direction::Read => read(s, rings, buffer, owner, handle, len as u32, out),
+                    Direction::Write => write(s, rings, buffer, owner, handle, len as u32, out),
+                })
+            })
+            .ok_or(Error::NoPd)?;
+        Ok((result, wakes))
+    });
+    let result = match transferred {
+        Ok((result, wakes)) => {
+            k.after_sockets(wakes);
+            result
+        }
+        Err(e) => Err(e),
     };
-    drop(table);
-    deferred.run();
     match result {
         Err(Error::WouldBlock) if block => Outcome::Wait { wait: Wait::Socket, deadline: None },
         r => r.into(),
     }
 }
 
-/// Moves `n` bytes between the process's buffer at `at` and a ring, one ring page at a time:
-/// `copy` moves the piece that starts `piece` bytes in (at the buffer address it is given) and
-/// says how long it was. The buffer is made resident first (`to_user`: for writing).
-fn copy_pieces(
-    p: &mut Process,
+/// A process's buffer at `at`, for a read or a write call.
+struct Buffer<'a, K: Kernel> {
+    k: &'a K,
+    p: &'a mut ProcessOf<K::Frames>,
     at: u64,
-    n: u32,
-    to_user: bool,
-    mut copy: impl FnMut(&mut Process, u64, u32) -> Result<u32, SpaceError>,
-) -> Result<(), SpaceError> {
-    make_resident(p, at, n as usize, to_user)?;
-    let mut piece = 0;
-    while piece < n {
-        piece += copy(p, at + u64::from(piece), piece)?;
-    }
-    Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
-fn read(
+impl<K: Kernel> Buffer<'_, K> {
+    /// Moves `n` bytes between the buffer, `done` bytes in, and a ring, one ring page at a time:
+    /// `copy` moves the piece that starts `piece` bytes in (at the buffer address it is given)
+    /// and says how long it was. The buffer is made resident first (`to_user`: for writing).
+    fn copy_pieces(
+        &mut self,
+        done: u32,
+        n: u32,
+        to_user: bool,
+        mut copy: impl FnMut(&mut ProcessOf<K::Frames>, u64, u32) -> Result<u32, SpaceError>,
+    ) -> Result<(), SpaceError> {
+        let at = self.at + u64::from(done);
+        self.k.make_resident(self.p, at, n as usize, to_user)?;
+        let mut piece = 0;
+        while piece < n {
+            piece += copy(self.p, at + u64::from(piece), piece)?;
+        }
+        Ok(())
+    }
+}
+
+fn read<K: Kernel>(
     s: &mut Sockets,
-    rings: &Rings,
-    p: &mut Process,
+    rings: &Rings<K::Frames>,
+    mut buffer: Buffer<'_, K>,
     owner: Owner,
     handle: u64,
-    ptr: u64,
     len: u32,
     out: &mut Vec<Action>,
 ) -> Result<u64, Error> {
@@ -227,7 +264,7 @@ fn read(
             Err(e) if done == 0 => return Err(e),
             _ => break,
         };
-        let copied = copy_pieces(p, ptr + u64::from(done), n, true, |p, to, piece| {
+        let copied = buffer.copy_pieces(done, n, true, |p, to, piece| {
             let bytes = rings.receive(index, offset + piece, n - piece);
             p.space.copy_to_user(to, bytes).map(|()| bytes.len() as u32)
         });
@@ -241,14 +278,12 @@ fn read(
     Ok(u64::from(done))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write(
+fn write<K: Kernel>(
     s: &mut Sockets,
-    rings: &Rings,
-    p: &mut Process,
+    rings: &Rings<K::Frames>,
+    mut buffer: Buffer<'_, K>,
     owner: Owner,
     handle: u64,
-    ptr: u64,
     len: u32,
     out: &mut Vec<Action>,
 ) -> Result<u64, Error> {
@@ -259,7 +294,7 @@ fn write(
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
         };
-        let copied = copy_pieces(p, ptr + u64::from(done), w.len, false, |p, from, piece| {
+        let copied = buffer.copy_pieces(done, w.len, false, |p, from, piece| {
             let bytes = rings.send(w.index, w.offset + piece, w.len - piece);
             p.space.read(from, bytes).map(|()| bytes.len() as u32)
         });
@@ -275,42 +310,51 @@ fn write(
 
 /// `SOCKET_POLL`: reads the entries, writes their `ready`, and sleeps (until the deadline kept
 /// in x5) while none is ready.
-fn poll(frame: &mut ExceptionFrame, owner: Owner, ptr: u64, count: u64, timeout_us: u64) -> Outcome {
+fn poll(k: &impl Kernel, frame: &mut ExceptionFrame, owner: Owner, ptr: u64, count: u64, timeout_us: u64) -> Outcome {
     let Some(count) = usize::try_from(count).ok().filter(|c| (1..=POLL_MAX).contains(c)) else {
         return Outcome::Failed(Error::BadArgument);
     };
     let bytes = count * PollEntry::BYTES;
     let mut buf = [0u8; POLL_MAX * PollEntry::BYTES];
     let buf = &mut buf[..bytes];
-    let mut table = TABLE.lock();
-    let Some(p) = table.slots[owner.slot].as_deref_mut() else { return Outcome::Failed(Error::BadArgument) };
-    if make_resident(p, ptr, bytes, true).is_err() || p.space.read(ptr, buf).is_err() {
-        return Outcome::Failed(Error::BadPointer);
-    }
-    let Some((ready, deferred)) = with_sockets(|s, _| {
-        let mut ready = 0u64;
-        for chunk in buf.chunks_exact_mut(PollEntry::BYTES) {
-            let mut e = PollEntry::from_bytes(chunk.try_into().expect("an entry"));
-            e.ready = s.readiness(owner, u64::from(e.handle)) & (e.interest | ALWAYS);
-            ready += u64::from(e.ready != 0);
-            chunk.copy_from_slice(&e.to_bytes());
+    let polled = k.table(|t| {
+        let p = t.slots[owner.slot].as_deref_mut().ok_or(Error::BadArgument)?;
+        if k.make_resident(p, ptr, bytes, true).is_err() || p.space.read(ptr, buf).is_err() {
+            return Err(Error::BadPointer);
         }
-        ready
-    }) else {
-        return Outcome::Failed(Error::NoPd);
+        let (ready, wakes) = k
+            .sockets(|node| {
+                node.run(|s, _, _| {
+                    let mut ready = 0u64;
+                    for chunk in buf.chunks_exact_mut(PollEntry::BYTES) {
+                        let mut e = PollEntry::from_bytes(chunk.try_into().expect("an entry"));
+                        e.ready = s.readiness(owner, u64::from(e.handle)) & (e.interest | ALWAYS);
+                        ready += u64::from(e.ready != 0);
+                        chunk.copy_from_slice(&e.to_bytes());
+                    }
+                    ready
+                })
+            })
+            .ok_or(Error::NoPd)?;
+        let written = p.space.copy_to_user(ptr, buf);
+        Ok((ready, wakes, written))
+    });
+    let ready = match polled {
+        Ok((ready, wakes, written)) => {
+            k.after_sockets(wakes);
+            if written.is_err() {
+                return Outcome::Failed(Error::BadPointer);
+            }
+            ready
+        }
+        Err(e) => return Outcome::Failed(e),
     };
-    let written = p.space.copy_to_user(ptr, buf);
-    drop(table);
-    deferred.run();
-    if written.is_err() {
-        return Outcome::Failed(Error::BadPointer);
-    }
     if ready > 0 || timeout_us == 0 {
         return Ok(ready).into();
     }
     let deadline = match frame.x[5] {
         0 if timeout_us == u64::MAX => None,
-        0 => super::deadline_after_us(timeout_us),
+        0 => super::deadline_after_us(k, timeout_us),
         d => Some(d),
     };
     frame.x[5] = deadline.unwrap_or(0);
@@ -320,17 +364,18 @@ fn poll(frame: &mut ExceptionFrame, owner: Owner, ptr: u64, count: u64, timeout_
 /// The readiness bits reported whatever the interest.
 const ALWAYS: u16 = proto::socket::ready::HANGUP | proto::socket::ready::INVALID;
 
-fn stats(owner: Owner, ptr: u64) -> Outcome {
-    let Some((stats, deferred)) = with_sockets(|s, _| s.stats(owner)) else { return Outcome::Failed(Error::NoPd) };
-    deferred.run();
+fn stats(k: &impl Kernel, owner: Owner, ptr: u64) -> Outcome {
+    let Some(stats) = with_rings(k, |s, _, _| s.stats(owner)) else { return Outcome::Failed(Error::NoPd) };
     let mut bytes = [0u8; SocketStats::WORDS * 8];
     for (chunk, word) in bytes.chunks_exact_mut(8).zip(stats.to_words()) {
         chunk.copy_from_slice(&word.to_le_bytes());
     }
-    let mut table = TABLE.lock();
-    let Some(p) = table.slots[owner.slot].as_deref_mut() else { return Outcome::Failed(Error::BadArgument) };
-    if make_resident(p, ptr, bytes.len(), true).is_err() || p.space.copy_to_user(ptr, &bytes).is_err() {
-        return Outcome::Failed(Error::BadPointer);
-    }
-    Ok(0).into()
+    let copied = k.table(|t| {
+        let p = t.slots[owner.slot].as_deref_mut().ok_or(Error::BadArgument)?;
+        if k.make_resident(p, ptr, bytes.len(), true).is_err() || p.space.copy_to_user(ptr, &bytes).is_err() {
+            return Err(Error::BadPointer);
+        }
+        Ok(0)
+    });
+    copied.into()
 }

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 /// The devices as a test sees them: what was cleaned, which doorbells rang, and a counter the
 /// test sets.
 #[derive(Default)]
-struct TestEngine {
+pub(crate) struct TestEngine {
     cleaned: usize,
     doorbells: Vec<u32>,
     now: u64,
@@ -26,15 +26,15 @@ impl Engine for TestEngine {
     }
 }
 
-type Node = SocketNode<&'static Arena, TestEngine>;
+pub(crate) type Node = SocketNode<&'static Arena, TestEngine>;
 
 /// Frames for two slots' rings (256 pages each) and their tables.
-const TWO_SLOTS: usize = 2 * 256 + 16;
+pub(crate) const TWO_SLOTS: usize = 2 * 256 + 16;
 const A: Owner = Owner { slot: 1, domain: 0x11 };
 const B: Owner = Owner { slot: 2, domain: 0x22 };
 const PORT: u16 = 7;
 
-fn node(id: u16, frames: usize) -> Node {
+pub(crate) fn node(id: u16, frames: usize) -> Node {
     let arena: &'static Arena = Box::leak(Box::new(Arena::new(frames)));
     // SAFETY: zero bytes are a fresh queue set (atomics and plain integers).
     let queues: &'static QueueSet = Box::leak(Box::new(unsafe { core::mem::zeroed() }));
@@ -52,19 +52,24 @@ fn deliver(from: &mut Node, to: &mut Node) -> Vec<usize> {
 }
 
 /// Plays the R5 and the engine for `from`'s work queue: each WQE's bytes land in `to`'s socket
-/// space (unless `status` says the write failed), its completion is posted and the interrupt
-/// asked for is answered; returns the WQEs.
-fn carry(from: &mut Node, to: &mut Node, status: CqeStatus) -> Vec<Wqe> {
+/// space (`from`'s own for `None`: connections within one node) unless `status` says the write
+/// failed, its completion is posted and the interrupt asked for is answered; returns the WQEs.
+pub(crate) fn carry(from: &mut Node, mut to: Option<&mut Node>, status: CqeStatus) -> Vec<Wqe> {
+    let target = to.as_ref().map_or(from.logic.node(), |t| t.logic.node());
     let mut done = Vec::new();
     // SAFETY: the test is the queue's only consumer, and the completion queue's only producer.
     let (mut wq, mut cq) = unsafe { (from.queues.wq.consumer(), from.queues.cq.producer()) };
     while let Some(raw) = wq.pop() {
         let w = Wqe::decode(&raw).expect("the node posts valid WQEs");
-        assert_eq!((w.direction, w.node), (Direction::Write, to.logic.node()));
+        assert_eq!((w.direction, w.node), (Direction::Write, target));
         let mut bytes = vec![0; w.len as usize];
         from.rings.0.read(w.local, &mut bytes).expect("a posted write reads mapped ring pages");
         if status == CqeStatus::Ok {
-            to.rings.0.write(w.remote, &bytes).expect("and lands in mapped ring pages");
+            let rings = match to.as_deref_mut() {
+                Some(t) => &mut t.rings,
+                None => &mut from.rings,
+            };
+            rings.0.write(w.remote, &bytes).expect("and lands in mapped ring pages");
         }
         let cqe = Cqe::Local { tag: w.tag, wq_index: 0, len: w.len, status, node: w.node };
         cq.push(cqe.encode()).expect("room for every completion");
@@ -128,7 +133,7 @@ fn a_write_is_posted_rung_carried_and_its_completion_announces_the_data() {
     assert_eq!(a.engine.doorbells, vec![1], "the R5 does not poll this queue: the doorbell rings with the new head");
     assert!(a.outbox_is_empty(), "no Data doorbell before the write completed");
 
-    let wqes = carry(&mut a, &mut b, CqeStatus::Ok);
+    let wqes = carry(&mut a, Some(&mut b), CqeStatus::Ok);
     assert_eq!(wqes.len(), 1);
     assert_eq!(wqes[0].remote, receive_ring(0));
     a.engine.now = 1_250;
@@ -151,7 +156,7 @@ fn a_polled_work_queue_rings_no_doorbell() {
     a.queues.wq_polled.store(1, Ordering::Release);
     let _ = write(&mut a, ha, b"x");
     assert!(a.engine.doorbells.is_empty());
-    assert_eq!(carry(&mut a, &mut b, CqeStatus::Ok).len(), 1, "the WQE is there all the same");
+    assert_eq!(carry(&mut a, Some(&mut b), CqeStatus::Ok).len(), 1, "the WQE is there all the same");
 }
 
 #[test]
@@ -159,7 +164,7 @@ fn a_failed_write_resets_its_connection_and_is_counted() {
     let (mut a, mut b) = (node(0, TWO_SLOTS), node(1, TWO_SLOTS));
     let (ha, _) = connected(&mut a, &mut b);
     let _ = write(&mut a, ha, b"lost");
-    carry(&mut a, &mut b, CqeStatus::FaultRemote);
+    carry(&mut a, Some(&mut b), CqeStatus::FaultRemote);
     let wakes = a.completions();
     assert_eq!(wakes.slots(), &[A.slot], "the writer learns of it");
     assert_eq!(a.counters().failed_writes, 1);

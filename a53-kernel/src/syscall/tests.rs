@@ -1,0 +1,415 @@
+//! The calls against a kernel made of the host-tested parts: the process table on a test arena,
+//! the mailbox service, a node's sockets, and a MIF and a clock the test sets. Every lock is a
+//! `RefCell`: a call that took one twice would panic here (on the board, it would deadlock).
+
+use super::*;
+use crate::elf::Permissions;
+use crate::mm::test_frames::Arena;
+use crate::process::table::Launch;
+use crate::process::table::tests::{Node as TableNode, table};
+use crate::socket::node::tests::{TWO_SLOTS, TestEngine, carry, node as socket_node};
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::{Cell, RefCell};
+use proto::rdma::queue::CqeStatus;
+use proto::socket::{NONBLOCKING, PollEntry, SocketStats, ready};
+
+/// A MIF whose words the test sets; arming it lets `arrives_on_arm` words arrive.
+#[derive(Default)]
+struct TestMif {
+    count: u32,
+    armed: Option<u32>,
+    arrives_on_arm: u32,
+    disarms: u32,
+}
+
+impl MifWait for TestMif {
+    fn depth(&mut self) -> u32 {
+        8
+    }
+    fn count(&self) -> u32 {
+        self.count
+    }
+    fn arm(&mut self, words: u32) {
+        self.armed = Some(words);
+        self.count += self.arrives_on_arm;
+    }
+    fn disarm(&mut self) {
+        self.armed = None;
+        self.disarms += 1;
+    }
+    fn disarm_if_armed(&mut self) {
+        if self.armed.take().is_some() {
+            self.disarms += 1;
+        }
+    }
+}
+
+/// Two nodes in the cluster; this is node 0.
+struct TestKernel {
+    spawner: TableNode,
+    table: RefCell<TableOf<&'static Arena>>,
+    mailbox: RefCell<MailboxService>,
+    sockets: RefCell<Option<SocketNode<&'static Arena, TestEngine>>>,
+    mif: RefCell<TestMif>,
+    /// Bit n: node n is alive.
+    alive: Cell<u64>,
+    /// The counter, in ticks: one per microsecond.
+    now: Cell<u64>,
+    logged: RefCell<Vec<String>>,
+    woken: RefCell<Vec<usize>>,
+    cq_holds_entry: Cell<bool>,
+}
+
+impl Kernel for TestKernel {
+    type Frames = &'static Arena;
+    type SocketEngine = TestEngine;
+    type Mif = TestMif;
+
+    fn table<R>(&self, f: impl FnOnce(&mut TableOf<&'static Arena>) -> R) -> R {
+        f(&mut self.table.borrow_mut())
+    }
+    fn make_resident(
+        &self,
+        process: &mut ProcessOf<&'static Arena>,
+        va: u64,
+        len: usize,
+        write: bool,
+    ) -> Result<(), SpaceError> {
+        process.space.make_resident(va, len, write).map(drop)
+    }
+    fn map(&self, slot: usize, len: u64, _flags: u64) -> Result<u64, Error> {
+        let permissions = Permissions { read: true, write: true, execute: false };
+        self.table(|t| t.slots[slot].as_mut().unwrap().space.map_region(len, permissions, false))
+            .map_err(|_| Error::BadArgument)
+    }
+    fn unmap(&self, _slot: usize, _va: u64, _len: u64) -> Result<u64, Error> {
+        Err(Error::BadArgument)
+    }
+    fn evict(&self, _slot: usize, _va: u64, _len: u64) -> Result<u64, Error> {
+        Ok(3)
+    }
+    fn node_and_count(&self) -> (u16, u16) {
+        (0, 2)
+    }
+    fn is_alive(&self, node: u64) -> bool {
+        node < 64 && self.alive.get() & 1 << node != 0
+    }
+    fn uptime_us(&self) -> u64 {
+        self.now.get()
+    }
+    fn now(&self) -> u64 {
+        self.now.get()
+    }
+    fn deadline_in_us(&self, us: u64) -> u64 {
+        self.now.get() + us
+    }
+    fn mailbox<R>(&self, f: impl FnOnce(&mut MailboxService) -> R) -> R {
+        f(&mut self.mailbox.borrow_mut())
+    }
+    fn wake_mailbox_thread(&self, thread: u32) {
+        self.woken.borrow_mut().push(thread as usize);
+    }
+    fn with_mif<R>(&self, _index: u8, f: impl FnOnce(&mut TestMif) -> R) -> Option<R> {
+        Some(f(&mut self.mif.borrow_mut()))
+    }
+    fn arm_and_peek(&self, _pd: Pd) -> bool {
+        self.cq_holds_entry.get()
+    }
+    fn sockets<R>(&self, f: impl FnOnce(&mut SocketNode<&'static Arena, TestEngine>) -> R) -> Option<R> {
+        self.sockets.borrow_mut().as_mut().map(f)
+    }
+    fn after_sockets(&self, wakes: Wakes) {
+        self.woken.borrow_mut().extend_from_slice(wakes.slots());
+    }
+    fn log(&self, name: &str, domain: u16, line: &str) {
+        self.logged.borrow_mut().push(alloc::format!("[{name} {domain}] {line}"));
+    }
+}
+
+impl TestKernel {
+    /// A kernel with one process in slot 0 (arguments `args`), with sockets if `sockets`.
+    fn new(args: &[u8], sockets: bool) -> Self {
+        let spawner = TableNode::new(false);
+        let mut t = table();
+        spawner.spawn(&mut t, &Launch { args, ..Launch::new("prog", None) }).unwrap();
+        Self {
+            spawner,
+            table: RefCell::new(t),
+            mailbox: RefCell::new(MailboxService::new(4, 4).unwrap()),
+            sockets: RefCell::new(sockets.then(|| socket_node(0, TWO_SLOTS))),
+            mif: RefCell::default(),
+            alive: Cell::new(0b11),
+            now: Cell::new(1_000),
+            logged: RefCell::default(),
+            woken: RefCell::default(),
+            cq_holds_entry: Cell::new(false),
+        }
+    }
+
+    /// A second process; its slot.
+    fn spawn(&self) -> usize {
+        self.spawner.spawn(&mut self.table.borrow_mut(), &Launch::new("prog", None)).unwrap().slot
+    }
+
+    /// A region of the process in `slot` holding `bytes` (read-only unless `writable`).
+    fn buffer(&self, slot: usize, bytes: &[u8], writable: bool) -> u64 {
+        let permissions = Permissions { read: true, write: writable, execute: false };
+        self.table(|t| {
+            let space = &mut t.slots[slot].as_mut().unwrap().space;
+            let va = space.map_region(bytes.len().max(1) as u64, permissions, false).unwrap();
+            space.make_resident(va, bytes.len(), false).unwrap();
+            space.write(va, bytes).unwrap();
+            va
+        })
+    }
+
+    fn read(&self, slot: usize, va: u64, len: usize) -> Vec<u8> {
+        let mut out = alloc::vec![0; len];
+        self.table(|t| t.slots[slot].as_ref().unwrap().space.read(va, &mut out)).unwrap();
+        out
+    }
+
+    /// Makes call `nr` with `args` from the process in `slot`; its event and frame.
+    fn call_in(&self, slot: usize, frame: &mut ExceptionFrame, nr: u64, args: &[u64]) -> Event {
+        frame.x[..args.len()].copy_from_slice(args);
+        frame.x[8] = nr;
+        handle(self, frame, slot)
+    }
+
+    /// A fresh call from slot 0: its event, x0 and the frame.
+    fn call(&self, nr: u64, args: &[u64]) -> (Event, u64, ExceptionFrame) {
+        let mut frame = fresh_frame();
+        let event = self.call_in(0, &mut frame, nr, args);
+        (event, frame.x[0], frame)
+    }
+}
+
+const ELR: u64 = 0x40_0000;
+
+fn fresh_frame() -> ExceptionFrame {
+    ExceptionFrame { elr: ELR, ..ExceptionFrame::default() }
+}
+
+fn error(e: Error) -> u64 {
+    e as i64 as u64
+}
+
+/// The call was answered with `x0` and will not run again.
+fn answered(result: (Event, u64, ExceptionFrame), x0: u64) {
+    let (event, value, frame) = result;
+    assert_eq!((event, value, frame.elr), (Event::Continue, x0, ELR));
+}
+
+#[test]
+fn an_unknown_call_is_refused_and_the_process_goes_on() {
+    let k = TestKernel::new(b"", false);
+    answered(k.call(999, &[]), error(Error::NoSuchCall));
+    let (event, _, _) = k.call(nr::EXIT, &[42]);
+    assert_eq!(event, Event::Exit(Exit::Status(42)));
+}
+
+#[test]
+fn a_log_line_is_read_through_the_process_tables_and_bad_ones_are_refused() {
+    let k = TestKernel::new(b"", false);
+    let va = k.buffer(0, b"hello, node", false);
+    answered(k.call(nr::LOG, &[va, 5]), 5);
+    assert_eq!(k.logged.borrow().len(), 1);
+    assert!(k.logged.borrow()[0].ends_with("] hello"), "{:?}", k.logged.borrow());
+    answered(k.call(nr::LOG, &[va, LOG_MAX + 1]), error(Error::BadArgument));
+    answered(k.call(nr::LOG, &[0x7000_0000, 4]), error(Error::BadPointer));
+    answered(k.call(nr::LOG, &[va + 4090, 16]), error(Error::BadPointer));
+    assert_eq!(k.logged.borrow().len(), 1, "a refused line prints nothing");
+}
+
+#[test]
+fn args_are_copied_as_far_as_the_buffer_goes_and_their_whole_length_returned() {
+    let k = TestKernel::new(b"one\0two\0", false);
+    let va = k.buffer(0, &[0xff; 16], true);
+    answered(k.call(nr::ARGS, &[va, 5]), 8);
+    assert_eq!(k.read(0, va, 6), b"one\0t\xff");
+    let read_only = k.buffer(0, &[0; 16], false);
+    answered(k.call(nr::ARGS, &[read_only, 16]), error(Error::BadPointer));
+    answered(k.call(nr::ARGS, &[0, 0]), 8);
+}
+
+#[test]
+fn a_sleep_blocks_until_its_deadline_and_a_sleep_of_nothing_does_not() {
+    let k = TestKernel::new(b"", false);
+    let (event, x0, _) = k.call(nr::SLEEP_US, &[250]);
+    assert_eq!((event, x0), (Event::Block { wait: Wait::Sleep, deadline: Some(1_250) }, 0));
+    answered(k.call(nr::SLEEP_US, &[0]), 0);
+}
+
+#[test]
+fn wait_mif_checks_its_arguments_and_arms_before_it_sleeps() {
+    let k = TestKernel::new(b"", false);
+    answered(k.call(nr::WAIT_MIF, &[0, 0, NO_NODE]), error(Error::BadArgument));
+    answered(k.call(nr::WAIT_MIF, &[9, 0, NO_NODE]), error(Error::BadArgument));
+    k.alive.set(0b01);
+    answered(k.call(nr::WAIT_MIF, &[1, 0, 1]), error(Error::Unreachable));
+
+    // Nothing there: armed for two words, and asleep until the deadline, kept in x5.
+    let (event, _, mut frame) = k.call(nr::WAIT_MIF, &[2, 500, 0]);
+    assert_eq!(event, Event::Block { wait: Wait::Mif { words: 2 }, deadline: Some(1_500) });
+    assert_eq!((frame.elr, frame.x[5], k.mif.borrow().armed), (ELR - 4, 1_500, Some(2)));
+    // Run again after a wake-up that was not for it: the same deadline, not a new one.
+    k.now.set(1_200);
+    frame.elr = ELR;
+    let event = k.call_in(0, &mut frame, nr::WAIT_MIF, &[2, 500, 0]);
+    assert_eq!(event, Event::Block { wait: Wait::Mif { words: 2 }, deadline: Some(1_500) });
+
+    // The words came (the interrupt disarmed it): the call ends without touching the MIF.
+    *k.mif.borrow_mut() = TestMif { count: 2, ..TestMif::default() };
+    answered(k.call(nr::WAIT_MIF, &[2, 0, 0]), 0);
+    assert_eq!(k.mif.borrow().disarms, 0);
+    // A word that arrives between the first look and the arming: found, and the MIF disarmed.
+    *k.mif.borrow_mut() = TestMif { count: 1, arrives_on_arm: 1, ..TestMif::default() };
+    answered(k.call(nr::WAIT_MIF, &[2, 0, 0]), 0);
+    assert_eq!((k.mif.borrow().armed, k.mif.borrow().disarms), (None, 1));
+}
+
+#[test]
+fn the_mailbox_calls_take_user_opcodes_and_the_modes_the_abi_names() {
+    let k = TestKernel::new(b"", false);
+    let user = 9;
+    answered(k.call(nr::MAILBOX_REGISTER, &[3, MODE_READ, 0]), error(Error::BadArgument));
+    answered(k.call(nr::MAILBOX_REGISTER, &[user, 7, 0]), error(Error::BadArgument));
+    answered(k.call(nr::MAILBOX_REGISTER, &[user, MODE_SIGNAL, SIGNALS_MAX]), error(Error::BadArgument));
+    answered(k.call(nr::MAILBOX_REGISTER, &[user, MODE_READ, 1]), error(Error::BadArgument));
+    answered(k.call(nr::MAILBOX_RECEIVE, &[user, RECV_NONBLOCKING]), error(Error::NotRegistered));
+    answered(k.call(nr::MAILBOX_REGISTER, &[user, MODE_READ, 0]), 0);
+    answered(k.call(nr::MAILBOX_REGISTER, &[user, MODE_READ, 0]), error(Error::Busy));
+
+    answered(k.call(nr::MAILBOX_RECEIVE, &[3, 0]), error(Error::BadArgument));
+    answered(k.call(nr::MAILBOX_RECEIVE, &[user, 0x80]), error(Error::BadArgument));
+    answered(k.call(nr::MAILBOX_RECEIVE, &[user, RECV_NONBLOCKING]), error(Error::WouldBlock));
+    let (event, _, frame) = k.call(nr::MAILBOX_RECEIVE, &[ANY_OPCODE, 0]);
+    assert_eq!((event, frame.elr), (Event::Block { wait: Wait::Mailbox, deadline: None }, ELR - 4));
+
+    // Unregistering lets the blocked thread (the slot) go, to find the opcode gone.
+    answered(k.call(nr::MAILBOX_UNREGISTER, &[user]), 0);
+    assert_eq!(*k.woken.borrow(), [0]);
+    answered(k.call(nr::MAILBOX_UNREGISTER, &[user]), error(Error::NotRegistered));
+    answered(k.call(nr::MAILBOX_EVENT, &[RECV_NONBLOCKING]), error(Error::NotRegistered));
+    answered(k.call(nr::MAILBOX_EVENT, &[2]), error(Error::BadArgument));
+}
+
+#[test]
+fn a_process_without_a_pd_has_no_rdma_calls() {
+    let k = TestKernel::new(b"", false);
+    answered(k.call(nr::RDMA_QUEUES, &[]), error(Error::NoPd));
+    k.cq_holds_entry.set(true);
+    answered(k.call(nr::RDMA_WAIT, &[0]), error(Error::NoPd));
+}
+
+#[test]
+fn socket_calls_on_a_node_without_sockets_are_no_pd() {
+    let k = TestKernel::new(b"", false);
+    answered(k.call(nr::SOCKET_LISTEN, &[7]), error(Error::NoPd));
+    answered(k.call(nr::SOCKET_CONNECT, &[1, 7, 0]), error(Error::NoPd));
+    let va = k.buffer(0, &[0; 64], true);
+    answered(k.call(nr::SOCKET_READ, &[1, va, 64, 0]), error(Error::NoPd));
+    answered(k.call(nr::SOCKET_POLL, &[va, 1, 0]), error(Error::NoPd));
+    answered(k.call(nr::SOCKET_STATS, &[va]), error(Error::NoPd));
+}
+
+#[test]
+fn a_connect_checks_its_peer_and_gives_up_at_its_deadline() {
+    let k = TestKernel::new(b"", true);
+    answered(k.call(nr::SOCKET_CONNECT, &[2, 7, 0]), error(Error::BadArgument));
+    answered(k.call(nr::SOCKET_CONNECT, &[1, 0x1_0000, 0]), error(Error::BadArgument));
+    k.alive.set(0b01);
+    answered(k.call(nr::SOCKET_CONNECT, &[1, 7, 0]), error(Error::Unreachable));
+    k.alive.set(0b11);
+    let (event, _, mut frame) = k.call(nr::SOCKET_CONNECT, &[1, 7, 300]);
+    assert_eq!(event, Event::Block { wait: Wait::Connect, deadline: Some(1_300) });
+    assert_ne!(frame.x[4], 0, "the handle is kept for the runs to come");
+    k.now.set(1_300);
+    frame.elr = ELR;
+    let event = k.call_in(0, &mut frame, nr::SOCKET_CONNECT, &[1, 7, 300]);
+    assert_eq!((event, frame.x[0]), (Event::Continue, error(Error::TimedOut)));
+}
+
+/// A connection within node 0 between slot 0 (which connected) and a second process (which
+/// listened and accepted): the two handles and the second slot.
+fn local_connection(k: &TestKernel) -> (u64, u64, usize) {
+    let server = k.spawn();
+    let mut frame = fresh_frame();
+    k.call_in(server, &mut frame, nr::SOCKET_LISTEN, &[7]);
+    let listener = frame.x[0];
+    let (event, client, _) = k.call(nr::SOCKET_CONNECT, &[0, 7, 0]);
+    assert_eq!(event, Event::Continue, "a connection within the node opens within the call");
+    let mut frame = fresh_frame();
+    k.call_in(server, &mut frame, nr::SOCKET_ACCEPT, &[listener, NONBLOCKING]);
+    assert_eq!(frame.x[1], 0, "the peer is node 0");
+    (client, frame.x[0], server)
+}
+
+#[test]
+fn socket_bytes_cross_between_process_buffers_and_bad_buffers_lose_nothing() {
+    let k = TestKernel::new(b"", true);
+    let (client, server_end, server) = local_connection(&k);
+    answered(k.call(nr::SOCKET_WRITE, &[client, 0x7000_0000, 5, 0]), error(Error::BadPointer));
+    answered(k.call(nr::SOCKET_WRITE, &[client, 0, 0, 0]), error(Error::BadArgument));
+    answered(k.call(nr::SOCKET_WRITE, &[client, 0, 5, 3]), error(Error::BadArgument));
+    let data = k.buffer(0, b"hello", false);
+    answered(k.call(nr::SOCKET_WRITE, &[client, data, 5, 0]), 5);
+    {
+        let mut sockets = k.sockets.borrow_mut();
+        let node = sockets.as_mut().unwrap();
+        assert_eq!(carry(node, None, CqeStatus::Ok).len(), 1, "one RDMA write to the node itself");
+        k.after_sockets(node.completions());
+    }
+
+    let into = |writable| {
+        let mut frame = fresh_frame();
+        let buffer = k.buffer(server, &[0; 8], writable);
+        k.call_in(server, &mut frame, nr::SOCKET_READ, &[server_end, buffer, 8, NONBLOCKING]);
+        (frame.x[0], buffer)
+    };
+    assert_eq!(into(false).0, error(Error::BadPointer));
+    let (read, buffer) = into(true);
+    assert_eq!(read, 5, "the bytes a bad buffer could not take stayed for a good one");
+    assert_eq!(k.read(server, buffer, 5), b"hello");
+    assert_eq!(into(true).0, error(Error::WouldBlock));
+}
+
+#[test]
+fn poll_checks_its_entries_reports_readiness_and_keeps_its_deadline() {
+    let k = TestKernel::new(b"", true);
+    let (client, _, _) = local_connection(&k);
+    answered(k.call(nr::SOCKET_POLL, &[0, 0, 0]), error(Error::BadArgument));
+    answered(k.call(nr::SOCKET_POLL, &[0, proto::socket::POLL_MAX as u64 + 1, 0]), error(Error::BadArgument));
+    answered(k.call(nr::SOCKET_POLL, &[0x7000_0000, 1, 0]), error(Error::BadPointer));
+
+    let entry = |interest| PollEntry { handle: client as u32, interest, ready: 0 }.to_bytes();
+    let readable = k.buffer(0, &entry(ready::READABLE), true);
+    let (event, _, mut frame) = k.call(nr::SOCKET_POLL, &[readable, 1, 400]);
+    assert_eq!(event, Event::Block { wait: Wait::Socket, deadline: Some(1_400) });
+    frame.elr = ELR;
+    k.now.set(1_100);
+    let event = k.call_in(0, &mut frame, nr::SOCKET_POLL, &[readable, 1, 400]);
+    assert_eq!(event, Event::Block { wait: Wait::Socket, deadline: Some(1_400) }, "the first run's deadline");
+
+    let writable = k.buffer(0, &entry(ready::WRITABLE), true);
+    answered(k.call(nr::SOCKET_POLL, &[writable, 1, 400]), 1);
+    let bytes = k.read(0, writable, PollEntry::BYTES);
+    let polled = PollEntry::from_bytes(bytes.as_slice().try_into().unwrap());
+    assert_eq!(polled.ready, ready::WRITABLE);
+}
+
+#[test]
+fn socket_stats_go_to_a_writable_buffer_only() {
+    let k = TestKernel::new(b"", true);
+    let (client, _, _) = local_connection(&k);
+    let data = k.buffer(0, b"abc", false);
+    answered(k.call(nr::SOCKET_WRITE, &[client, data, 3, 0]), 3);
+    let words = SocketStats::WORDS;
+    let read_only = k.buffer(0, &alloc::vec![0; words * 8], false);
+    answered(k.call(nr::SOCKET_STATS, &[read_only]), error(Error::BadPointer));
+    let out = k.buffer(0, &alloc::vec![0; words * 8], true);
+    answered(k.call(nr::SOCKET_STATS, &[out]), 0);
+    let stats = k.read(0, out, words * 8);
+    assert!(stats.iter().any(|&b| b != 0), "the connection and its three bytes are counted");
+}
