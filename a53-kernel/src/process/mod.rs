@@ -1,6 +1,7 @@
 //! EL0 processes: each is a protection domain with its own address space (TTBR0, ASID), one
 //! thread, and one packetizer/mailbox interface pair.
 
+pub mod demand;
 #[cfg(target_arch = "aarch64")]
 pub mod hooks;
 #[cfg(target_arch = "aarch64")]
