@@ -1,12 +1,16 @@
 //! The kernel's RDMA front end on the hardware (`docs/hw/pldma.md`, "What the kernel and the user
 //! library do"; `docs/hw/smmu.md`): it owns the PLDMA's kernel pages, programs one SMMU context
 //! bank per protection domain held on this node, registers each holder's queue set with the R5,
-//! answers the engine's fault entries and wakes the processes waiting on their completion queue.
+//! and takes the engine's and the SMMU's interrupts.
 //!
-//! The decisions are host-tested elsewhere (`process::pds`, `process::state::Rdma`,
-//! `rdma::answer`); this module applies them to the devices. Lock order: the process table, then
-//! this module's engine lock or the SMMU's (never both at once), then the IPC ring's; nothing
-//! here is called with the engine lock held except the PD page writes of the fault answers.
+//! The decisions are host-tested elsewhere: the interrupts' logic (which fault entries are
+//! taken and how each is answered, what is cleared and counted, whom a completion wakes, how a
+//! stalled access is resumed) in `rdma::front`, over the devices and the kernel as traits that
+//! this module implements (`Hardware`); the answers in `rdma::answer`; the PD holders in
+//! `process::pds` and `process::state::Rdma`. This module applies them to the devices. Lock
+//! order: the process table, then this module's engine lock or the SMMU's (never both at once),
+//! then the IPC ring's; nothing here is called with the engine lock held except the PD page
+//! writes of the fault answers.
 
 use crate::arch::phys_to_virt;
 use crate::devices::Pldma;
@@ -18,23 +22,27 @@ use crate::mm::user_space::{AddressSpace, FrameSource};
 use crate::process::lifecycle::TABLE;
 use crate::process::scheduler;
 use crate::process::table::Wait;
-use crate::rdma::answer::{Answer, Recent, action, answer, page_access};
+use crate::rdma::answer::Recent;
+use crate::rdma::front::{self, Front, LiveCounters};
 use crate::rpu::{self, RpuError};
 use crate::sync::IrqMutex;
 use crate::{arch, timer};
 use board::layout::PLDMA_QUEUES;
 use board::pl::irq_line;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, Ordering};
 use hal::pldma::Pd;
-use hal::pldma::fault::FaultEntry;
+use hal::pldma::driver::PdPageError;
+use hal::pldma::fault::{FaultEntry, FaultEntryError};
+use hal::pldma::rapf::RapfRequest;
 use hal::pldma::regs::IRQ;
-use hal::smmu500::{Access, ContextBank, ContextFault, FaultPolicy, Regime, Resume, SmmuError, StreamId};
+use hal::smmu500::{ContextBank, ContextFault, FaultPolicy, GlobalFault, Regime, Smmu500, SmmuError, StreamId};
 use proto::ipc::op;
 use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 use proto::rdma::queue::QUEUE_SET_BYTES;
 use tock_registers::LocalRegisterCopy;
 
 use crate::process::hooks::{PdResources, Setup, Teardown};
+pub use crate::rdma::front::Counters;
 
 /// What this subsystem sets up for a process that holds its PD, for the process table
 /// (`process::hooks::set_pd_resources`, wired by `kernel`).
@@ -93,55 +101,10 @@ pub fn stall_mode() -> bool {
     STALL.load(Ordering::Relaxed)
 }
 
-crate::counter_set! {
-    /// What the front end has seen so far (for tests and benches: [`counters`]).
-    pub struct Counters / LiveCounters {
-        /// Receiver fault FIFO entries answered.
-        fault_entries,
-        /// FIFO entries that did not decode.
-        bad_fault_entries,
-        /// SMMU context faults decoded and cleared.
-        context_faults,
-        /// SMMU global faults decoded and cleared.
-        global_faults,
-        /// Completion-queue wake-ups (one per PD per interrupt).
-        cq_wakeups,
-        /// Sticky causes seen (FAULT_LOST, EVENTS_LOST, DESC_REFUSED).
-        sticky,
-        /// RAPF writes the engine refused.
-        rapf_refused,
-        /// Fault entries of an attempt answered lately (skipped).
-        duplicate_fault_entries,
-        /// Fault entries and stalled accesses whose page got a frame (answered Retry, or resumed).
-        faults_resolved,
-        /// Engine interrupts that found fault entries.
-        fault_irqs,
-        /// Stalled accesses resumed with retry after their page got a frame (stall policy).
-        stalls_resumed,
-        /// Stalled accesses with no recorded fault (their fault got only MULTI), resumed with
-        /// retry so that they fault again in full.
-        unrecorded_stalls,
-        /// Instructions those interrupts took, from the handler's start to the last answer sent
-        /// (this core's PMU counter 0, when it counts instructions: under QEMU's `-icount`, after
-        /// `arch::pmu::count_instructions`; else 0).
-        fault_irq_instructions,
-        /// Of those, the instructions of the forwarded accesses the handlers made (QEMU's
-        /// emulation, `exception::forward::forwarding_instructions`; 0 unless timed).
-        fault_irq_forwarding,
-        /// SMMU interrupts that resumed stalled accesses (stall policy).
-        stall_irqs,
-        /// Instructions those took, from the handler's start to the last RESUME (as above).
-        stall_irq_instructions,
-        /// Of those, the forwarded accesses' (as above).
-        stall_irq_forwarding,
-        /// Instructions both handlers spent giving pages their frames (`resolve_rdma_fault`: the
-        /// region lookup, frames zeroed, descriptors written and cleaned), as above.
-        resolve_instructions,
-    }
-}
-
+/// What the interrupts count (`rdma::front::Counters`), for the node's run.
 static COUNTERS: LiveCounters = LiveCounters::new();
 
+/// The front end's counters so far.
 pub fn counters() -> Counters {
     COUNTERS.snapshot()
 }
@@ -303,221 +266,108 @@ fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
     ENGINE.lock().as_mut().map(f)
 }
 
-/// At most this many fault entries per interrupt: the FIFO holds 512, and a flood must not keep
-/// the core in the handler (the line stays up and it comes back).
-const FAULTS_PER_IRQ: usize = 64;
-
-/// PL line 3: one read of `irq_status` says what is pending; then the fault entries are
-/// taken (only if the FIFO holds some), the sticky causes cleared and counted, and the
-/// processes whose CQ the R5 marked woken. A completion alone costs two accesses: the read and
-/// the write that clears its `cq_pending` bits (`docs/hw/pldma.md`, "How a completion wakes a
-/// process"). Each fault entry is answered after its page got a frame, if it can
-/// (`process::paging`, outside the engine lock: the process table comes first in lock order).
+/// PL line 3: the engine's interrupt (`rdma::front`, `Front::on_engine_irq`).
 fn on_engine_irq(_: IntId) {
-    let start = Cost::start();
-    let me = crate::cluster::node_id();
-    let mut entries = heapless::Vec::<FaultEntry, FAULTS_PER_IRQ>::new();
-    let pending = {
-        let mut engine = ENGINE.lock();
-        let Some(engine) = engine.as_mut() else { return };
-        let status = engine.admin.irq_status();
-        if status.is_set(IRQ::FAULT) {
-            while !entries.is_full() {
-                match engine.fault.pop() {
-                    Ok(Some(entry)) => {
-                        let _ = entries.push(entry);
-                    }
-                    Ok(None) => break,
-                    Err(_) => {
-                        COUNTERS.bad_fault_entries.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-        }
-        let sticky = status.get() & (IRQ::FAULT_LOST::SET + IRQ::EVENTS_LOST::SET + IRQ::DESC_REFUSED::SET).value;
-        if sticky != 0 {
-            COUNTERS.sticky.fetch_add(1, Ordering::Relaxed);
-            engine.admin.clear_sticky(LocalRegisterCopy::new(sticky));
-        }
-        let pending = status.read(IRQ::CQ_PENDING) as u16;
-        if pending != 0 {
-            engine.admin.clear_cq_pending(pending);
-        }
-        pending
-    };
-    if !entries.is_empty() {
-        answer_faults(&entries, me);
-        start.add_to(&COUNTERS.fault_irqs, &COUNTERS.fault_irq_instructions, &COUNTERS.fault_irq_forwarding);
-    }
-    wake_cq_waiters(pending);
+    Front { node: &Hardware, counters: &COUNTERS }.on_engine_irq();
+}
+
+/// PL line 4 (SPI 155 on the board): the SMMU's context-fault interrupt (`rdma::front`,
+/// `Front::on_smmu_irq`).
+fn on_smmu_irq(_: IntId) {
+    Front { node: &Hardware, counters: &COUNTERS }.on_smmu_irq();
 }
 
 /// Faults answered lately (`rdma::answer::Recent`), across interrupts.
 static RECENT: IrqMutex<Recent> = IrqMutex::new(Recent::new());
 
-/// Gives each entry's page a frame where it can, then answers: Retry or Abort, to this node's
-/// R5 over the IPC ring or to the owner's through the PD page.
-fn answer_faults(entries: &[FaultEntry], me: u16) {
-    let mut answers = heapless::Vec::<Answer, FAULTS_PER_IRQ>::new();
-    for entry in entries {
-        COUNTERS.fault_entries.fetch_add(1, Ordering::Relaxed);
-        if RECENT.lock().seen(entry) {
-            COUNTERS.duplicate_fault_entries.fetch_add(1, Ordering::Relaxed);
-            continue;
-        }
-        let resolved = page_access(entry).is_some_and(|write| resolve(entry.pd, entry.va(), write));
-        let _ = answers.push(answer(entry, me, action(entry, resolved)));
+/// This node's devices and kernel, as the interrupts' logic needs them (`rdma::front::Node`):
+/// each device behind its lock, taken per call.
+struct Hardware;
+
+/// The engine's pages as `rdma::front` uses them: one access each, under `ENGINE`'s lock
+/// (`Node::with_engine`).
+impl front::Engine for Pldma {
+    fn irq_status(&self) -> LocalRegisterCopy<u32, IRQ::Register> {
+        self.admin.irq_status()
     }
-    let mut posted = false;
-    for a in &answers {
-        match a {
-            Answer::Local(request) => {
-                let m = request.encode(0);
-                let _ = rpu::post(m.op, m.args);
-                posted = true;
-            }
-            Answer::Remote { pd, rapf } => {
-                let refused = with_engine(|e| e.pd_pages[pd.index()].rapf(rapf).is_err()).unwrap_or(true);
-                if refused {
-                    COUNTERS.rapf_refused.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
+
+    fn pop_fault(&mut self) -> Result<Option<FaultEntry>, FaultEntryError> {
+        self.fault.pop()
     }
-    if posted {
+
+    fn clear_sticky(&mut self, causes: LocalRegisterCopy<u32, IRQ::Register>) {
+        self.admin.clear_sticky(causes);
+    }
+
+    fn clear_cq_pending(&mut self, pds: u16) {
+        self.admin.clear_cq_pending(pds);
+    }
+
+    fn rapf(&mut self, pd: Pd, rapf: &RapfRequest) -> Result<(), PdPageError> {
+        self.pd_pages[pd.index()].rapf(rapf)
+    }
+}
+
+impl front::Node for Hardware {
+    type Engine = Pldma;
+    type Smmu = Smmu500;
+
+    fn with_engine<R>(&self, f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
+        with_engine(f)
+    }
+
+    fn with_smmu<R>(&self, f: impl FnOnce(&mut Smmu500) -> R) -> Option<R> {
+        with_smmu(f)
+    }
+
+    fn with_recent<R>(&self, f: impl FnOnce(&mut Recent) -> R) -> R {
+        f(&mut RECENT.lock())
+    }
+
+    fn node_id(&self) -> u16 {
+        crate::cluster::node_id()
+    }
+
+    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> bool {
+        crate::process::paging::resolve_rdma_fault(pd, va, write).is_ok()
+    }
+
+    fn post(&self, request: &RdmaRequest) {
+        let m = request.encode(0);
+        let _ = rpu::post(m.op, m.args);
+    }
+
+    fn drain(&self) {
         rpu::drain();
     }
-}
 
-/// Wakes the holders of the PDs in `pending` that wait on their completion queue; the socket
-/// PD's completions are the kernel's own (`socket_node`).
-fn wake_cq_waiters(pending: u16) {
-    if pending == 0 {
-        return;
+    fn kernel_completions(&self) -> impl Iterator<Item = (Pd, fn())> {
+        KERNEL_COMPLETIONS.iter().copied()
     }
-    for (pd, f) in KERNEL_COMPLETIONS.iter() {
-        if pending & (1 << pd.raw()) != 0 {
-            f();
-        }
+
+    fn cq_holders(&self, pending: u16) -> heapless::Vec<usize, { hal::pldma::PDS }> {
+        TABLE.lock().cq_holders(pending).map(|(_, slot)| slot).collect()
     }
-    let slots: heapless::Vec<usize, { hal::pldma::PDS }> =
-        TABLE.lock().cq_holders(pending).map(|(_, slot)| slot).collect();
-    for slot in slots {
-        COUNTERS.cq_wakeups.fetch_add(1, Ordering::Relaxed);
+
+    fn wake_cq_waiter(&self, slot: usize) {
         scheduler::wake_waiter(slot, |w| w == Wait::Cq);
     }
-}
 
-/// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault, decoded
-/// and cleared. With the terminate policy the engine has already NACKed the access and pushed a
-/// fault entry, which the engine's interrupt answers. A stalled access (stall policy) is
-/// resolved here: the page gets its frame in the bank's PD holder, then RESUME retries the
-/// bank's stalled accesses (or terminates them when the address cannot have a page). The SMMU
-/// lock is let go while the process table is used (the table comes first in lock order).
-///
-/// A stalled access whose fault got only MULTI has no address and no interrupt of its own: it
-/// is resumed with retry, so that it faults again and is recorded in full (`docs/hw/smmu.md`,
-/// "MULTI in stall mode"). Rounds go on until no bank records a fault or holds such an access.
-fn on_smmu_irq(_: IntId) {
-    let start = Cost::start();
-    let mut resumed = false;
-    for _ in 0..STALL_ROUNDS {
-        let mut stalled = heapless::Vec::<ContextFault, 16>::new();
-        with_smmu(|s| {
-            for _ in 0..stalled.capacity() {
-                let Some(fault) = s.next_fault() else { break };
-                s.clear_fault(&fault);
-                COUNTERS.context_faults.fetch_add(1, Ordering::Relaxed);
-                defmt::debug!("smmu: {}", defmt::Debug2Format(&fault));
-                if fault.stalled {
-                    let _ = stalled.push(fault);
-                }
-            }
-            if let Some(fault) = s.global_fault() {
-                s.clear_global_fault(&fault);
-                COUNTERS.global_faults.fetch_add(1, Ordering::Relaxed);
-                defmt::warn!("smmu: global fault {}", defmt::Debug2Format(&fault));
-            }
-        });
-        for fault in &stalled {
-            // Decided before the SMMU lock is taken: the answer uses the process table.
-            let answer = stall_answer(fault);
-            with_smmu(|s| s.resume(fault.bank, answer));
-            resumed = true;
-        }
-        let unrecorded = with_smmu(|s| {
-            let banks: heapless::Vec<ContextBank, { hal::smmu500::regs::CONTEXT_BANKS }> =
-                s.unrecorded_stalls().collect();
-            for &bank in &banks {
-                s.resume(bank, Resume::Retry);
-            }
-            banks.len()
-        })
-        .unwrap_or(0);
-        COUNTERS.unrecorded_stalls.fetch_add(unrecorded as u64, Ordering::Relaxed);
-        if stalled.is_empty() && unrecorded == 0 {
-            break;
-        }
-    }
-    if resumed {
-        start.add_to(&COUNTERS.stall_irqs, &COUNTERS.stall_irq_instructions, &COUNTERS.stall_irq_forwarding);
-    }
-}
-
-/// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's), for a fault entry or
-/// a stalled access; false when it cannot have one.
-fn resolve(pd: Pd, va: u64, write: bool) -> bool {
-    let start = arch::pmu::instructions();
-    let resolved = crate::process::paging::resolve_rdma_fault(pd, va, write).is_ok();
-    let spent = arch::pmu::instructions().wrapping_sub(start);
-    COUNTERS.resolve_instructions.fetch_add(u64::from(spent), Ordering::Relaxed);
-    if resolved {
-        COUNTERS.faults_resolved.fetch_add(1, Ordering::Relaxed);
-    }
-    resolved
-}
-
-/// What a fault interrupt's handler costs this core (`cargo xtask bench pagefault`): its
-/// instructions (PMU counter 0, when it counts) and, of those, its forwarded accesses'.
-#[derive(Clone, Copy)]
-struct Cost {
-    instructions: u32,
-    forwarding: u64,
-}
-
-impl Cost {
-    fn start() -> Self {
-        Self {
-            instructions: arch::pmu::instructions(),
-            forwarding: crate::exception::forward::forwarding_instructions(),
-        }
+    fn instructions(&self) -> u32 {
+        arch::pmu::instructions()
     }
 
-    /// Counts one interrupt, its instructions since [`start`](Self::start) and its forwarding.
-    fn add_to(self, irqs: &AtomicU64, instructions: &AtomicU64, forwarding: &AtomicU64) {
-        let spent = arch::pmu::instructions().wrapping_sub(self.instructions);
-        let forwarded = crate::exception::forward::forwarding_instructions().wrapping_sub(self.forwarding);
-        irqs.fetch_add(1, Ordering::Relaxed);
-        instructions.fetch_add(u64::from(spent), Ordering::Relaxed);
-        forwarding.fetch_add(forwarded, Ordering::Relaxed);
+    fn forwarding_instructions(&self) -> u64 {
+        crate::exception::forward::forwarding_instructions()
     }
-}
 
-/// Handler rounds per interrupt at most: faults that keep coming are left to the next one.
-const STALL_ROUNDS: usize = 8;
+    fn report_context_fault(&self, fault: &ContextFault) {
+        defmt::debug!("smmu: {}", defmt::Debug2Format(fault));
+    }
 
-/// RESUME for a stalled access: retry once its page has a frame, terminate when its address
-/// cannot have one; retry at once when the fault has no address (MULTI alone).
-fn stall_answer(fault: &ContextFault) -> Resume {
-    if !fault.has_address() {
-        return Resume::Retry;
+    fn report_global_fault(&self, fault: &GlobalFault) {
+        defmt::warn!("smmu: global fault {}", defmt::Debug2Format(fault));
     }
-    let Some(pd) = Pd::new(fault.bank.index() as u16) else { return Resume::Terminate };
-    if !resolve(pd, fault.address, fault.access == Access::Write) {
-        return Resume::Terminate;
-    }
-    COUNTERS.stalls_resumed.fetch_add(1, Ordering::Relaxed);
-    Resume::Retry
 }
 
 /// The CQ of `pd`'s holder: arms it for one interrupt and says whether it holds an entry
