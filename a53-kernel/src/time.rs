@@ -1,7 +1,10 @@
 //! Time as the kernel keeps it: an [`Instant`] is a value of the system counter, a span is a
 //! `core::time::Duration`, and the counter's rate converts one into the other. [`wait_until`]
 //! is the kernel's one loop that waits for something with a deadline; `timer` gives it the
-//! counter (`timer::now`, `timer::wait_for`).
+//! counter (`timer::now`, `timer::wait_for`). [`tick`] holds the periodic tick's and the
+//! alarms' decisions, which `timer` applies to the cores' timers.
+
+pub mod tick;
 
 use core::time::Duration;
 

@@ -12,74 +12,50 @@ use crate::CORES;
 use crate::arch::cpu;
 use crate::hooks::{Full, Hooks};
 use crate::irq::{self, IntId};
+use crate::time::tick::{self, Comparator, CoreTimer};
 use crate::time::{self, Instant, TimedOut};
 use board::Board as _;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use hal::generic_timer::SystemTimer;
+
+pub use crate::time::tick::{AlarmCallback, TickClient};
 
 /// The kernel tick: 100 Hz.
 pub const TICK_HZ: u64 = 100;
 
 static TICKS: AtomicU64 = AtomicU64::new(0);
 
-const NONE: u64 = u64::MAX;
-
-/// Per core: the tick period (ticks of the counter; 0 = no periodic tick), the next deadline
-/// and the one-shot alarm callback.
-struct CoreTimer {
-    period: AtomicU64,
-    next: AtomicU64,
-    alarm: AtomicUsize,
-}
-
-static CORE_TIMERS: [CoreTimer; CORES] =
-    [const { CoreTimer { period: AtomicU64::new(0), next: AtomicU64::new(NONE), alarm: AtomicUsize::new(0) } }; CORES];
-
-pub type AlarmCallback = fn(now: u64);
-
-/// A user of the periodic tick on the cores of `cores` (bit n: core n).
-#[derive(Clone, Copy)]
-pub struct TickClient {
-    pub cores: u8,
-    /// Runs at every tick, in the tick interrupt, with the counter's value.
-    pub on_tick: fn(now: u64),
-    /// While the core idles: the counter value by which `on_tick` must run next (`None`: not
-    /// before something else changes, and whoever changes it calls [`needs_changed`]).
-    pub due: fn() -> Option<u64>,
-}
+/// Per core: its tick, its alarm, and whether its tick is stopped while it idles.
+static CORE_TIMERS: [CoreTimer; CORES] = [const { CoreTimer::new() }; CORES];
 
 /// The tick's clients (registered at boot, before the cores they name tick).
 static TICK_CLIENTS: Hooks<TickClient, 8> = Hooks::new();
 
-/// Per core: it idles in [`idle_until`].
-static IDLE: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
-/// Per core: its tick is stopped while it idles (see [`needs_changed`]).
-static TICK_STOPPED: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
-/// Per core: a client's needs changed while its tick was stopped: it resumes the tick, whose
-/// next interrupt runs the clients and decides again.
-static RECHECK: [AtomicBool; CORES] = [const { AtomicBool::new(false) }; CORES];
+/// The comparator of the calling core's EL1 physical timer (banked per core).
+struct ThisCore;
+
+impl Comparator for ThisCore {
+    fn set_deadline(&self, deadline: u64) {
+        timer().set_deadline(deadline);
+    }
+
+    fn stop(&self) {
+        timer().stop();
+    }
+}
 
 /// Registers `client` for the tick of its cores (at boot, before the cores it names tick).
 pub fn register_tick_client(client: TickClient) -> Result<(), Full> {
     TICK_CLIENTS.register(client)
 }
 
-/// The clients of `core`'s tick.
-fn clients_of(core: usize) -> impl Iterator<Item = &'static TickClient> {
-    TICK_CLIENTS.iter().filter(move |c| c.cores & (1 << core) != 0)
-}
-
 /// A tick client's needs grew (a process blocked with a deadline, a doorbell waits to be sent
 /// again): a core whose tick is stopped wakes and looks at its clients again. The change must
 /// be published before this call; a core stops its tick only after it has looked, and it
-/// looks again after the wake-up this sends.
+/// looks again after the wake-up this sends (`tick::needs_changed`).
 pub fn needs_changed() {
-    core::sync::atomic::fence(Ordering::SeqCst);
-    let stopped = (0..CORES).filter(|&c| TICK_STOPPED[c].load(Ordering::SeqCst)).fold(0u8, |m, c| m | 1 << c);
-    for c in (0..CORES).filter(|c| stopped & 1 << c != 0) {
-        RECHECK[c].store(true, Ordering::SeqCst);
-    }
+    let stopped = tick::needs_changed(&CORE_TIMERS);
     if stopped != 0 {
         irq::send_sgi(crate::irq::sgi::WAKE, stopped);
     }
@@ -87,47 +63,21 @@ pub fn needs_changed() {
 
 /// Sleeps until `ready()` holds, as [`cpu::idle_until`] does, and lets this core's tick stop
 /// meanwhile: the first tick that finds the core idling with no client due before the next one
-/// stops it ([`stop_tick_if_idle`]), so that a core idling between two short pieces of work
+/// stops it (`CoreTimer::on_interrupt`), so that a core idling between two short pieces of work
 /// (a process waiting for a reply) never touches its timer. When the core leaves, or a client's
 /// needs grow ([`needs_changed`]), the tick resumes at its next deadline (at once if that
 /// passed: the tick interrupt then counts the ticks skipped and runs the clients).
 pub fn idle_until(mut ready: impl FnMut() -> bool) {
-    let core = cpu::core_id();
-    if CORE_TIMERS[core].period.load(Ordering::Relaxed) == 0 {
+    let t = &CORE_TIMERS[cpu::core_id()];
+    if !t.has_tick() {
         return cpu::idle_until(ready);
     }
-    IDLE[core].store(true, Ordering::SeqCst);
+    t.enter_idle();
     cpu::idle_until(|| {
-        if RECHECK[core].swap(false, Ordering::SeqCst) {
-            resume_tick(core);
-        }
+        t.on_wake(&ThisCore);
         ready()
     });
-    IDLE[core].store(false, Ordering::SeqCst);
-    resume_tick(core);
-}
-
-/// The tick of `core` goes on from its next deadline, if it was stopped (IRQs masked).
-fn resume_tick(core: usize) {
-    if TICK_STOPPED[core].swap(false, Ordering::SeqCst) {
-        timer().set_deadline(CORE_TIMERS[core].next.load(Ordering::Relaxed));
-    }
-}
-
-/// In the tick interrupt, after the clients ran: a core that idles (in [`idle_until`]) with no
-/// client due before its next tick stops the tick, or moves it to the earliest client's
-/// deadline. [`needs_changed`] and leaving [`idle_until`] resume it.
-fn stop_tick_if_idle(core: usize, next_tick: u64) {
-    if !IDLE[core].load(Ordering::SeqCst) {
-        return;
-    }
-    TICK_STOPPED[core].store(true, Ordering::SeqCst);
-    core::sync::atomic::fence(Ordering::SeqCst);
-    match clients_of(core).filter_map(|client| (client.due)()).min() {
-        Some(due) if due <= next_tick => TICK_STOPPED[core].store(false, Ordering::SeqCst),
-        Some(due) => timer().set_deadline(due),
-        None => timer().stop(),
-    }
+    t.leave_idle(&ThisCore);
 }
 
 pub fn timer() -> SystemTimer {
@@ -187,8 +137,7 @@ pub fn ticks() -> u64 {
 /// tick count advances by one for each deadline passed, so across two reads on the tick core
 /// (IRQs masked) the deadline moves by exactly `tick_period()` per tick counted.
 pub fn next_tick() -> Option<u64> {
-    let t = &CORE_TIMERS[cpu::core_id()];
-    (t.period.load(Ordering::Relaxed) != 0).then(|| t.next.load(Ordering::Relaxed))
+    CORE_TIMERS[cpu::core_id()].next_tick()
 }
 
 pub fn intid() -> IntId {
@@ -212,60 +161,29 @@ pub fn start_preemption_tick() {
 }
 
 fn start_periodic_tick() {
-    let period = tick_period();
-    let t = &CORE_TIMERS[cpu::core_id()];
-    t.period.store(period, Ordering::Relaxed);
-    let next = now() + period;
-    t.next.store(next, Ordering::Relaxed);
-    timer().set_deadline(next);
+    CORE_TIMERS[cpu::core_id()].start(now(), tick_period(), &ThisCore);
 }
 
-/// Arms a one-shot alarm on this core at counter value `deadline`. Only on cores without the
-/// periodic tick.
+/// Arms a one-shot alarm on this core at counter value `deadline`, in place of one armed
+/// before. Only on cores without the periodic tick.
 pub fn set_alarm(deadline: u64, callback: AlarmCallback) {
-    let t = &CORE_TIMERS[cpu::core_id()];
-    assert_eq!(t.period.load(Ordering::Relaxed), 0, "alarm on the tick core");
-    t.alarm.store(callback as usize, Ordering::Release);
-    t.next.store(deadline, Ordering::Relaxed);
-    timer().set_deadline(deadline);
+    CORE_TIMERS[cpu::core_id()].set_alarm(deadline, callback, &ThisCore);
 }
 
 /// Sleeps (WFI) until the counter passes `deadline`, on a core with the periodic tick, which
 /// wakes it: the sleep ends at the first tick (or other interrupt) after the deadline, at most
 /// one tick period late. For polling loops that should leave the host's CPU to others.
 pub fn sleep_until(deadline: u64) {
-    assert_ne!(CORE_TIMERS[cpu::core_id()].period.load(Ordering::Relaxed), 0, "sleep on a core without a tick");
+    assert!(CORE_TIMERS[cpu::core_id()].has_tick(), "sleep on a core without a tick");
     cpu::idle_until(|| now() >= deadline);
 }
 
+/// The timer interrupt: this core's tick (core 0 counts [`ticks`]) or its alarm.
 fn on_interrupt(_: IntId) {
     let now = now();
     let core = cpu::core_id();
-    let t = &CORE_TIMERS[core];
-    let period = t.period.load(Ordering::Relaxed);
-    if period != 0 {
-        // Catch up if ticks were missed; the counter keeps exact time either way.
-        let mut next = t.next.load(Ordering::Relaxed);
-        while next <= now {
-            next += period;
-            if core == 0 {
-                TICKS.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        t.next.store(next, Ordering::Relaxed);
-        timer().set_deadline(next);
-        for TickClient { on_tick, .. } in clients_of(core) {
-            on_tick(now);
-        }
-        stop_tick_if_idle(core, next);
-    } else {
-        timer().stop();
-        t.next.store(NONE, Ordering::Relaxed);
-        let callback = t.alarm.swap(0, Ordering::AcqRel);
-        if callback != 0 {
-            // SAFETY: only `set_alarm` stores non-zero values, and they are `AlarmCallback`s.
-            let callback: AlarmCallback = unsafe { core::mem::transmute(callback) };
-            callback(now);
-        }
+    let passed = CORE_TIMERS[core].on_interrupt(core, now, || TICK_CLIENTS.iter(), &ThisCore);
+    if core == 0 {
+        TICKS.fetch_add(passed, Ordering::Relaxed);
     }
 }

@@ -2,6 +2,8 @@
 //! protection domains held, and the decisions about them (spawn, start, exit, reap). Plain data
 //! over a frame source and the packetizer's trusted interface, host-tested; the node's table,
 //! behind its lock, and what starting and ending a process does around it are in `lifecycle`.
+//! What the scheduler decides over the table (exceptions, wake-ups, deadlines) is in
+//! `schedule`, which `scheduler` carries out on the cores.
 //!
 //! A process has its own address space (ASID = its slot + 1, at most [`MAX_DOMAINS`] at once),
 //! one thread, one packetizer/mailbox interface pair whose PID names its GSAS domain, and a
@@ -13,6 +15,8 @@
 //! (the SMMU and the R5 take a while) and before the process first runs, and taken down after
 //! it ends and before its memory goes. The other subsystems learn of an exit through
 //! `hooks::on_exit`.
+
+mod schedule;
 
 use super::MAX_DOMAINS;
 use super::pds::{PdChoice, PdTable};
@@ -31,6 +35,7 @@ use proto::syscall::layout::{MIF_PAGE, PD_PAGE, PIF_PAGE, RDMA_QUEUE_SET};
 pub use super::pds::PdRequest;
 use super::state::Domains;
 pub use super::state::{Exit, Rdma, Reap, State, Wait};
+pub use schedule::{Next, Slice, Switch};
 
 /// The node's processes, over the kernel's frames.
 #[cfg(target_arch = "aarch64")]
@@ -57,6 +62,11 @@ pub struct ProcessOf<F: FrameSource> {
     pub rdma: Rdma,
     /// Signals raised and not yet read (`SIGNALS`; bit n: signal n).
     pub signals: u64,
+    /// A wake-up found it not blocked ([`TableOf::wake_waiter`]): it may be on its way to
+    /// blocking (its call has looked and found nothing, and the scheduler has not yet recorded
+    /// the wait). That block then does not happen, and the call runs again and finds what woke
+    /// it; a wake-up that was not for it costs one extra look.
+    pub wake_pending: bool,
 }
 
 impl<F: FrameSource> ProcessOf<F> {
@@ -256,6 +266,7 @@ impl<F: FrameSource> TableOf<F> {
             holds_pd: holds,
             rdma: if rdma.is_some() { Rdma::Starting } else { Rdma::None },
             signals: 0,
+            wake_pending: false,
         }));
         if rdma.is_none() {
             self.run_queue.push_back(slot);
@@ -412,6 +423,7 @@ fn map_rdma_pages<F: FrameSource>(
 /// What an ended process leaves to do once the table is let go (`Ended::finish`, in
 /// `lifecycle`): tell the subsystems, and take its RDMA resources down.
 #[must_use]
+#[derive(Debug)]
 pub struct Ended {
     pub process: ExitedProcess,
     pub teardown: Option<Teardown>,
@@ -492,7 +504,8 @@ pub(crate) mod tests {
         }
     }
 
-    /// A node as the table sees it: frames, the one program "prog", and the RDMA subsystem.
+    /// A node's spawn environment: the frames, one program (`"prog"`), and, with `rdma`, the
+    /// RDMA subsystem's resources.
     pub(crate) struct Node {
         pub(crate) arena: &'static Arena,
         image: Vec<u8>,
@@ -529,7 +542,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// A table with its trusted interface, on node 3.
+    /// A table that can spawn (it has the trusted interface, node 3's).
     pub(crate) fn table() -> TableOf<&'static Arena> {
         let mut t = TableOf::new();
         t.take_tif(tif(), 3);
