@@ -3,7 +3,7 @@
 //! The board leaves its forwarded regions (PL windows, SMMU, global address window) unmapped.
 //! A load or store there takes a translation fault; this handler decodes the instruction at
 //! ELR, emulates it against the saved frame with this core's slot as the bus, and resumes after
-//! it. Interrupt lines of the emulated PL come back as bytes on the same UART and are dispatched
+//! it (`exception::emulate`, host-tested). Interrupt lines of the emulated PL come back as bytes on the same UART and are dispatched
 //! to the handlers registered for the PL lines' GIC interrupt IDs, exactly as on hardware.
 //!
 //! This module owns the channel (`devices::PlatformLink`): the UART's transmit half kicks the
@@ -12,8 +12,8 @@
 
 use crate::arch::{cpu, pmu};
 use crate::devices::PlatformLink;
-use crate::exception::esr::FaultStatus;
-use crate::exception::{self, Fault, FaultNote, Resolution};
+use crate::exception::emulate::Forwarding;
+use crate::exception::{self, Fault, Resolution};
 use crate::hooks::{AlreadySet, Hook};
 use crate::irq::{self, IntId};
 use crate::{Board, CORES};
@@ -22,8 +22,7 @@ use board::{Board as _, RegionKind};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use hal::cadence_uart::{Rx, Tx};
-use hal::mmio_trap::{BusError, a64};
-use proto::forward::{Access, Failure, ForwardError, Patience, SlotBus, Slots, Status, Timing, forward, forward_timed};
+use proto::forward::{Access, Failure, ForwardError, Patience, Slots, Status, Timing, forward, forward_timed};
 
 /// Gives up on the host after this long (it answers in microseconds; this is a dead platform).
 const TIMEOUT_SECS: u64 = 2;
@@ -138,40 +137,6 @@ fn user_pa(va: u64) -> Option<u64> {
     USER_PAGES.get()?(va)
 }
 
-struct FrameRegs<'a> {
-    frame: &'a mut ExceptionFrame,
-    from_user: bool,
-}
-
-impl a64::RegisterFile for FrameRegs<'_> {
-    fn x(&self, n: u8) -> u64 {
-        self.frame.x[n as usize]
-    }
-    fn set_x(&mut self, n: u8, value: u64) {
-        self.frame.x[n as usize] = value;
-    }
-    fn sp(&self) -> u64 {
-        if self.from_user {
-            self.frame.sp_el0
-        } else {
-            // SP_EL1 before the exception: the vectors pushed exactly one frame.
-            self.frame as *const ExceptionFrame as u64 + size_of::<ExceptionFrame>() as u64
-        }
-    }
-    fn set_sp(&mut self, value: u64) {
-        // Kernel SP write-back is refused before emulation (see `on_fault`).
-        if self.from_user {
-            self.frame.sp_el0 = value;
-        }
-    }
-    fn v(&self, n: u8) -> u128 {
-        self.frame.q[n as usize]
-    }
-    fn set_v(&mut self, n: u8, value: u128) {
-        self.frame.q[n as usize] = value;
-    }
-}
-
 /// One request through this core's slot (`slot`): what the bus sends (`proto::forward::SlotBus`).
 fn request(slot: usize, access: &Access) -> Result<[u128; 2], ForwardError> {
     let unmapped = ForwardError::Host(Failure { status: Status::Unmapped, second: false });
@@ -200,10 +165,6 @@ fn request(slot: usize, access: &Access) -> Result<[u128; 2], ForwardError> {
     result
 }
 
-fn note(what: &'static str, addr: u64) -> Resolution {
-    Resolution::Failed(FaultNote { what, addr })
-}
-
 fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
     if TIMING_CLOCK.load(Ordering::Relaxed) != TimingClock::Instructions as u8 {
         return serve_fault(frame, fault);
@@ -217,52 +178,15 @@ fn on_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
     resolution
 }
 
+/// Serves the fault if it is a forwarded access (`exception::emulate`), through this core's
+/// slot.
 fn serve_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
-    use crate::exception::esr::ExceptionClass::{DataAbortLower, DataAbortSame};
-    if !matches!(fault.esr.class(), DataAbortSame | DataAbortLower)
-        || !matches!(fault.esr.fault_status(), FaultStatus::Translation { .. })
-    {
-        return Resolution::NotMine;
-    }
-    // The kernel's own views (linear map), or a process's interface pages, which it holds and
-    // may access; any other user address is a real fault.
     let translate: &dyn Fn(u64) -> Option<u64> = if fault.from_user { &user_pa } else { &kernel_pa };
-    match translate(fault.far) {
-        Some(pa) if is_forwarded(pa) => {}
-        _ => return Resolution::NotMine,
-    }
-    // SAFETY: ELR is the address of the instruction that just faulted: mapped and readable.
-    let word = unsafe { (fault.elr as *const u32).read_volatile() };
-    let access = match a64::decode(fault.elr, word) {
-        Ok(a) => a,
-        Err(e) => {
-            defmt::error!("cannot forward: {}", defmt::Display2Format(&e));
-            return note("forwarded access with an unsupported instruction", fault.elr);
-        }
-    };
-    if access.rn == 31 && access.addressing.writeback() && !fault.from_user {
-        return note("forwarded access with SP write-back in the kernel", fault.elr);
-    }
-    let mut regs = FrameRegs { frame, from_user: fault.from_user };
     let slot = cpu::core_id();
-    let mut bus = SlotBus {
-        translate: |va| translate(va).filter(|&pa| is_forwarded(pa)),
-        request: |a: &Access| request(slot, a),
-    };
-    match a64::execute(&access, &mut regs, &mut bus) {
-        Ok(done) => {
-            frame.elr += done.pc_advance;
-            Resolution::Resume
-        }
-        Err(hal::mmio_trap::EmulateError::Bus { addr, error, .. }) => {
-            let pa = translate(addr).unwrap_or(addr);
-            match error {
-                BusError::Unmapped => note("forwarded access to an address no device model serves", pa),
-                BusError::Rejected => note("forwarded access the device rejected (size or alignment)", pa),
-                BusError::Timeout => note("forwarded access the platform never answered", pa),
-                _ => note("forwarded access the device failed", pa),
-            }
-        }
-        Err(_) => note("forwarded access failed", translate(fault.far).unwrap_or(fault.far)),
-    }
+    let mut forwarding = Forwarding { translate, is_forwarded, request: |a: &Access| request(slot, a) };
+    // SAFETY (the word): ELR is the address of the instruction that just faulted: mapped and
+    // readable.
+    let word = || unsafe { (fault.elr as *const u32).read_volatile() };
+    let undecodable = |e: &dyn core::fmt::Display| defmt::error!("cannot forward: {}", defmt::Display2Format(e));
+    forwarding.serve(frame, fault, word, undecodable)
 }

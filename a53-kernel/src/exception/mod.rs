@@ -1,7 +1,11 @@
 //! Exceptions: the syndrome decoding (host-tested), what the kernel does with each exception,
 //! and the fault handler that forwards trapped accesses to the emulated PL.
 
+pub mod emulate;
 pub mod esr;
+pub mod fault;
+
+pub use fault::{Fault, FaultHandler, FaultNote, Resolution, UserEntry};
 
 #[cfg(target_arch = "aarch64")]
 mod dispatch;
