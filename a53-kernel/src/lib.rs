@@ -18,6 +18,7 @@ pub mod irq;
 pub mod mm;
 pub mod process;
 pub mod rdma;
+pub mod rpu_link;
 pub mod socket;
 pub mod syscall;
 pub mod time;

@@ -10,17 +10,21 @@
 //! fault answers). A post's sequence number has [`POSTED`] set, so whoever reads its reply out
 //! of the ring drops it: the reply ring never fills with answers nobody reads (a full ring
 //! would stall the R5).
+//!
+//! The ring protocol itself (matching replies, parking, the doorbell rule, the bounded wait) is
+//! `rpu_link`'s, host-tested; this module keeps its one link behind a lock, rings the IPI and
+//! starts the R5.
 
 use crate::Board;
 use crate::arch::psci;
 use crate::hooks::{Full, Hooks};
+use crate::rpu_link::{self, Link, Sequence, ready_for, reply_to};
 use crate::sync::IrqMutex;
 use board::{Board as _, RpuStart};
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 use hal::zynqmp_ipi::{Ipi, agent};
-use proto::ipc::{self, Consumer, IpcArea, Message, Producer, RING_SLOTS};
-use proto::r5_sleep::Waker as _;
+use proto::ipc::{IpcArea, Message};
 use spin::Mutex;
 
 /// Where the R5 starts: its reset vector (the firmware links its vector table at 0).
@@ -36,7 +40,7 @@ pub enum RpuError {
 }
 
 static AREA: spin::Once<&'static IpcArea> = spin::Once::new();
-/// The R5's doorbell: the APU's IPI channel. A leaf lock, taken inside [`TX`]'s.
+/// The R5's doorbell: the APU's IPI channel. A leaf lock, taken inside [`LINK`]'s.
 static DOORBELL: IrqMutex<Option<Ipi>> = IrqMutex::new(None);
 
 /// Takes the shared area and the APU's IPI channel (boot core, before [`start`]).
@@ -45,33 +49,21 @@ pub fn init(area: &'static IpcArea, ipi: Ipi) {
     *DOORBELL.lock() = Some(ipi);
 }
 
-/// After work for the R5 was published: rings its doorbell if it sleeps in a sleep the kernel
-/// has not rung for yet (`docs/hw/ipi.md`, "The rule that loses no wake-up"). The caller holds
-/// [`TX`], which makes it the `a53_wake` line's one writer.
-fn wake_r5(area: &IpcArea) {
-    if area.a53_wake.claim(&area.r5_sleep).is_some()
-        && let Some(ipi) = DOORBELL.lock().as_mut()
-    {
+/// Rings the R5's doorbell (the [`Link`] decides when: `docs/hw/ipi.md`, "The rule that loses no
+/// wake-up").
+fn ring_doorbell() {
+    if let Some(ipi) = DOORBELL.lock().as_mut() {
         ipi.trigger(agent::RPU0);
     }
 }
 
-type Tx = Producer<'static, Message, RING_SLOTS>;
-type Rx = Consumer<'static, Message, RING_SLOTS>;
-
-// Taken by interrupt handlers too (posts, draining): interrupts are masked while held.
-static TX: IrqMutex<Option<Tx>> = IrqMutex::new(None);
-static RX: IrqMutex<Option<Rx>> = IrqMutex::new(None);
+/// Both rings' kernel ends, from the first handshake on. Taken by interrupt handlers too (posts,
+/// draining): interrupts are masked while held, and it is held for one operation at a time.
+static LINK: IrqMutex<Option<Link<'static>>> = IrqMutex::new(None);
 /// One call (or handshake) at a time, so that the one reply waited for is known.
 static CALL: Mutex<()> = Mutex::new(());
-/// A reply [`drain`] read while a call waits for it.
-static PARKED: IrqMutex<Option<Message>> = IrqMutex::new(None);
-static NEXT_SEQ: AtomicU32 = AtomicU32::new(1);
+static NEXT_SEQ: Sequence = Sequence::new();
 static FIRMWARE_VERSION: AtomicU32 = AtomicU32::new(0);
-/// Replies to posts whose status was not 0 (the R5 found the request stale or foreign).
-static POSTS_REFUSED: AtomicU64 = AtomicU64::new(0);
-/// Posts that found the request ring full (their requests were not sent).
-static POSTS_LOST: AtomicU64 = AtomicU64::new(0);
 
 /// How long a call waits for its reply: on QEMU a loaded host can keep the R5's vCPU from
 /// running for seconds.
@@ -109,17 +101,9 @@ fn handshake(start: bool) -> Result<u32, RpuError> {
     let _call = CALL.lock();
     // Any value that differs from the previous boot's will do: the counter's low bits.
     let nonce = (crate::timer::now() as u32) | 1;
-    let mut rx = RX.lock();
-    // SAFETY: the kernel is the only producer of `to_r5` and the only consumer of `to_a53`.
-    let replies = rx.get_or_insert_with(|| unsafe { area.to_a53.consumer() });
-    area.init(nonce, replies);
-    drop(rx);
-    let mut tx = TX.lock();
-    // SAFETY: as above.
-    tx.get_or_insert_with(|| unsafe { area.to_r5.producer() });
-    // The firmware may sleep waiting for a nonce (the FSBL started it, or an earlier boot).
-    wake_r5(area);
-    drop(tx);
+    // SAFETY: the kernel is the only producer of `to_r5` and the only consumer of `to_a53`, and
+    // `LINK` holds its one link for good.
+    LINK.lock().get_or_insert_with(|| unsafe { Link::new(area) }).restart(nonce, ring_doorbell);
     match Board::RPU_START {
         _ if !start => {}
         RpuStart::PsciCpuOn { mpidr } => {
@@ -133,8 +117,8 @@ fn handshake(start: bool) -> Result<u32, RpuError> {
             }
         }
     }
-    let is_ours = |m: &Message| m.op == ipc::op::READY && m.args[1] == u64::from(nonce);
-    let ready = wait_reply(is_ours, Duration::from_secs(5)).ok_or(RpuError::NoReadyMessage)?;
+    let ready =
+        wait_reply(ready_for(nonce), Duration::from_secs(5), core::hint::spin_loop).ok_or(RpuError::NoReadyMessage)?;
     let version = ready.args[0] as u32;
     FIRMWARE_VERSION.store(version, Ordering::Relaxed);
     Ok(version)
@@ -153,101 +137,58 @@ pub fn r5_sleeps() -> Option<u32> {
 }
 
 pub fn is_started() -> bool {
-    TX.lock().is_some() && FIRMWARE_VERSION.load(Ordering::Relaxed) != 0
+    LINK.lock().is_some() && FIRMWARE_VERSION.load(Ordering::Relaxed) != 0
 }
 
 /// A sequence number for a request (never with [`POSTED`] set).
 pub fn next_seq() -> u32 {
-    NEXT_SEQ.fetch_add(1, Ordering::Relaxed) & !POSTED
+    NEXT_SEQ.next()
+}
+
+/// Runs `f` on the link under its lock; `NotStarted` before the first handshake.
+fn with_link<R>(f: impl FnOnce(&mut Link<'static>) -> R) -> Result<R, RpuError> {
+    LINK.lock().as_mut().map(f).ok_or(RpuError::NotStarted)
 }
 
 /// Queues a request without waiting, and wakes the R5 if it sleeps.
 pub fn send(msg: Message) -> Result<(), RpuError> {
-    let area = *AREA.get().ok_or(RpuError::NotStarted)?;
-    let mut tx = TX.lock();
-    tx.as_mut().ok_or(RpuError::NotStarted)?.push(msg).map_err(|_| RpuError::Full)?;
-    wake_r5(area);
-    Ok(())
+    with_link(|link| link.send(msg, ring_doorbell))?.map_err(|_| RpuError::Full)
 }
 
 /// Takes the next reply, if one is there. For tests that drive the ring themselves; other
 /// users go through [`call`] and [`post`].
 pub fn try_recv() -> Option<Message> {
-    RX.lock().as_mut()?.pop()
+    with_link(Link::pop).ok().flatten()
 }
 
 /// Queues request `op` without waiting for its reply, which is dropped when it is read (from
 /// any context). Returns `Full` when the request ring has no room.
 pub fn post(op: u32, args: [u64; 7]) -> Result<(), RpuError> {
-    let sent = send(Message::new(op, next_seq() | POSTED, args));
-    if sent == Err(RpuError::Full) {
-        POSTS_LOST.fetch_add(1, Ordering::Relaxed);
-    }
-    sent
+    with_link(|link| link.post(op, next_seq(), args, ring_doorbell))?.map_err(|_| RpuError::Full)
 }
 
 /// (posts the R5 refused, posts lost to a full ring) so far.
 pub fn post_counters() -> (u64, u64) {
-    (POSTS_REFUSED.load(Ordering::Relaxed), POSTS_LOST.load(Ordering::Relaxed))
+    with_link(|link| link.post_counters()).unwrap_or((0, 0))
+}
+
+/// Reports a reply nobody waited for (a caller that gave up, or an earlier boot's).
+fn unexpected(m: &Message) {
+    defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", m.op, m.seq);
 }
 
 /// Reads every reply that has arrived: replies to posts are dropped, any other is kept for the
 /// call waiting for it. Called after posting, so that the reply ring does not fill while no
 /// call reads it.
 pub fn drain() {
-    let mut rx = RX.lock();
-    let Some(rx) = rx.as_mut() else { return };
-    while let Some(m) = rx.pop() {
-        if !is_posted_reply(&m)
-            && let Some(old) = PARKED.lock().replace(m)
-        {
-            defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", old.op, old.seq);
-        }
-    }
+    let _ = with_link(|link| link.drain(unexpected));
 }
 
-/// A reply to a post (counted if the R5 refused it).
-fn is_posted_reply(m: &Message) -> bool {
-    if m.seq & POSTED == 0 || m.op & ipc::op::REPLY == 0 {
-        return false;
-    }
-    if m.args[0] != 0 {
-        POSTS_REFUSED.fetch_add(1, Ordering::Relaxed);
-    }
-    true
-}
-
-/// Waits up to `timeout` for a reply that `wanted` accepts; replies to posts are
-/// dropped, other replies that arrive meanwhile are dropped with a warning. The caller holds
-/// [`CALL`].
-fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: Duration) -> Option<Message> {
-    wait_reply_pausing(wanted, timeout, core::hint::spin_loop)
-}
-
-/// [`wait_reply`], calling `pause` between two looks at the ring.
-fn wait_reply_pausing(wanted: impl Fn(&Message) -> bool, timeout: Duration, pause: impl FnMut()) -> Option<Message> {
-    let mut found = None;
-    // One look takes every message waiting, up to the one wanted. The parked one is taken on
-    // its own: `drain` takes the ring's lock before `PARKED`, so nothing here may hold `PARKED`
-    // while it reads the ring.
-    let next = || {
-        let parked = PARKED.lock().take();
-        parked.or_else(try_recv)
-    };
-    let look = || {
-        while let Some(m) = next() {
-            if wanted(&m) {
-                found = Some(m);
-                return true;
-            }
-            if !is_posted_reply(&m) {
-                defmt::warn!("rpu: unexpected reply op {=u32:#x} seq {=u32}", m.op, m.seq);
-            }
-        }
-        false
-    };
-    crate::timer::wait_for(timeout, look, pause).ok()?;
-    found
+/// Waits up to `timeout` for a reply that `wanted` accepts, calling `pause` between two looks
+/// at the ring (`rpu_link::wait_for_reply`). The caller holds [`CALL`].
+fn wait_reply(wanted: impl Fn(&Message) -> bool, timeout: Duration, pause: impl FnMut()) -> Option<Message> {
+    let look = || with_link(|link| link.look(&wanted, unexpected)).ok().flatten();
+    rpu_link::wait_for_reply(crate::timer::deadline_in(timeout), crate::timer::instant, look, pause)
 }
 
 /// [`call`] for a request the R5 takes a while over (milliseconds): the caller sleeps between
@@ -259,7 +200,7 @@ pub fn call_patiently(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
     let nap = || crate::timer::sleep_until(crate::timer::deadline_in(Duration::from_micros(100)).ticks());
-    wait_reply_pausing(reply_to(seq), Duration::from_secs(CALL_SECONDS), nap).ok_or(RpuError::Timeout)
+    wait_reply(reply_to(seq), Duration::from_secs(CALL_SECONDS), nap).ok_or(RpuError::Timeout)
 }
 
 /// Sends a request and waits (bounded) for its reply. Threads only (it may wait for another
@@ -268,10 +209,5 @@ pub fn call(op: u32, args: [u64; 7]) -> Result<Message, RpuError> {
     let _call = CALL.lock();
     let seq = next_seq();
     send(Message::new(op, seq, args))?;
-    wait_reply(reply_to(seq), Duration::from_secs(CALL_SECONDS)).ok_or(RpuError::Timeout)
-}
-
-/// Whether a message is the reply to request `seq`.
-fn reply_to(seq: u32) -> impl Fn(&Message) -> bool {
-    move |m| m.seq == seq && m.op & ipc::op::REPLY != 0
+    wait_reply(reply_to(seq), Duration::from_secs(CALL_SECONDS), core::hint::spin_loop).ok_or(RpuError::Timeout)
 }

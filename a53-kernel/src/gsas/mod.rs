@@ -7,5 +7,6 @@
 pub mod fakes;
 pub mod interfaces;
 pub mod mailbox;
+pub mod node;
 pub mod service;
 pub mod softmmu;

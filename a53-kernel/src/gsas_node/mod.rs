@@ -6,18 +6,23 @@
 //! The packetizer and vmbox pages come from `devices` at [`init`]: the trusted interface goes to
 //! the process table, PIF 0 to the service core, and this module keeps the vmbox (every MIF's
 //! interrupt registers, MIF 0's data for the service, the control page), a lock per MIF.
+//!
+//! The decisions (where a reply goes, what a delivery wakes, who receives an opcode, the kernel
+//! client's bookkeeping) are `gsas::node`'s, host-tested; this module holds them behind its locks
+//! over the devices and the process table.
 
 pub mod handlers;
 pub mod kernel_client;
 pub mod profile;
 
-use crate::arch::{cpu, phys_to_virt};
+use crate::arch::cpu;
 use crate::cluster;
 use crate::devices::{Packetizer, Vmbox};
-use crate::gsas::mailbox::{DeliverError, Delivery, MailboxService, Wakeup};
+use crate::gsas::mailbox::{DeliverError, Delivery, KernelHandler, MailboxService};
+use crate::gsas::node::memory::LinearMemory;
+use crate::gsas::node::{self, Outbox, Recipients, base_dest_value, launch_for, ping_nonce, pong_for, pong_nonce};
 use crate::gsas::service::{
-    AtomicService, Env, FrameAllocator, LocalMemory, MemoryFault, NotificationSink, Outcome, Replies, ServiceConfig,
-    SpawnError, SpawnRequest, Spawner, Width,
+    AtomicService, Env, FrameAllocator, NotificationSink, Outcome, ServiceConfig, SpawnError, SpawnRequest, Spawner,
 };
 use crate::gsas::softmmu::Frame;
 use crate::irq::{self, IntId, sgi};
@@ -26,17 +31,16 @@ use crate::mm::user_space::FrameSource;
 use crate::process::hooks::ExitedProcess;
 use crate::process::lifecycle::{self, TABLE};
 use crate::process::scheduler;
-use crate::process::table::{self, Reap, Wait};
+use crate::process::table::Wait;
 use crate::sync::IrqMutex;
-use alloc::collections::VecDeque;
 use board::pl;
 use core::num::NonZeroU64;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use hal::packetizer::driver::{Pif, SendStatus};
-use hal::packetizer::{Destination, base_dest, base_window, words_from_words128};
+use hal::packetizer::driver::Pif;
+use hal::packetizer::words_from_words128;
 use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
 use kernel_client::{KernelClient, SendError};
-use proto::gsas::{MailboxOpcode, Message, Notification, PAGE_SIZE, Pid};
+use proto::gsas::{MailboxOpcode, Message, Notification, Pid};
 use spin::Once;
 
 /// The core the atomic service runs on.
@@ -80,15 +84,6 @@ fn with_mif<R>(index: u8, f: impl FnOnce(&mut MifIrq) -> R) -> Option<R> {
     Some(f(&mut mif.lock()))
 }
 
-/// The destination of mailbox interface `index` of `node`.
-fn destination(node: u16, index: u8) -> Option<u64> {
-    Destination::mailbox(node, base_window(base_dest_value()), index).ok().map(|d| d.encode())
-}
-
-fn base_dest_value() -> u64 {
-    base_dest(base_window(pl::VMBOX_BASE))
-}
-
 /// Boot: learn who we are, set up the trusted interface (PIF 0 for the service) and hand it to
 /// the process table, keep the vmbox, and take the vmbox interrupt.
 pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
@@ -120,8 +115,8 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     *SERVICE_MIF.lock() = reader0;
     VMBOX.call_once(|| Mailboxes { irqs, control });
     if let (Some(index), Some(reader)) = (kernel_index, kernel_reader) {
-        *KERNEL_CLIENT.lock() = kernel_pif.map(|pif| KernelClient::new(index, pif, reader));
-        with_mif(index, KernelClient::arm);
+        *KERNEL_CLIENT.lock() = kernel_pif.map(|pif| kernel_client::new(index, pif, reader));
+        with_mif(index, kernel_client::arm);
     } else {
         defmt::error!("the kernel has no request interface: it cannot notify other nodes");
     }
@@ -143,7 +138,7 @@ fn on_vmbox_irq(_: IntId) {
             irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
         } else if let Some(client) = KERNEL_CLIENT.lock().as_mut().filter(|c| c.index == index) {
             client.drain();
-            with_mif(index, KernelClient::arm);
+            with_mif(index, kernel_client::arm);
         } else {
             // The guard must be gone before waking (which takes the table again).
             let holder = TABLE.lock().holder_of(index);
@@ -173,7 +168,7 @@ pub fn disarm_process_mif(slot: usize) {
 
 /// A thread blocked in `MAILBOX_RECEIVE` has news (the thread id is its slot).
 pub fn wake_mailbox_thread(thread: u32) {
-    scheduler::wake_waiter(thread as usize, |w| w == Wait::Mailbox);
+    Kernel.wake_mailbox_waiter(thread as usize);
 }
 
 /// A process ended (`process::hooks::on_exit`): its notification registrations and queues go.
@@ -193,75 +188,6 @@ pub fn wait_expired(slot: usize, wait: Wait) {
 
 // ---- the atomic service's back ends ----
 
-struct Memory;
-
-fn word<T>(pa: u64) -> *mut T {
-    phys_to_virt(pa) as *mut T
-}
-
-impl LocalMemory for Memory {
-    fn load(&mut self, pa: u64, width: Width) -> Result<u64, MemoryFault> {
-        // SAFETY: the service passes addresses inside frames it mapped, aligned to the width;
-        // frames are in the kernel's linear map.
-        Ok(unsafe {
-            match width {
-                Width::U8 => u64::from(word::<u8>(pa).read_volatile()),
-                Width::U32 => u64::from(word::<u32>(pa).read_volatile()),
-                Width::U64 => word::<u64>(pa).read_volatile(),
-            }
-        })
-    }
-
-    fn store(&mut self, pa: u64, width: Width, value: u64) -> Result<(), MemoryFault> {
-        // SAFETY: as in `load`.
-        unsafe {
-            match width {
-                Width::U8 => word::<u8>(pa).write_volatile(value as u8),
-                Width::U32 => word::<u32>(pa).write_volatile(value as u32),
-                Width::U64 => word::<u64>(pa).write_volatile(value),
-            }
-        }
-        Ok(())
-    }
-
-    fn store128(&mut self, pa: u64, value: u128) -> Result<(), MemoryFault> {
-        // SAFETY: as in `load` (8-byte aligned, inside one page).
-        unsafe {
-            word::<u64>(pa).write_volatile(value as u64);
-            word::<u64>(pa + 8).write_volatile((value >> 64) as u64);
-        }
-        Ok(())
-    }
-
-    fn compare_exchange64(&mut self, pa: u64, expected: u64, new: u64) -> Result<bool, MemoryFault> {
-        // SAFETY: as in `load`; the atomic view keeps even a (forbidden) local access untorn.
-        let atomic = unsafe { AtomicU64::from_ptr(word(pa)) };
-        Ok(atomic.compare_exchange(expected, new, Ordering::AcqRel, Ordering::Acquire).is_ok())
-    }
-
-    fn fetch_add64(&mut self, pa: u64, addend: u64) -> Result<u64, MemoryFault> {
-        // SAFETY: as in `compare_exchange64`.
-        Ok(unsafe { AtomicU64::from_ptr(word(pa)) }.fetch_add(addend, Ordering::AcqRel))
-    }
-
-    fn swap64(&mut self, pa: u64, new: u64) -> Result<u64, MemoryFault> {
-        // SAFETY: as in `compare_exchange64`.
-        Ok(unsafe { AtomicU64::from_ptr(word(pa)) }.swap(new, Ordering::AcqRel))
-    }
-
-    fn read_frame(&mut self, frame: Frame, out: &mut [u8; PAGE_SIZE as usize]) -> Result<(), MemoryFault> {
-        // SAFETY: a whole frame of the linear map.
-        unsafe { core::ptr::copy_nonoverlapping(word::<u8>(frame.addr()), out.as_mut_ptr(), out.len()) };
-        Ok(())
-    }
-
-    fn zero_frame(&mut self, frame: Frame) -> Result<(), MemoryFault> {
-        // SAFETY: a whole frame of the linear map.
-        unsafe { word::<u8>(frame.addr()).write_bytes(0, PAGE_SIZE as usize) };
-        Ok(())
-    }
-}
-
 struct Frames;
 
 impl FrameAllocator for Frames {
@@ -277,20 +203,7 @@ struct Spawn;
 
 impl Spawner for Spawn {
     fn spawn(&mut self, request: &SpawnRequest<'_>) -> Result<NonZeroU64, SpawnError> {
-        // A remote spawn keeps the parent's PD (its job), read from the parent's PID, which the
-        // packetizer stamped: the parent cannot name another PD.
-        // A spawn the kernel asked for (domain 0) starts a new job.
-        let pd = match request.parent.domain() {
-            proto::gsas::KERNEL_DOMAIN => table::PdRequest::Any,
-            domain => table::PdRequest::Inherit(proto::rdma::domain::pd_of_domain(domain)),
-        };
-        let launch =
-            table::Launch { reap: Reap::Auto, pd, ..table::Launch::new(request.image, Some(request.argument)) };
-        match lifecycle::launch(&launch) {
-            Ok(handle) => NonZeroU64::new(handle).ok_or(SpawnError::NoResources),
-            Err(table::SpawnError::UnknownImage) => Err(SpawnError::UnknownImage),
-            Err(_) => Err(SpawnError::NoResources),
-        }
+        node::spawned(lifecycle::launch(&launch_for(request)))
     }
 }
 
@@ -309,59 +222,34 @@ impl NotificationSink for Sink {
     }
 }
 
-/// Replies not yet accepted by their destination (NACK: its FIFO was full).
-struct Outbox {
-    queue: VecDeque<(Replies, usize)>,
-}
+/// The kernel's side of deliveries: its receivers, the process table and the scheduler.
+struct Kernel;
 
-impl Outbox {
-    /// Sends what can be sent now; returns whether everything went.
-    fn flush(&mut self, pif0: &mut Pif) -> bool {
-        while let Some((replies, next)) = self.queue.front_mut() {
-            let to = replies.to();
-            let Some(dest) = destination(to.node(), to.interface()) else {
-                REPLIES_DROPPED.fetch_add(1, Ordering::Relaxed);
-                self.queue.pop_front();
-                continue;
-            };
-            while *next < replies.len() {
-                let Some(packet) = replies.packet(*next) else { break };
-                match pif0.send(packet.pif_payload(), dest) {
-                    SendStatus::Ack => *next += 1,
-                    SendStatus::Nack => {
-                        REPLY_NACKS.fetch_add(1, Ordering::Relaxed);
-                        return false;
-                    }
-                    _ => {
-                        // Not sendable (the requester's node is gone, say): drop this reply.
-                        REPLIES_DROPPED.fetch_add(1, Ordering::Relaxed);
-                        *next = replies.len();
-                    }
-                }
-            }
-            self.queue.pop_front();
+impl Recipients for Kernel {
+    fn run_handler(&mut self, handler: KernelHandler, notification: Notification, from: Pid) {
+        handlers::run(handler, notification, from);
+    }
+
+    fn slot_of_domain(&mut self, domain: u16) -> Option<usize> {
+        TABLE.lock().slot_of_domain(domain)
+    }
+
+    fn wake_mailbox_waiter(&mut self, slot: usize) {
+        scheduler::wake_waiter(slot, |w| w == Wait::Mailbox);
+    }
+
+    fn raise_signal(&mut self, domain: u16, signal: u8) {
+        // The table's guard must be gone before waking (which takes the table again).
+        let interrupted = TABLE.lock().raise_signal(domain, signal);
+        if let Some(slot) = interrupted {
+            scheduler::wake(slot, Some(proto::syscall::Error::Interrupted as i64));
         }
-        true
     }
 }
 
-/// What a delivery asks of the kernel: run the opcode's kernel handler, wake the thread blocked
-/// in `MAILBOX_RECEIVE`, raise a signal, or wake a process waiting on its event counter.
+/// Does what `deliveries` ask of the kernel (`gsas::node::run_deliveries`).
 fn run_deliveries(deliveries: &[Delivery]) {
-    for &d in deliveries {
-        match d {
-            Delivery::Kernel { handler, notification, from } => handlers::run(handler, notification, from),
-            Delivery::Queued { wake: Wakeup::Thread(thread), .. } => wake_mailbox_thread(thread),
-            Delivery::Queued { domain, wake: Wakeup::Signal(signal) } => raise_signal(domain, signal),
-            Delivery::Queued { domain, wake: Wakeup::Event { .. } } => {
-                let slot = TABLE.lock().slot_of_domain(domain);
-                if let Some(slot) = slot {
-                    scheduler::wake_waiter(slot, |w| w == Wait::Mailbox);
-                }
-            }
-            Delivery::Queued { wake: Wakeup::None, .. } => {}
-        }
-    }
+    node::run_deliveries(deliveries, &mut Kernel);
 }
 
 /// Delivers `notification` to this node's mailbox as the kernel (domain 0, which may send the
@@ -404,14 +292,12 @@ static PINGS: AtomicU64 = AtomicU64::new(0);
 /// kernel is answered with a Pong carrying its nonce; a Pong is noted for [`ping`].
 fn register_ping() {
     let on_ping = |n: Notification, from: Pid| {
-        if let Ok(Message::Ping { nonce }) = Message::decode(n)
-            && let Ok(pong) = (Message::Pong { nonce }).encode()
-        {
+        if let Some(pong) = pong_for(n) {
             let _ = notify(from.node(), pong);
         }
     };
     let on_pong = |n: Notification, _: Pid| {
-        if let Ok(Message::Pong { nonce }) = Message::decode(n) {
+        if let Some(nonce) = pong_nonce(n) {
             LAST_PONG.store(nonce, Ordering::Release);
         }
     };
@@ -425,26 +311,11 @@ fn register_ping() {
 /// Pings node `node`'s kernel: true once its Pong comes back `within` that time.
 pub fn ping(node: u16, within: core::time::Duration) -> Result<bool, NotifyError> {
     let count = PINGS.fetch_add(1, Ordering::Relaxed) + 1;
-    let nonce = ((u64::from(cluster::node_id()) << 40) | count) & ((1 << 60) - 1);
+    let nonce = ping_nonce(cluster::node_id(), count);
     let ping = Message::Ping { nonce }.encode().map_err(|_| NotifyError::NotSent(SendError::NoRoute))?;
     notify(node, ping)?;
     let pong = || LAST_PONG.load(Ordering::Acquire) == nonce;
     Ok(crate::timer::wait_for(within, pong, core::hint::spin_loop).is_ok())
-}
-
-/// Raises `signal` in the process of `domain`: `SIGNALS` reads it, and a wait the process is
-/// in ends with `Interrupted` (`docs/hw/gsas-packets.md`, "Notifications").
-fn raise_signal(domain: u16, signal: u8) {
-    let interrupted = {
-        let mut table = TABLE.lock();
-        let Some(slot) = table.slot_of_domain(domain) else { return };
-        let Some(p) = table.slots[slot].as_mut() else { return };
-        p.signals |= 1 << signal;
-        matches!(p.state, crate::process::table::State::Blocked { wait, .. } if wait.interruptible()).then_some(slot)
-    };
-    if let Some(slot) = interrupted {
-        scheduler::wake(slot, Some(proto::syscall::Error::Interrupted as i64));
-    }
 }
 
 /// Lets the atomic service serve, once the node is ready. A request served earlier would find
@@ -467,7 +338,9 @@ pub fn service_core_main() -> ! {
     };
     let Some(mut pif0) = SERVICE_PIF.lock().take() else { panic!("atomic service: no PIF 0 (gsas_node::init)") };
     let Some(mut mif0) = SERVICE_MIF.lock().take() else { panic!("atomic service: no MIF 0 (gsas_node::init)") };
-    let mut outbox = Outbox { queue: VecDeque::new() };
+    let mut outbox = Outbox::new(&REPLIES_DROPPED, &REPLY_NACKS);
+    // SAFETY: the service's frames come from `KernelFrames`, in the kernel's linear map.
+    let mut memory = unsafe { LinearMemory::new(board::layout::KERNEL_VA_OFFSET) };
     cpu::irq_enable();
     // Only the core's kernel jobs until the node is ready ([`open`]).
     while !OPEN.load(Ordering::Acquire) {
@@ -480,19 +353,19 @@ pub fn service_core_main() -> ! {
         // Replies first: a full requester FIFO must not hold up the others for long, but a
         // request's replies go out in order.
         let flushed = outbox.flush(&mut pif0);
-        while outbox.queue.len() < 64 {
+        while !outbox.is_full() {
             let Some(words) = mif0.read_packet() else { break };
             worked = true;
             let mut sink = Sink::default();
             let mut env =
-                Env { memory: &mut Memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
+                Env { memory: &mut memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
             let begun = profile::begin();
             let outcome = service.handle_words(words_from_words128(words), &mut env);
             profile::end(begun);
             SERVED.fetch_add(1, Ordering::Relaxed);
             run_deliveries(&sink.deliveries);
             if let Outcome::Reply(replies) = outcome {
-                outbox.queue.push_back((replies, 0));
+                outbox.push(replies);
             }
             outbox.flush(&mut pif0);
         }

@@ -391,6 +391,16 @@ impl<F: FrameSource> TableOf<F> {
         self.slots.iter().position(|p| p.as_ref().is_some_and(|p| p.domain == domain))
     }
 
+    /// Raises `signal` in the process of `domain` (`SIGNALS` reads it); returns its slot when
+    /// this ends a wait it is in, with `Interrupted` (`docs/hw/gsas-packets.md`,
+    /// "Notifications": a wait for its mailbox interface is not interruptible).
+    pub fn raise_signal(&mut self, domain: u16, signal: u8) -> Option<usize> {
+        let slot = self.slot_of_domain(domain)?;
+        let p = self.slots[slot].as_mut()?;
+        p.signals |= 1 << signal;
+        matches!(p.state, State::Blocked { wait, .. } if wait.interruptible()).then_some(slot)
+    }
+
     pub fn holder_of(&self, index: u8) -> Option<usize> {
         self.slots.iter().position(|p| p.as_ref().is_some_and(|p| p.grant.index == index))
     }
@@ -635,5 +645,24 @@ pub(crate) mod tests {
         assert!(t.run_queue.is_empty(), "it never runs");
         t.torn_down(s.slot);
         assert_eq!(t.reap(s.handle), Some(Exit::Killed));
+    }
+
+    #[test]
+    fn a_signal_is_kept_and_ends_an_interruptible_wait_only() {
+        let node = Node::new(false);
+        let mut t = table();
+        let s = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
+        let domain = s.handle as u16;
+        let block = |t: &mut TableOf<_>, wait| {
+            t.slots[s.slot].as_mut().unwrap().state = State::Blocked { wait, deadline: None }
+        };
+        let signals = |t: &TableOf<_>| t.slots[s.slot].as_ref().unwrap().signals;
+        assert_eq!(t.raise_signal(domain, 3), None, "a runnable process has no wait to end");
+        block(&mut t, Wait::Mif { words: 4 });
+        assert_eq!(t.raise_signal(domain, 5), None, "a wait for its mailbox interface goes on");
+        block(&mut t, Wait::Mailbox);
+        assert_eq!(t.raise_signal(domain, 5), Some(s.slot));
+        assert_eq!(signals(&t), 1 << 3 | 1 << 5, "every signal is kept for SIGNALS");
+        assert_eq!(t.raise_signal(domain + 1, 1), None, "no such process");
     }
 }
