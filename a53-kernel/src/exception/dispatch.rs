@@ -5,8 +5,8 @@
 //! Exceptions from EL0 go to the process subsystem through the [`UserEntry`] it registered:
 //! system calls, and the scheduler's chance to switch on the way back to EL0.
 
-use crate::arch::cpu;
 use super::fault::{Fault, FaultHandler, FaultNote, Resolution, UserEntry};
+use crate::arch::cpu;
 use crate::exception::esr::{Esr, ExceptionClass};
 use crate::hooks::{AlreadySet, Hook};
 use aarch64_cpu::registers::{ESR_EL1, FAR_EL1, Readable};

@@ -99,7 +99,8 @@ where
         }
         let mut regs = FrameRegs { frame, from_user: fault.from_user };
         let (translate, is_forwarded) = (&self.translate, &self.is_forwarded);
-        let mut bus = SlotBus { translate: |va| translate(va).filter(|&pa| is_forwarded(pa)), request: &mut self.request };
+        let mut bus =
+            SlotBus { translate: |va| translate(va).filter(|&pa| is_forwarded(pa)), request: &mut self.request };
         match a64::execute(&access, &mut regs, &mut bus) {
             Ok(done) => {
                 frame.elr += done.pc_advance;
@@ -115,6 +116,133 @@ where
                 }
             }
             Err(_) => note("forwarded access failed", (self.translate)(fault.far).unwrap_or(fault.far)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::exception::esr::Esr;
+    use proto::forward::{Failure, Status};
+    use std::vec::Vec;
+
+    /// The forwarded page: virtual `VA`, physical `PA`.
+    const VA: u64 = 0x1000_0000;
+    const PA: u64 = 0x8_8000_0000;
+    const ELR: u64 = 0x40_1000;
+    /// Translation faults, level 3: from EL0 (a read), from EL1 (a read and a write).
+    const USER_READ: Esr = Esr(0x9200_0007);
+    const KERNEL_READ: Esr = Esr(0x9600_0007);
+    const KERNEL_WRITE: Esr = Esr(0x9600_0047);
+    const LDR_X1_X0: u32 = 0xf940_0001;
+    const STR_X1_X0: u32 = 0xf900_0001;
+    const LDP_X1_X2_X0: u32 = 0xa940_0801;
+    const LDR_X1_SP_POST_8: u32 = 0xf840_87e1;
+    const NOP: u32 = 0xd503_201f;
+
+    /// Serves one fault on `VA` (the page at `VA` maps to `PA`, which the platform serves) with
+    /// instruction `word`; the device answers `answer`. Returns the resolution, the accesses
+    /// made and what was reported undecodable.
+    fn serve(
+        frame: &mut ExceptionFrame,
+        esr: Esr,
+        from_user: bool,
+        word: u32,
+        answer: Result<[u128; 2], ForwardError>,
+    ) -> (Resolution, Vec<Access>, bool) {
+        let mut accesses = Vec::new();
+        let mut reported = false;
+        let fault = Fault { esr, far: frame.x[0], elr: ELR, from_user };
+        let resolution = Forwarding {
+            translate: |va: u64| (va & !0xfff == VA).then(|| PA + (va & 0xfff)),
+            is_forwarded: |pa: u64| pa & !0xfff == PA,
+            request: |a: &Access| {
+                accesses.push(*a);
+                answer
+            },
+        }
+        .serve(frame, &fault, || word, |_| reported = true);
+        (resolution, accesses, reported)
+    }
+
+    fn frame_at(addr: u64) -> ExceptionFrame {
+        let mut frame = ExceptionFrame { elr: ELR, ..ExceptionFrame::default() };
+        frame.x[0] = addr;
+        frame
+    }
+
+    #[test]
+    fn a_load_reads_through_the_slot_and_resumes_after_the_instruction() {
+        let mut frame = frame_at(VA + 8);
+        let (resolution, accesses, _) = serve(&mut frame, KERNEL_READ, false, LDR_X1_X0, Ok([0x1234, 0]));
+        assert_eq!(resolution, Resolution::Resume);
+        assert_eq!(accesses, [Access::single(false, 8, PA + 8, 0)]);
+        assert_eq!((frame.x[1], frame.elr), (0x1234, ELR + 4));
+    }
+
+    #[test]
+    fn a_store_sends_its_register_and_a_pair_goes_as_one_burst() {
+        let mut frame = frame_at(VA);
+        frame.x[1] = 0xdead_beef;
+        let (resolution, accesses, _) = serve(&mut frame, KERNEL_WRITE, false, STR_X1_X0, Ok([0, 0]));
+        assert_eq!(resolution, Resolution::Resume);
+        assert_eq!(accesses, [Access::single(true, 8, PA, 0xdead_beef)]);
+
+        let mut frame = frame_at(VA);
+        let (_, accesses, _) = serve(&mut frame, USER_READ, true, LDP_X1_X2_X0, Ok([7, 9]));
+        assert_eq!(accesses.len(), 1);
+        assert!(accesses[0].pair && accesses[0].addr == PA);
+        assert_eq!((frame.x[1], frame.x[2]), (7, 9));
+    }
+
+    #[test]
+    fn faults_that_are_not_forwarded_accesses_are_left_to_the_other_handlers() {
+        let permission = Esr(0x9600_004f);
+        let instruction_abort = Esr(0x8600_0007);
+        for (esr, addr) in [(permission, VA), (instruction_abort, VA), (KERNEL_READ, VA + 0x1000)] {
+            let mut frame = frame_at(addr);
+            let (resolution, accesses, _) = serve(&mut frame, esr, false, LDR_X1_X0, Ok([0, 0]));
+            assert_eq!((resolution, accesses.len(), frame.elr), (Resolution::NotMine, 0, ELR), "{esr:?} at {addr:#x}");
+        }
+    }
+
+    #[test]
+    fn an_instruction_the_emulator_does_not_know_is_reported_and_fails_at_elr() {
+        let mut frame = frame_at(VA);
+        let (resolution, accesses, reported) = serve(&mut frame, KERNEL_READ, false, NOP, Ok([0, 0]));
+        assert_eq!(resolution, note("forwarded access with an unsupported instruction", ELR));
+        assert!(reported && accesses.is_empty());
+    }
+
+    #[test]
+    fn sp_write_back_is_refused_in_the_kernel_and_done_for_a_process() {
+        let mut frame = frame_at(VA);
+        let (resolution, accesses, _) = serve(&mut frame, KERNEL_READ, false, LDR_X1_SP_POST_8, Ok([0, 0]));
+        assert_eq!(resolution, note("forwarded access with SP write-back in the kernel", ELR));
+        assert!(accesses.is_empty());
+
+        let mut frame = frame_at(VA);
+        frame.sp_el0 = VA + 16;
+        let (resolution, accesses, _) = serve(&mut frame, USER_READ, true, LDR_X1_SP_POST_8, Ok([5, 0]));
+        assert_eq!(resolution, Resolution::Resume);
+        assert_eq!(accesses, [Access::single(false, 8, PA + 16, 0)]);
+        assert_eq!((frame.x[1], frame.sp_el0), (5, VA + 24));
+    }
+
+    #[test]
+    fn a_device_failure_fails_the_fault_with_its_physical_address() {
+        let answers = [
+            (Status::Unmapped, "forwarded access to an address no device model serves"),
+            (Status::Rejected, "forwarded access the device rejected (size or alignment)"),
+            (Status::DeviceError, "forwarded access the device failed"),
+        ];
+        for (status, what) in answers {
+            let mut frame = frame_at(VA + 0x10);
+            let failure = Err(ForwardError::Host(Failure { status, second: false }));
+            let (resolution, _, _) = serve(&mut frame, KERNEL_READ, false, LDR_X1_X0, failure);
+            assert_eq!(resolution, note(what, PA + 0x10));
+            assert_eq!(frame.elr, ELR, "the instruction is not skipped");
         }
     }
 }

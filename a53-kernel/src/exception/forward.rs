@@ -184,9 +184,10 @@ fn serve_fault(frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
     let translate: &dyn Fn(u64) -> Option<u64> = if fault.from_user { &user_pa } else { &kernel_pa };
     let slot = cpu::core_id();
     let mut forwarding = Forwarding { translate, is_forwarded, request: |a: &Access| request(slot, a) };
-    // SAFETY (the word): ELR is the address of the instruction that just faulted: mapped and
-    // readable.
-    let word = || unsafe { (fault.elr as *const u32).read_volatile() };
+    let word = || {
+        // SAFETY: ELR is the address of the instruction that just faulted: mapped and readable.
+        unsafe { (fault.elr as *const u32).read_volatile() }
+    };
     let undecodable = |e: &dyn core::fmt::Display| defmt::error!("cannot forward: {}", defmt::Display2Format(e));
     forwarding.serve(frame, fault, word, undecodable)
 }
