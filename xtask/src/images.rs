@@ -99,12 +99,21 @@ pub fn r5_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     Ok(cmd)
 }
 
-/// The names of the user programs (`a53-kernel/user/src/bin/NAME.rs`), sorted.
-pub fn programs() -> anyhow::Result<Vec<String>> {
+/// The names of the Rust programs (`a53-kernel/user/src/bin/NAME.rs`), sorted.
+pub fn rust_programs() -> anyhow::Result<Vec<String>> {
     let dir = workspace_root().join("a53-kernel/user/src/bin");
     let entries = std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
     let mut names: Vec<String> =
         entries.flatten().filter_map(|e| e.file_name().to_str()?.strip_suffix(".rs").map(String::from)).collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The names of every user program: the Rust ones, the repository's C programs
+/// (`a53-kernel/user/c-programs/NAME.c`) and those this invocation adds, sorted.
+pub fn programs() -> anyhow::Result<Vec<String>> {
+    let mut names = rust_programs()?;
+    names.extend(crate::c_programs::all()?.into_iter().map(|p| p.name));
     names.sort();
     Ok(names)
 }

@@ -4,6 +4,7 @@
 
 mod bench;
 mod bootbin;
+mod c_programs;
 mod doc_crates;
 mod doc_links;
 mod host_cpu;
@@ -123,10 +124,13 @@ enum Command {
         #[arg(long)]
         boot_args: Option<String>,
     },
-    /// Build PROGRAM (a53-kernel/user/src/bin/PROGRAM.rs), boot the cluster and run it on one
-    /// node or on every node; exits with the program's status.
+    /// Build PROGRAM, boot the cluster and run it on one node or on every node; exits with the
+    /// program's status. PROGRAM is a program's name (a53-kernel/user/src/bin/NAME.rs or
+    /// a53-kernel/user/c-programs/NAME.c) or C source files (prog.c [more.c ...]), compiled into
+    /// a program named after the first.
     Run {
-        program: String,
+        #[arg(required = true, num_args = 1.., value_name = "PROGRAM")]
+        program: Vec<String>,
         #[command(flatten)]
         cluster: ClusterArgs,
         /// Run it on this node only (the others serve); on every node without it.
@@ -195,8 +199,24 @@ enum Command {
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
     /// Install what the build and the runs need: the toolchain components (rust-src, clippy,
-    /// rustfmt) with rustup, and QEMU 10 (Debian bookworm-backports); or say how.
+    /// rustfmt) with rustup, QEMU 10 (Debian bookworm-backports), and the C cross compiler and
+    /// picolibc for C programs (Debian bookworm); or say how.
     Setup,
+}
+
+/// The name of the program `run` runs: a program's name, or C sources compiled into one (built
+/// with the others in this invocation).
+fn program_to_run(words: Vec<String>) -> anyhow::Result<String> {
+    if !words.iter().any(|w| w.ends_with(".c")) {
+        return match <[String; 1]>::try_from(words) {
+            Ok([name]) => Ok(name),
+            Err(words) => Err(anyhow::anyhow!("one program name, or C source files; not {}", words.join(" "))),
+        };
+    }
+    let program = c_programs::CProgram::from_sources(words.into_iter().map(PathBuf::from).collect())?;
+    let name = program.name.clone();
+    c_programs::add(program);
+    Ok(name)
 }
 
 fn main() {
@@ -207,9 +227,9 @@ fn main() {
         Command::Qemu { cluster, gdb, boot_args } => {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
         }
-        Command::Run { program, cluster, on, args } => {
+        Command::Run { program, cluster, on, args } => program_to_run(program).and_then(|program| {
             cluster.options().and_then(|cluster| qemu_run::run(qemu_run::RunOptions { cluster, program, on, args }))
-        }
+        }),
         Command::Soak { name, cluster, runs, transfers } => match name.as_str() {
             "demo" => cluster.options().and_then(|cluster| qemu_run::soak_demo(cluster, runs)),
             "rdma" => cluster.options().and_then(|c| {

@@ -1,5 +1,6 @@
-//! Making sure QEMU is there: Debian bookworm-backports' `qemu-system-arm` (QEMU 10), installed
-//! with apt when we are root, otherwise the exact commands to run.
+//! Making sure the tools from Debian are there: bookworm-backports' `qemu-system-arm` (QEMU 10)
+//! and bookworm's C cross compiler and picolibc, installed with apt when we are root, otherwise
+//! the exact commands to run.
 
 use anyhow::bail;
 use std::path::PathBuf;
@@ -58,4 +59,42 @@ pub fn ensure_qemu() -> anyhow::Result<PathBuf> {
     let (path, version) = qemu_virt::qemu::find()?;
     eprintln!("installed {version}");
     Ok(path)
+}
+
+/// The C toolchain for EL0 programs: Debian bookworm's cross compiler and picolibc (a C library
+/// for bare-metal targets, BSD-licensed), from the distribution's main archive.
+pub const C_PACKAGES: [&str; 2] = ["gcc-aarch64-linux-gnu", "picolibc-aarch64-linux-gnu"];
+pub const C_COMPILER: &str = "aarch64-linux-gnu-gcc";
+/// picolibc's specs file: include paths, libraries and link options for the compiler driver.
+pub const PICOLIBC_SPECS: &str = "/usr/lib/picolibc/aarch64-linux-gnu/picolibc.specs";
+
+fn c_toolchain_present() -> bool {
+    let compiler = Command::new(C_COMPILER).arg("--version").output().is_ok_and(|o| o.status.success());
+    compiler && std::path::Path::new(PICOLIBC_SPECS).exists()
+}
+
+/// Makes sure the C toolchain is there, installing it with apt when we are root on bookworm,
+/// otherwise saying exactly what to run.
+pub fn ensure_c_toolchain() -> anyhow::Result<()> {
+    if c_toolchain_present() {
+        return Ok(());
+    }
+    let debian = std::fs::read_to_string("/etc/os-release").is_ok_and(|s| s.contains("bookworm"));
+    if !(is_root() && debian) {
+        bail!(
+            "C programs need {C_COMPILER} and picolibc; install them with:\n\
+             \x20 sudo apt-get update\n\
+             \x20 sudo apt-get install -y --no-install-recommends {}",
+            C_PACKAGES.join(" ")
+        );
+    }
+    eprintln!("installing {}", C_PACKAGES.join(" "));
+    apt(&["update", "-qq"])?;
+    let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    install.extend(C_PACKAGES);
+    apt(&install)?;
+    if !c_toolchain_present() {
+        bail!("{} installed, but {C_COMPILER} or {PICOLIBC_SPECS} is still missing", C_PACKAGES.join(" "));
+    }
+    Ok(())
 }

@@ -96,5 +96,6 @@ pub fn ensure(components: &[Component]) -> anyhow::Result<()> {
 pub fn setup() -> anyhow::Result<()> {
     ensure(LINT).context("the Rust toolchain")?;
     eprintln!("toolchain ready: {}", LINT.iter().map(|c| c.rustup_name()).collect::<Vec<_>>().join(", "));
-    crate::setup::ensure_qemu().map(drop)
+    crate::setup::ensure_qemu()?;
+    crate::setup::ensure_c_toolchain()
 }
