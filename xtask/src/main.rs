@@ -4,6 +4,7 @@
 
 mod bench;
 mod bootbin;
+mod c_lib;
 mod doc_crates;
 mod doc_links;
 mod host_cpu;
@@ -106,6 +107,9 @@ enum Command {
         #[arg(long)]
         qfdb: bool,
     },
+    /// Build the C library for C programs (`libunimem_c.a`) and print where it and its
+    /// headers are.
+    CLib,
     /// Show text/data/bss of both images against their budgets (fails when over).
     Size {
         #[arg(long)]
@@ -203,6 +207,10 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),
+        Command::CLib => c_lib::build_c_lib(images::Options::default()).map(|archive| {
+            println!("built {}", archive.display());
+            println!("headers in {}", c_lib::include_dir().display());
+        }),
         Command::Size { release } => size::run(release),
         Command::Qemu { cluster, gdb, boot_args } => {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
