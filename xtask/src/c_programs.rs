@@ -4,7 +4,7 @@
 //! Those kept in the repository (`a53-kernel/user/c-programs/NAME.c`) are built with the Rust
 //! programs; `cargo xtask run prog.c` adds its own for that invocation.
 
-use crate::images::workspace_root;
+use crate::images::{Options, workspace_root};
 use crate::setup::{C_COMPILER, PICOLIBC_SPECS};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -56,9 +56,15 @@ pub fn repository_programs() -> anyhow::Result<Vec<CProgram>> {
 /// The programs this invocation adds (`cargo xtask run prog.c`), built with the others.
 static ADDED: Mutex<Vec<CProgram>> = Mutex::new(Vec::new());
 
-/// Builds `program` with the others from now on, in this invocation.
-pub fn add(program: CProgram) {
+/// Builds `program` with the others from now on, in this invocation (unless it is one of the
+/// repository's, which are built anyway).
+pub fn add(program: CProgram) -> anyhow::Result<()> {
+    let canonical = |p: &CProgram| p.sources.iter().map(|s| s.canonicalize().ok()).collect::<Vec<_>>();
+    if repository_programs()?.iter().any(|r| r.name == program.name && canonical(r) == canonical(&program)) {
+        return Ok(());
+    }
     ADDED.lock().expect("not poisoned").push(program);
+    Ok(())
 }
 
 /// The repository's C programs and this invocation's.
@@ -69,14 +75,16 @@ pub fn all() -> anyhow::Result<Vec<CProgram>> {
 }
 
 /// Compiles the repository's C programs and this invocation's into `dir` (one ELF per program,
-/// named after it), linked with the C API library `lib`; returns their names. A name that
-/// another program in `taken` has already is refused.
-pub fn build_into(dir: &Path, lib: &Path, taken: &[String]) -> anyhow::Result<Vec<String>> {
+/// named after it, replaced only when its bytes change), linked with the C library
+/// (`c_lib::build_c_lib`); returns their names. A name that a program in `taken` has already
+/// is refused.
+pub fn build_into(dir: &Path, opts: Options, taken: &[String]) -> anyhow::Result<Vec<String>> {
     let programs = all()?;
     if programs.is_empty() {
         return Ok(Vec::new());
     }
     crate::setup::ensure_c_toolchain()?;
+    let lib = crate::c_lib::build_c_lib(opts)?;
     let scratch = dir.parent().unwrap_or(dir).join("c-link");
     std::fs::create_dir_all(&scratch)?;
     std::fs::write(scratch.join("unimem-user-memory.ld"), memory_script())?;
@@ -85,7 +93,12 @@ pub fn build_into(dir: &Path, lib: &Path, taken: &[String]) -> anyhow::Result<Ve
         if taken.contains(&program.name) || names.contains(&program.name) {
             bail!("C program `{}`: another program has that name", program.name);
         }
-        compile(program, &dir.join(&program.name), lib, &scratch)?;
+        let built = scratch.join(&program.name);
+        compile(program, &built, &lib, &scratch)?;
+        let (bytes, out) = (std::fs::read(&built)?, dir.join(&program.name));
+        if std::fs::read(&out).ok().as_ref() != Some(&bytes) {
+            std::fs::write(&out, &bytes)?;
+        }
         names.push(program.name.clone());
     }
     Ok(names)
@@ -122,7 +135,7 @@ fn compiler_args(scratch: &Path) -> Vec<String> {
     ]
     .map(String::from)
     .to_vec();
-    args.push(format!("-I{}", user.join("include").display()));
+    args.push(format!("-I{}", crate::c_lib::include_dir().display()));
     args.push(format!("-L{}", scratch.display()));
     args.push(format!("-L{}", user.join("link").display()));
     args.extend(["-Tunimem-c.ld", "-Wl,-z,max-page-size=4096"].map(String::from));

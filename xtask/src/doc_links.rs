@@ -7,10 +7,11 @@ mod tests {
     use crate::images::workspace_root;
     use std::path::{Path, PathBuf};
 
-    /// Files that may cite documentation: sources, manifests, scripts, the docs themselves.
+    /// Files that may cite documentation: sources (C headers and programs too), manifests,
+    /// scripts, the docs themselves.
     fn cites_docs(path: &Path) -> bool {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
-        matches!(ext, "rs" | "md" | "toml" | "ld" | "x" | "sh") || path.ends_with(".ci/run")
+        matches!(ext, "rs" | "md" | "toml" | "ld" | "x" | "sh" | "h" | "c") || path.ends_with(".ci/run")
     }
 
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -65,7 +65,7 @@ fn features(package: &str, opts: Options) -> String {
 
 /// `cargo <verb> --target <target>` with `core` and `alloc` built from source, in `target_dir`.
 /// Makes sure `rust-src` is there first.
-fn bare_metal_cargo(verb: &str, target: &str, target_dir: PathBuf) -> anyhow::Result<Command> {
+pub(crate) fn bare_metal_cargo(verb: &str, target: &str, target_dir: PathBuf) -> anyhow::Result<Command> {
     toolchain::ensure(toolchain::BUILD)?;
     let mut cmd = cargo();
     cmd.env("RUSTC_BOOTSTRAP", "1");
@@ -146,6 +146,10 @@ pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
             wanted.insert(name.to_os_string());
         }
     }
+    let rust: Vec<String> = wanted.iter().map(|n| n.to_string_lossy().into_owned()).collect();
+    for name in crate::c_programs::build_into(&dir, opts, &rust)? {
+        wanted.insert(name.into());
+    }
     for entry in std::fs::read_dir(&dir)?.flatten() {
         if !wanted.contains(&entry.file_name()) {
             std::fs::remove_file(entry.path())?;
@@ -184,12 +188,15 @@ pub fn lint() -> anyhow::Result<()> {
     let mut user = user_cargo("clippy", opts)?;
     user.args(["--", "-D", "warnings"]);
     run(user, "clippy (user programs)")?;
-    println!("lint clean: rustfmt, clippy for host, {A53_TARGET} (kernel and user programs) and {R5_TARGET}");
+    let mut c_lib = crate::c_lib::c_lib_cargo("clippy", opts)?;
+    c_lib.args(["--", "-D", "warnings"]);
+    run(c_lib, "clippy (C library)")?;
+    println!("lint clean: rustfmt, clippy for host, {A53_TARGET} (kernel, user programs, C library) and {R5_TARGET}");
     Ok(())
 }
 
 /// The bare-metal builds use `RUSTC_BOOTSTRAP`, which would invalidate a shared build directory.
-fn a53_target_dir(opts: Options) -> PathBuf {
+pub(crate) fn a53_target_dir(opts: Options) -> PathBuf {
     opts.target_root().join("a53")
 }
 

@@ -4,6 +4,7 @@
 
 mod bench;
 mod bootbin;
+mod c_lib;
 mod c_programs;
 mod doc_crates;
 mod doc_links;
@@ -107,6 +108,9 @@ enum Command {
         #[arg(long)]
         qfdb: bool,
     },
+    /// Build the C library for C programs (`libunimem_c.a`) and print where it and its
+    /// headers are.
+    CLib,
     /// Show text/data/bss of both images against their budgets (fails when over).
     Size {
         #[arg(long)]
@@ -215,7 +219,7 @@ fn program_to_run(words: Vec<String>) -> anyhow::Result<String> {
     }
     let program = c_programs::CProgram::from_sources(words.into_iter().map(PathBuf::from).collect())?;
     let name = program.name.clone();
-    c_programs::add(program);
+    c_programs::add(program)?;
     Ok(name)
 }
 
@@ -223,6 +227,10 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),
+        Command::CLib => c_lib::build_c_lib(images::Options::default()).map(|archive| {
+            println!("built {}", archive.display());
+            println!("headers in {}", c_lib::include_dir().display());
+        }),
         Command::Size { release } => size::run(release),
         Command::Qemu { cluster, gdb, boot_args } => {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))

@@ -19,11 +19,6 @@
 
 #include "unimem_sys.h"
 
-/* proto::syscall::ARGS_MAX and LOG_MAX, MAP_WRITABLE (docs/hw/syscalls.md). */
-#define ARGS_MAX 256
-#define LOG_MAX 256
-#define MAP_WRITABLE 1
-
 /* The heap's address space, taken at the first allocation; its pages get frames when first
  * touched, so a large reservation costs nothing until it is used. */
 #define HEAP_BYTES (1ull << 30)
@@ -37,8 +32,8 @@ extern void __libc_init_array(void);
 
 /* ---- Start-up ---- */
 
-static char arguments[ARGS_MAX + 1];
-static char *argv[ARGS_MAX / 2 + 2];
+static char arguments[UNIMEM_ARGS_MAX + 1];
+static char *argv[UNIMEM_ARGS_MAX / 2 + 2];
 
 /* Splits the arguments the kernel keeps (each followed by a zero byte) into argv, after the
  * program's name; returns argc. */
@@ -46,8 +41,8 @@ static int split_arguments(void)
 {
     int argc = 0;
     argv[argc++] = PROGRAM_NAME;
-    int64_t total = unimem_sys_args(arguments, ARGS_MAX);
-    size_t len = total < 0 ? 0 : total > ARGS_MAX ? ARGS_MAX : (size_t)total;
+    int64_t total = unimem_sys_args(arguments, UNIMEM_ARGS_MAX);
+    size_t len = total < 0 ? 0 : total > UNIMEM_ARGS_MAX ? UNIMEM_ARGS_MAX : (size_t)total;
     for (size_t at = 0; at < len; at += strlen(&arguments[at]) + 1)
         argv[argc++] = &arguments[at];
     argv[argc] = NULL;
@@ -75,7 +70,7 @@ __attribute__((noreturn, used)) void __unimem_c_start(void)
 /* ---- The console: stdin, stdout and stderr ---- */
 
 /* A process's console output is one line per LOG call; bytes wait here for their newline. */
-static char line[LOG_MAX];
+static char line[UNIMEM_LOG_MAX];
 static size_t line_used;
 
 static void console_end_line(void)
@@ -181,7 +176,7 @@ void *sbrk(ptrdiff_t increment)
 {
     static uintptr_t base, top;
     if (base == 0) {
-        int64_t at = unimem_sys_map(HEAP_BYTES, MAP_WRITABLE);
+        int64_t at = unimem_sys_map(HEAP_BYTES, UNIMEM_MAP_WRITABLE);
         if (at < 0) {
             errno = ENOMEM;
             return (void *)-1;

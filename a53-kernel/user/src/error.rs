@@ -82,6 +82,8 @@ pub mod status {
     pub const NODE_UNREACHABLE: u64 = 0x307;
     pub const PROTOCOL: u64 = 0x310;
     pub const TRANSFER: u64 = 0x320;
+    /// The seed's RDMA calls' own refusals (`unim::UnimError`).
+    pub const UNIM: u64 = 0x340;
 }
 
 impl Error {

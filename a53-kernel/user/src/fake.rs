@@ -1,7 +1,11 @@
-//! A fake [`Link`] for the host tests: the process's mailbox as a bounded queue, and one small
-//! atomic service per node with the behaviour of `docs/hw/gsas-packets.md` (static checks,
-//! memory operations, rights, alloc/free, Read4K, spawn, notify) plus switches that inject
-//! NACKs, stray packets, lost, duplicated or wrong replies.
+//! Fakes for the host tests, here and in the C library's (feature `fakes`):
+//!
+//! - [`FakeNet`], a [`Link`]: the process's mailbox as a bounded queue, and one small atomic
+//!   service per node with the behaviour of `docs/hw/gsas-packets.md` (static checks, memory
+//!   operations, rights, alloc/free, Read4K, spawn, notify) plus switches that inject NACKs,
+//!   stray packets, lost, duplicated or wrong replies;
+//! - [`FakeR5`], a [`Doorbell`]: the R5 and the engine, copying between host addresses;
+//! - [`FakeRegions`], [`Regions`]: `MAP` regions on the host heap.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::string::String;
@@ -15,9 +19,13 @@ use proto::gsas::{
     ReplyBody, ReplyPacket, Response, parse_description,
 };
 
+use proto::rdma::queue::{Cqe, CqeStatus, Direction, QueueSet, RawWqe, Wqe};
+
 use crate::check::static_check;
 use crate::error::Error;
 use crate::link::{Link, Sent};
+use crate::rdma::Doorbell;
+use crate::unim::Regions;
 
 pub const WINDOW: u16 = 0x2008;
 
@@ -322,5 +330,114 @@ impl Link for FakeNet {
 
     fn backoff(&mut self, attempt: u32) {
         self.now += 10 << attempt.min(6);
+    }
+}
+
+/// The R5 and the engine of one node, faked: on `wait` it serves every WQE, last first (so
+/// completions come out of order), copying between host addresses; tags in `fail` end with
+/// FaultRemote. It can also post a stray CQE first.
+pub struct FakeR5 {
+    /// The queue set it serves (zeroed, leaked: a process's lives as long as the process).
+    pub set: &'static QueueSet,
+    /// Doorbells rung.
+    pub rings: u32,
+    /// Tags of the transfers that end with FaultRemote (and move nothing).
+    pub fail: Vec<u64>,
+    /// A completion for this tag, posted before the real ones at the next `wait`.
+    pub stray: Option<u64>,
+}
+
+impl FakeR5 {
+    /// An R5 over a fresh (zeroed) queue set, with no failures or strays to come.
+    pub fn new() -> Self {
+        // SAFETY: zero bytes are a fresh queue set.
+        let set: &'static QueueSet = Box::leak(Box::new(unsafe { core::mem::zeroed() }));
+        Self { set, rings: 0, fail: Vec::new(), stray: None }
+    }
+}
+
+impl Default for FakeR5 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Doorbell for FakeR5 {
+    fn ring(&mut self, _head: u32) {
+        self.rings += 1;
+    }
+
+    fn engine_counts(&self) -> (u32, u32) {
+        (0, 0)
+    }
+
+    fn wait(&mut self, _timeout_us: u64) -> Result<(), Error> {
+        // SAFETY: the fake is the WQ's consumer and the CQ's producer.
+        let (mut wq, mut cq) = unsafe { (self.set.wq.consumer(), self.set.cq.producer()) };
+        if let Some(tag) = self.stray.take() {
+            let c = Cqe::Local { tag, wq_index: 0, len: 1, status: CqeStatus::Ok, node: 0 };
+            cq.push(c.encode()).unwrap();
+        }
+        let mut taken: Vec<(u32, RawWqe)> = Vec::new();
+        while let Some(raw) = wq.pop() {
+            taken.push((self.set.wq.consumed() - 1, raw));
+        }
+        if taken.is_empty() {
+            return Err(Error::Timeout);
+        }
+        for (wq_index, raw) in taken.into_iter().rev() {
+            let w = Wqe::decode(&raw).unwrap();
+            let (from, to) = match w.direction {
+                Direction::Write => (w.local, w.remote),
+                Direction::Read => (w.remote, w.local),
+            };
+            let failed = self.fail.contains(&w.tag);
+            if !failed {
+                // SAFETY: the tests give host addresses of live buffers as both ends.
+                unsafe { core::ptr::copy(from as *const u8, to as *mut u8, w.len as usize) };
+            }
+            let status = if failed { CqeStatus::FaultRemote } else { CqeStatus::Ok };
+            let len = if failed { 0 } else { w.len };
+            let c = Cqe::Local { tag: w.tag, wq_index, len, status, node: w.node };
+            cq.push(c.encode()).unwrap();
+        }
+        Ok(())
+    }
+}
+
+/// `MAP` and `UNMAP` on the host heap: each region is a zeroed block of whole pages whose host
+/// address stands for its virtual address (so [`FakeR5`] can copy into it).
+#[derive(Default)]
+pub struct FakeRegions {
+    blocks: Vec<Box<[u8]>>,
+    /// Refuse every `map`, as the kernel does when no room is left (`BadArgument`).
+    pub full: bool,
+}
+
+impl FakeRegions {
+    /// The regions mapped and not unmapped: (address, length).
+    pub fn live(&self) -> Vec<(u64, u64)> {
+        self.blocks.iter().map(|b| (b.as_ptr() as u64, b.len() as u64)).collect()
+    }
+}
+
+impl Regions for FakeRegions {
+    fn map(&mut self, len: u64) -> Result<u64, Error> {
+        if len == 0 || self.full {
+            return Err(proto::syscall::Error::BadArgument.into());
+        }
+        let bytes = len.next_multiple_of(PAGE_SIZE) as usize;
+        let block = vec![0u8; bytes].into_boxed_slice();
+        let at = block.as_ptr() as u64;
+        self.blocks.push(block);
+        Ok(at)
+    }
+
+    fn unmap(&mut self, addr: u64, len: u64) -> Result<u64, Error> {
+        let whole = len.next_multiple_of(PAGE_SIZE);
+        let found = self.blocks.iter().position(|b| b.as_ptr() as u64 == addr && b.len() as u64 == whole);
+        let index = found.ok_or(Error::from(proto::syscall::Error::BadArgument))?;
+        self.blocks.swap_remove(index);
+        Ok(whole / PAGE_SIZE)
     }
 }

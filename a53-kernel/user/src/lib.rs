@@ -11,11 +11,18 @@
 //!   [`alloc_shared`], [`remote_spawn`], [`notify`], ... (`api.rs`).
 //!
 //! - [`rdma`]: user-level RDMA on ordinary virtual addresses (write/read, transfer handles,
-//!   polling); [`unim`]: the seed's `unim_dma_*` calls over it.
+//!   polling); [`unim`]: the seed's `unim_dma_*` calls over it (buffers, transfers, callbacks).
+//!
+//! The C library (`a53-kernel/user/c`, headers in `a53-kernel/user/include`) exposes all of
+//! this to C programs under the seed's names; it is a thin layer over these same functions.
 //!
 //! Errors are one [`Error`] enum; every error has a distinct exit status
 //! ([`Error::exit_status`]) so a kernel test can tell from a program's status what went wrong.
 #![cfg_attr(not(test), no_std)]
+
+// The fakes are host code for other crates' tests (feature `fakes`), and use `std`.
+#[cfg(all(feature = "fakes", not(test)))]
+extern crate std;
 
 #[macro_use]
 mod log;
@@ -48,7 +55,7 @@ pub use api::{
 };
 pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
-pub use error::{Error, ProtocolError};
+pub use error::{Error, ProtocolError, status};
 pub use hw::Hw;
 pub use link::{Link, Sent};
 pub use log::{Line, log_args};
@@ -71,7 +78,7 @@ macro_rules! ensure {
     };
 }
 
-#[cfg(test)]
-mod fake;
+#[cfg(any(test, feature = "fakes"))]
+pub mod fake;
 #[cfg(test)]
 mod tests;

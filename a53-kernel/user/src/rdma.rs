@@ -12,7 +12,7 @@
 //!   handed back while the engine may still touch it.
 //! - Completions are matched by tag; a completion whose tag names no transfer in progress (a
 //!   stale or forged entry) is counted ([`Rdma::strays`]) and ignored.
-//! - The seed's `unim_dma_*` calls are thin wrappers ([`crate::unim`]).
+//! - The seed's `unim_dma_*` calls are a layer over these ([`crate::unim`]).
 //!
 //! Generic over a [`Doorbell`] so that the bookkeeping runs on the host against a fake R5.
 
@@ -31,6 +31,21 @@ pub trait Doorbell {
     fn wait(&mut self, timeout_us: u64) -> Result<(), Error>;
     /// The engine's counts for this PD: (events lost, RAPFs refused).
     fn engine_counts(&self) -> (u32, u32);
+}
+
+/// A doorbell lent to the queues (the host tests keep their fake R5 to look at it afterwards).
+impl<D: Doorbell + ?Sized> Doorbell for &mut D {
+    fn ring(&mut self, head: u32) {
+        (**self).ring(head);
+    }
+
+    fn wait(&mut self, timeout_us: u64) -> Result<(), Error> {
+        (**self).wait(timeout_us)
+    }
+
+    fn engine_counts(&self) -> (u32, u32) {
+        (**self).engine_counts()
+    }
 }
 
 /// What was refused or lost of this process's PD (`docs/hw/pldma.md`, "One job cannot cost
@@ -337,71 +352,12 @@ pub fn open() -> Result<Rdma<HwDoorbell>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::unim::{UnimBuffer, UnimDma, UnimDmaStatus};
-    use proto::rdma::queue::{Cqe, RawWqe};
-    use std::boxed::Box;
+    use crate::fake::FakeR5;
     use std::vec::Vec;
-
-    /// The R5 and the engine of one node, faked: on `wait` it serves every WQE, last first (so
-    /// completions come out of order), copying between host addresses; tags in `fail` end with
-    /// FaultRemote. It can also post a stray CQE first.
-    struct FakeR5 {
-        set: &'static QueueSet,
-        rings: u32,
-        fail: Vec<u64>,
-        stray: Option<u64>,
-    }
-
-    impl Doorbell for &mut FakeR5 {
-        fn ring(&mut self, _head: u32) {
-            self.rings += 1;
-        }
-        fn engine_counts(&self) -> (u32, u32) {
-            (0, 0)
-        }
-        fn wait(&mut self, _timeout_us: u64) -> Result<(), Error> {
-            // SAFETY: the fake is the WQ's consumer and the CQ's producer.
-            let (mut wq, mut cq) = unsafe { (self.set.wq.consumer(), self.set.cq.producer()) };
-            if let Some(tag) = self.stray.take() {
-                let c = Cqe::Local { tag, wq_index: 0, len: 1, status: CqeStatus::Ok, node: 0 };
-                cq.push(c.encode()).unwrap();
-            }
-            let mut taken: Vec<(u32, RawWqe)> = Vec::new();
-            while let Some(raw) = wq.pop() {
-                taken.push((self.set.wq.consumed() - 1, raw));
-            }
-            if taken.is_empty() {
-                return Err(Error::Timeout);
-            }
-            for (wq_index, raw) in taken.into_iter().rev() {
-                let w = Wqe::decode(&raw).unwrap();
-                let (from, to) = match w.direction {
-                    Direction::Write => (w.local, w.remote),
-                    Direction::Read => (w.remote, w.local),
-                };
-                let failed = self.fail.contains(&w.tag);
-                if !failed {
-                    // SAFETY: the tests give host addresses of live buffers.
-                    unsafe { core::ptr::copy(from as *const u8, to as *mut u8, w.len as usize) };
-                }
-                let status = if failed { CqeStatus::FaultRemote } else { CqeStatus::Ok };
-                let len = if failed { 0 } else { w.len };
-                let c = Cqe::Local { tag: w.tag, wq_index, len, status, node: w.node };
-                cq.push(c.encode()).unwrap();
-            }
-            Ok(())
-        }
-    }
-
-    fn fake() -> FakeR5 {
-        // SAFETY: zero bytes are a fresh queue set.
-        let set: &'static QueueSet = Box::leak(Box::new(unsafe { core::mem::zeroed() }));
-        FakeR5 { set, rings: 0, fail: Vec::new(), stray: None }
-    }
 
     #[test]
     fn write_and_read_move_every_byte_and_ring_once_each() {
-        let mut r5 = fake();
+        let mut r5 = FakeR5::new();
         let set = r5.set;
         // SAFETY: the fake's queue set, used by this `Rdma` only.
         let rdma = unsafe { Rdma::new(set, &mut r5) };
@@ -424,7 +380,7 @@ mod tests {
 
     #[test]
     fn the_counters_show_what_the_r5_refused() {
-        let mut r5 = fake();
+        let mut r5 = FakeR5::new();
         let set = r5.set;
         // SAFETY: as above.
         let rdma = unsafe { Rdma::new(set, &mut r5) };
@@ -435,7 +391,7 @@ mod tests {
 
     #[test]
     fn no_doorbell_while_the_r5_polls_the_wq() {
-        let mut r5 = fake();
+        let mut r5 = FakeR5::new();
         let set = r5.set;
         // SAFETY: as above.
         let rdma = unsafe { Rdma::new(set, &mut r5) };
@@ -451,7 +407,7 @@ mod tests {
 
     #[test]
     fn completions_out_of_order_failures_and_strays_are_told_apart() {
-        let mut r5 = fake();
+        let mut r5 = FakeR5::new();
         let set = r5.set;
         r5.fail.push(2 * WQ_ENTRIES as u64 + 1);
         r5.stray = Some(12345);
@@ -476,7 +432,7 @@ mod tests {
 
     #[test]
     fn bad_ranges_are_refused_before_posting_and_sixty_four_is_the_limit() {
-        let mut r5 = fake();
+        let mut r5 = FakeR5::new();
         let set = r5.set;
         // SAFETY: as above.
         let rdma = unsafe { Rdma::new(set, &mut r5) };
@@ -491,47 +447,5 @@ mod tests {
         drop(ts);
         assert!(dst[..16 * 64].iter().all(|&b| b == 7), "dropping waits for every transfer");
         assert!(rdma.write(&src, 0, base + 16 * 64).is_ok(), "room again");
-    }
-
-    static CALLED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
-
-    fn callback(arg: usize) {
-        CALLED.lock().unwrap().push(arg);
-    }
-
-    #[test]
-    fn the_seeds_calls_map_onto_the_queues_and_run_callbacks_from_poll() {
-        let mut r5 = fake();
-        let set = r5.set;
-        // SAFETY: as above.
-        let mut dma = UnimDma::new(unsafe { Rdma::new(set, &mut r5) }, 4);
-        let mut local = std::vec![9u8; 64];
-        let mut remote = std::vec![0u8; 64];
-        let l = UnimBuffer { node: 4, addr: local.as_mut_ptr() as u64, len: 64 };
-        let r = UnimBuffer { node: 2, addr: remote.as_mut_ptr() as u64, len: 64 };
-        let far = UnimBuffer { node: 3, ..r };
-        // SAFETY: both buffers outlive the transfers, which end before they are read.
-        unsafe {
-            assert_eq!(dma.submit(&l, &r, 0, 60, 5, None, 0), 0, "past the buffer's end");
-            assert_eq!(dma.submit(&far, &r, 0, 0, 8, None, 0), 0, "neither end here");
-            let w = dma.submit(&l, &r, 8, 16, 32, Some(callback), 41);
-            assert_ne!(w, 0);
-            assert_eq!(dma.status(w), UnimDmaStatus::Started);
-            dma.rdma().with_queues(|q| q.wait(w, 0)).unwrap();
-            assert_eq!(dma.status(w), UnimDmaStatus::Completed);
-            assert!(CALLED.lock().unwrap().is_empty(), "callbacks run from poll only");
-            assert_eq!(dma.poll(), 1);
-            assert_eq!(dma.poll(), 0, "once");
-            local.fill(0);
-            let rd = dma.submit(&r, &l, 16, 0, 32, Some(callback), 42);
-            dma.rdma().with_queues(|q| q.wait(rd, 0)).unwrap();
-            assert_eq!(dma.poll(), 1);
-            assert_eq!(dma.status(rd), UnimDmaStatus::Completed);
-        }
-        assert_eq!(*CALLED.lock().unwrap(), [41, 42]);
-        assert_eq!(&remote[16..48], &[9; 32][..]);
-        assert_eq!(&local[..32], &[9; 32][..]);
-        assert_eq!(dma.status(12345), UnimDmaStatus::Unknown);
-        assert_eq!(dma.in_progress(), 0);
     }
 }

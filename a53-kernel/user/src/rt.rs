@@ -5,6 +5,9 @@
 //! x0 = 0. `_start` zeroes `.bss` (the loader zeroes it too; this keeps the program correct
 //! whatever the loader does), then calls the `__unimem_main` that [`entry!`](crate::entry)
 //! generates, which runs `main` and ends the process with its exit status.
+//!
+//! Feature `runtime` brings the panic handler alone, for images whose entry is not ours (a C
+//! program linking the C library `a53-kernel/user/c`); feature `image` adds `_start`.
 
 use crate::error::Error;
 
@@ -55,7 +58,7 @@ macro_rules! entry {
     };
 }
 
-#[cfg(all(feature = "image", target_os = "none", not(test)))]
+#[cfg(all(feature = "runtime", target_os = "none", not(test)))]
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     match info.location() {

@@ -22,6 +22,9 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes", run: demo_one_node },
     CommandTest { name: "runner::qemu_on_four_nodes_runs_the_demo_and_ends_together", run: demo_four_nodes },
     CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
+    CommandTest { name: "runner::readme_c_example_compiles_and_runs_on_four_nodes", run: readme_c_example },
+    CommandTest { name: "runner::a_c_program_checks_its_c_library", run: libc_check },
+    CommandTest { name: "runner::c_programs_that_fail_end_with_their_message_and_status", run: failing_c_programs },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest { name: "runner::a_failing_program_makes_run_exit_with_its_status", run: failing_program },
@@ -88,6 +91,55 @@ fn readme_example() -> Verdict {
     let counted = done.stdout.lines().filter(|l| l.contains("counted to 100 on node")).count();
     if counted != 4 {
         return Err(Failed { reason: format!("{counted} of 4 nodes counted to 100"), log: done.log() });
+    }
+    Ok(())
+}
+
+/// The README's C example, given as a source file as the README shows it: compiled, then run on
+/// four nodes, each of which counts to 100 on the next.
+fn readme_c_example() -> Verdict {
+    let done = start(&["run", "a53-kernel/user/c-programs/c-shared-counter.c", "--nodes", "4"], CLUSTER_RUN)?;
+    check(&done, 0, &["every node finished cleanly"])?;
+    let counted = (0..4).filter(|n| done.stdout.contains(&format!("node {n}: counted to 100 on node"))).count();
+    if counted != 4 {
+        return Err(Failed { reason: format!("{counted} of 4 nodes counted to 100"), log: done.log() });
+    }
+    Ok(())
+}
+
+/// The C library on this system, checked by a C program (`libc-check`): formatted output, 64 MiB
+/// through malloc, qsort, getopt over its arguments, the clock, sleep(1) about a second.
+fn libc_check() -> Verdict {
+    let done = start(&["run", "libc-check", "--", "-n", "3", "-v", "word"], CLUSTER_RUN)?;
+    check(&done, 0, &["libc-check: 0 checks failed", "every node finished cleanly"])
+}
+
+/// A C program that aborts or fails an assert exits 134 with its message; one that dereferences
+/// NULL is reported and killed; one that does not compile shows the compiler's message and
+/// makes `run` exit non-zero before any node boots.
+fn failing_c_programs() -> Verdict {
+    let abort = start(&["run", "c-crash", "--", "abort"], CLUSTER_RUN)?;
+    check(&abort, 134, &["terminated by signal 6", "process c-crash exited with status 134"])?;
+    let assert = start(&["run", "c-crash", "--", "assert"], CLUSTER_RUN)?;
+    check(&assert, 134, &["assertion \"argc == 1", "failed: file", "process c-crash exited with status 134"])?;
+    let null = start(&["run", "c-crash", "--", "null"], CLUSTER_RUN)?;
+    check(&null, 1, &["process killed: data abort from EL0", "FAR 0x0", "process c-crash ended: Fault"])?;
+
+    let dir = std::env::temp_dir().join(format!("unimem-c-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Failed { reason: format!("temp dir: {e}"), log: vec![] })?;
+    let broken = dir.join("broken.c");
+    std::fs::write(&broken, "int main(void) { return undefined_thing; }\n")
+        .map_err(|e| Failed { reason: format!("cannot write {}: {e}", broken.display()), log: vec![] })?;
+    let done = start(&["run", broken.to_str().expect("a UTF-8 temp dir")], CLUSTER_RUN);
+    let _ = std::fs::remove_dir_all(&dir);
+    let done = done?;
+    let shown =
+        done.stderr.contains("undefined_thing") && done.stderr.contains("compiling the C program `broken` failed");
+    if done.status != Some(1) || !shown || done.stdout.contains("node0") {
+        return Err(Failed {
+            reason: format!("a compile error: exit status {:?}, compiler's message shown: {shown}", done.status),
+            log: done.log(),
+        });
     }
     Ok(())
 }

@@ -1,0 +1,508 @@
+//! The headers held to the exports, on the host (no cbindgen: the tests derive the C side from
+//! the Rust one and let the cross-compiler judge).
+//!
+//! - [`exports`] lists every exported function once, with its Rust type (the function must have
+//!   exactly that type, or this does not compile); [`CType`] spells that type in C.
+//! - [`constants`] gives the value every header constant must have, from its Rust definition.
+//! - The tests check that the headers declare exactly the exported names, that every
+//!   `no_mangle` function is listed, that every constant the headers define is listed, and,
+//!   with `aarch64-linux-gnu-gcc` and picolibc, that each header compiles alone and that a file
+//!   assigning every export to a pointer of its Rust-derived prototype, and asserting every
+//!   constant, compiles with warnings as errors.
+
+use core::ffi::{c_char, c_void};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::string::{String, ToString};
+use std::vec::Vec;
+use std::{format, vec};
+
+use proto::gsas::{
+    EMPTY_THREAD_ARGUMENT, ErrorCode, MAX_ALLOC_PAGES, MAX_SPAWN_NAME, MailboxOpcode, NOTIFICATION_PAYLOAD_BITS,
+    Notification, PAGE_SIZE, Sharing,
+};
+use proto::rdma::queue::CqeStatus;
+use proto::syscall::{ANY_OPCODE, ARGS_MAX, LOG_MAX, MAP_WRITABLE, SIGNALS_MAX};
+use unimem_user::unim::{UnimCompCbC, UnimError};
+use unimem_user::{Error, SysError, status as lib};
+
+use crate::dma::{DmaStatus, UnimDmaBuffer, UnimDmaNode};
+use crate::status::code;
+
+/// A Rust type as C spells it.
+pub(crate) trait CType {
+    /// The declaration of `name` with this type (C wraps the name in the type: `void
+    /// (*name)(void *)`); an empty `name` gives the type alone, as in a parameter list.
+    fn decl(name: &str) -> String;
+}
+
+/// `c name`, or `c` alone.
+fn join(c: &str, name: &str) -> String {
+    if name.is_empty() { c.to_string() } else { format!("{c} {name}") }
+}
+
+macro_rules! named {
+    ($($t:ty => $c:literal),* $(,)?) => {
+        $(impl CType for $t {
+            fn decl(name: &str) -> String {
+                join($c, name)
+            }
+        })*
+    };
+}
+
+// `c_char` is `i8` on the host and `u8` on the target: either way C's `char`, and no export uses
+// `i8` or `u8` otherwise.
+named! {
+    () => "void",
+    c_void => "void",
+    c_char => "char",
+    u16 => "uint16_t",
+    u32 => "uint32_t",
+    u64 => "uint64_t",
+    i32 => "int32_t",
+    i64 => "int64_t",
+    usize => "size_t",
+    UnimDmaBuffer => "unim_dma_buffer_t",
+    UnimDmaNode => "struct unim_dma_node",
+    DmaStatus => "unim_dma_status_t",
+}
+
+impl<T: CType> CType for *mut T {
+    fn decl(name: &str) -> String {
+        T::decl(&format!("*{name}"))
+    }
+}
+
+impl<T: CType> CType for *const T {
+    fn decl(name: &str) -> String {
+        format!("const {}", T::decl(&format!("*{name}")))
+    }
+}
+
+/// The parameter list of a prototype.
+fn parameters(types: &[String]) -> String {
+    if types.is_empty() { "void".to_string() } else { types.join(", ") }
+}
+
+macro_rules! functions {
+    ($($a:ident),*) => {
+        impl<R: CType, $($a: CType),*> CType for extern "C" fn($($a),*) -> R {
+            fn decl(name: &str) -> String {
+                R::decl(&format!("(*{name})({})", parameters(&[$($a::decl("")),*])))
+            }
+        }
+        impl<R: CType, $($a: CType),*> CType for unsafe extern "C" fn($($a),*) -> R {
+            fn decl(name: &str) -> String {
+                <extern "C" fn($($a),*) -> R>::decl(name)
+            }
+        }
+        /// A function pointer that may be NULL (a C callback).
+        impl<R: CType, $($a: CType),*> CType for Option<unsafe extern "C" fn($($a),*) -> R> {
+            fn decl(name: &str) -> String {
+                <extern "C" fn($($a),*) -> R>::decl(name)
+            }
+        }
+    };
+}
+
+functions!();
+functions!(A);
+functions!(A, B);
+functions!(A, B, C);
+functions!(A, B, C, D);
+functions!(A, B, C, D, E);
+functions!(A, B, C, D, E, F, G);
+
+/// `noreturn`: C declares it with an attribute, which does not change the pointer type.
+impl CType for extern "C" fn(u64) -> ! {
+    fn decl(name: &str) -> String {
+        <extern "C" fn(u64)>::decl(name)
+    }
+}
+
+/// An export: its name, and how C declares a pointer to it.
+pub(crate) struct Export {
+    /// The symbol.
+    pub name: &'static str,
+    /// [`CType::decl`] of its type: `decl("p")` declares a pointer `p` to it.
+    pub decl: fn(&str) -> String,
+}
+
+macro_rules! exports {
+    ($($module:ident::$name:ident: $ty:ty;)*) => {
+        /// Every exported function, once.
+        pub(crate) fn exports() -> Vec<Export> {
+            vec![$({
+                // The export has exactly this type (safe functions may stand as `unsafe`).
+                let _: $ty = crate::$module::$name;
+                Export { name: stringify!($name), decl: <$ty as CType>::decl }
+            }),*]
+        }
+    };
+}
+
+/// A buffer object.
+type Buf = *mut UnimDmaBuffer;
+/// A node object.
+type Node = *const UnimDmaNode;
+/// A completion callback that may be NULL.
+type Cb = Option<UnimCompCbC>;
+
+exports! {
+    status::unimem_last_error: extern "C" fn() -> u64;
+
+    gsas::getNumberBoards: extern "C" fn() -> u64;
+    gsas::getBoardPid: extern "C" fn() -> u64;
+    gsas::allocSharedPage: extern "C" fn(u16, u64) -> *mut c_void;
+    gsas::unimem_alloc_shared_page: extern "C" fn(u16, u64, u64) -> *mut c_void;
+    gsas::freeSharedPage: extern "C" fn(*mut c_void) -> u64;
+    gsas::READ8: extern "C" fn(*mut c_char) -> c_char;
+    gsas::READ32: extern "C" fn(*mut u32) -> u32;
+    gsas::READ64: extern "C" fn(*mut u64) -> u64;
+    gsas::READ4K: unsafe extern "C" fn(*mut c_void, *mut c_char) -> u64;
+    gsas::WRITE8: extern "C" fn(*mut c_char, c_char);
+    gsas::WRITE32: extern "C" fn(*mut u32, u32);
+    gsas::WRITE64: extern "C" fn(*mut u64, u64);
+    gsas::WRITE128: unsafe extern "C" fn(*mut u64, *mut u64);
+    gsas::CAS64: extern "C" fn(*mut u64, u64, u64) -> u64;
+    gsas::FAD64: extern "C" fn(*mut i64, i64) -> i64;
+    gsas::SWAP64: extern "C" fn(*mut u64, u64) -> u64;
+    gsas::remoteFork: unsafe extern "C" fn(*mut c_char, u64, u64) -> u64;
+    gsas::readThreadArgument: extern "C" fn() -> u64;
+    gsas::READ8_e: unsafe extern "C" fn(*mut c_char, *mut c_char) -> u64;
+    gsas::READ32_e: unsafe extern "C" fn(*mut u32, *mut u32) -> u64;
+    gsas::READ64_e: unsafe extern "C" fn(*mut u64, *mut u64) -> u64;
+    gsas::READ4K_e: unsafe extern "C" fn(*mut c_void, *mut c_char) -> u64;
+    gsas::WRITE8_e: extern "C" fn(*mut c_char, c_char) -> u64;
+    gsas::WRITE32_e: extern "C" fn(*mut u32, u32) -> u64;
+    gsas::WRITE64_e: extern "C" fn(*mut u64, u64) -> u64;
+    gsas::WRITE128_e: unsafe extern "C" fn(*mut u64, *mut u64) -> u64;
+    gsas::CAS64_e: unsafe extern "C" fn(*mut u64, u64, u64, *mut u64) -> u64;
+    gsas::FAD64_e: unsafe extern "C" fn(*mut i64, i64, *mut i64) -> u64;
+    gsas::SWAP64_e: unsafe extern "C" fn(*mut u64, u64, *mut u64) -> u64;
+
+    dma::unim_dma_init: extern "C" fn(u16) -> i32;
+    dma::unim_dma_cleanup: extern "C" fn();
+    dma::unim_alloc_buf_l: extern "C" fn(u32) -> Buf;
+    dma::unim_alloc_buf_r: extern "C" fn(u32, Node) -> Buf;
+    dma::unim_attach_buf_r: extern "C" fn(u64, u64, Node) -> Buf;
+    dma::unim_free_buf: extern "C" fn(Buf);
+    dma::unim_get_buf: extern "C" fn(u64) -> Buf;
+    dma::unim_get_buf_id: extern "C" fn(Buf) -> u64;
+    dma::unim_buf_get_memory: extern "C" fn(Buf) -> *mut c_void;
+    dma::unim_dma_submit_transfer: unsafe extern "C" fn(Buf, Buf, u64, u64, u64, Cb, *mut c_void) -> u64;
+    dma::unim_dma_submit_transfer_from_mem: unsafe extern "C" fn(*mut c_void, Buf, u64, u64, u64, Cb, *mut c_void) -> u64;
+    dma::unim_dma_submit_transfer_to_mem: unsafe extern "C" fn(Buf, *mut c_void, u64, u64, u64, Cb, *mut c_void) -> u64;
+    dma::unim_dma_status: extern "C" fn(u64) -> DmaStatus;
+    dma::unim_dma_wait: extern "C" fn(u64, u64) -> DmaStatus;
+    dma::unim_dma_poll: extern "C" fn() -> usize;
+    dma::unim_dma_get_node: extern "C" fn(u16) -> Node;
+
+    mailbox::unimem_mailbox_send: extern "C" fn(u64, u64) -> u64;
+    mailbox::unimem_mailbox_send_within: extern "C" fn(u64, u64, u64) -> u64;
+    mailbox::unimem_mailbox_register: extern "C" fn(u32, c_char, i32) -> u64;
+    mailbox::unimem_mailbox_unregister: extern "C" fn(u32) -> u64;
+    mailbox::unimem_mailbox_receive: unsafe extern "C" fn(u32, i32, *mut u64, *mut u64) -> u64;
+    mailbox::unimem_mailbox_events: unsafe extern "C" fn(i32, *mut u64) -> u64;
+    mailbox::unimem_signals: unsafe extern "C" fn(*mut u64) -> u64;
+
+    sys::unimem_sys_exit: extern "C" fn(u64) -> !;
+    sys::unimem_sys_log: unsafe extern "C" fn(*const c_char, usize) -> i64;
+    sys::unimem_sys_time_us: extern "C" fn() -> u64;
+    sys::unimem_sys_sleep_us: extern "C" fn(u64) -> i64;
+    sys::unimem_sys_map: extern "C" fn(u64, u64) -> i64;
+    sys::unimem_sys_args: unsafe extern "C" fn(*mut c_char, usize) -> i64;
+    sys::unimem_sys_yield: extern "C" fn();
+    sys::unimem_sys_node: extern "C" fn() -> u64;
+    sys::unimem_sys_nodes: extern "C" fn() -> u64;
+}
+
+/// `SomeName(..)` as `SOME_NAME`: how the headers spell a Rust variant.
+fn screaming(debug: &str) -> String {
+    let name = debug.split('(').next().unwrap_or(debug);
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// Every constant of the headers (a C expression) and the value the Rust side gives it.
+pub(crate) fn constants() -> Vec<(String, u64)> {
+    let mut c: Vec<(String, u64)> = vec![
+        ("UNIMEM_OK".into(), code::OK),
+        ("UNIMEM_E_NULL".into(), code::NULL),
+        ("UNIMEM_E_BAD_ARGUMENT".into(), code::BAD_ARGUMENT),
+        ("UNIMEM_E_SERVICE".into(), lib::SERVICE),
+        ("UNIMEM_E_LOCAL".into(), lib::LOCAL),
+        ("UNIMEM_E_SYSCALL".into(), lib::SYSCALL),
+        ("UNIMEM_E_UNKNOWN_RETURN".into(), lib::UNKNOWN_RETURN),
+        ("UNIMEM_E_TIMEOUT".into(), lib::TIMEOUT),
+        ("UNIMEM_E_ILLEGAL".into(), lib::ILLEGAL),
+        ("UNIMEM_E_OVERWRITTEN".into(), lib::OVERWRITTEN),
+        ("UNIMEM_E_NO_SUCH_NODE".into(), lib::NO_SUCH_NODE),
+        ("UNIMEM_E_NO_ARGUMENT".into(), lib::NO_ARGUMENT),
+        ("UNIMEM_E_BUSY".into(), lib::BUSY),
+        ("UNIMEM_E_UNSUPPORTED".into(), lib::UNSUPPORTED),
+        ("UNIMEM_E_NODE_UNREACHABLE".into(), lib::NODE_UNREACHABLE),
+        ("UNIMEM_E_PROTOCOL".into(), lib::PROTOCOL),
+        ("UNIMEM_E_TRANSFER".into(), lib::TRANSFER),
+        ("UNIMEM_E_UNALIGNED".into(), Error::Local(ErrorCode::Unaligned).exit_status()),
+        ("UNIMEM_E_UNMAPPED".into(), Error::Service(ErrorCode::Unmapped).exit_status()),
+        ("UNIMEM_E_PERMISSION_DENIED".into(), Error::Service(ErrorCode::PermissionDenied).exit_status()),
+        ("UNIMEM_E_WOULD_BLOCK".into(), Error::Syscall(SysError::WouldBlock).exit_status()),
+        ("UNIMEM_E_INTERRUPTED".into(), Error::Syscall(SysError::Interrupted).exit_status()),
+        ("UNIMEM_PAGE_SIZE".into(), PAGE_SIZE),
+        ("_EMPTY_THREAD_ARGUMENT_".into(), EMPTY_THREAD_ARGUMENT),
+        ("_MAX_FORK_PATH_FILENAME_".into(), MAX_SPAWN_NAME as u64),
+        ("UNIMEM_MAX_ALLOC_PAGES".into(), MAX_ALLOC_PAGES),
+        ("UNIMEM_SHARED".into(), Sharing::Shared.bits()),
+        ("UNIMEM_READ_ONLY".into(), Sharing::ReadOnly.bits()),
+        ("UNIMEM_PRIVATE".into(), Sharing::Private.bits()),
+        ("UNIMEM_MAILBOX_FIRST_USER".into(), u64::from(MailboxOpcode::FIRST_USER)),
+        ("UNIMEM_MAILBOX_LAST_USER".into(), u64::from(MailboxOpcode::FIRST_USER + MailboxOpcode::USER_CHANNELS - 1)),
+        ("UNIMEM_MAILBOX_ANY".into(), ANY_OPCODE),
+        ("UNIMEM_MAILBOX_PAYLOAD_BITS".into(), u64::from(NOTIFICATION_PAYLOAD_BITS)),
+        ("UNIMEM_SIGNALS".into(), SIGNALS_MAX),
+        ("UNIMEM_MAP_WRITABLE".into(), MAP_WRITABLE),
+        ("UNIMEM_LOG_MAX".into(), LOG_MAX),
+        ("UNIMEM_ARGS_MAX".into(), ARGS_MAX as u64),
+    ];
+    let unim = [
+        UnimError::NotInitialised,
+        UnimError::NotThisNode(0),
+        UnimError::NoSuchBuffer,
+        UnimError::EmptyBuffer,
+        UnimError::TooManyBuffers,
+        UnimError::RemoteAllocation,
+        UnimError::NotLocal,
+        UnimError::OutsideBuffer,
+        UnimError::BothRemote,
+    ];
+    c.extend(unim.map(|e| (format!("UNIMEM_E_{}", screaming(&format!("{e:?}"))), e.exit_status())));
+    c.extend(ErrorCode::ALL.map(|e| (format!("UNIMEM_GSAS_{}", screaming(&format!("{e:?}"))), e.as_u64())));
+    c.extend(CqeStatus::ALL.map(|s| (format!("UNIMEM_CQE_{}", screaming(&format!("{s:?}"))), s as u64)));
+    for n in 1..=64 {
+        if let Some(e) = SysError::from_return(-n) {
+            c.push((format!("UNIMEM_SYS_{}", screaming(&format!("{e:?}"))), n as u64));
+        }
+    }
+    for s in [DmaStatus::Pending, DmaStatus::Started, DmaStatus::Completed, DmaStatus::Failed, DmaStatus::Unknown] {
+        c.push((format!("DMA_{}", screaming(&format!("{s:?}"))), s as u64));
+    }
+    let message = Notification::new(MailboxOpcode::new(9).unwrap(), 0x1234).unwrap();
+    c.extend([
+        ("UNIMEM_MESSAGE(9, 0x1234)".into(), message.raw()),
+        ("UNIMEM_MESSAGE(9, 1ull << 60 | 5)".into(), message.raw() & !0x1234 | 5),
+        (format!("UNIMEM_MESSAGE_OPCODE({:#x}ull)", message.raw()), 9),
+        (format!("UNIMEM_MESSAGE_PAYLOAD({:#x}ull)", message.raw()), 0x1234),
+    ]);
+    c
+}
+
+/// The headers, in `a53-kernel/user/include/`.
+fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../include")
+}
+
+/// Every header: its file name and its text, in name order.
+fn headers() -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = std::fs::read_dir(include_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "h"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+        .collect();
+    all.sort();
+    all
+}
+
+/// The text without comments, preprocessor lines and `extern "C"` braces.
+fn declarations(header: &str) -> String {
+    let mut text = String::new();
+    let mut rest = header;
+    while let Some(start) = rest.find("/*") {
+        text.push_str(&rest[..start]);
+        rest = rest[start..].split_once("*/").map_or("", |(_, after)| after);
+    }
+    text.push_str(rest);
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| l.replace("extern \"C\" {", ""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The functions a header declares: the name before the first `(` of each statement that is
+/// not a type definition.
+fn declared_functions(header: &str) -> Vec<String> {
+    let text = declarations(header);
+    let statements = text.split(';').collect::<Vec<_>>();
+    // What follows the last `;` is no statement (the closing brace of `extern "C"`).
+    statements[..statements.len() - 1]
+        .iter()
+        .map(|s| s.trim().trim_start_matches('}').trim())
+        .filter(|s| !s.starts_with("typedef") && s.contains('('))
+        .map(|s| {
+            let before = s[..s.find('(').unwrap()].trim_end();
+            let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+            before[start..].to_string()
+        })
+        .collect()
+}
+
+/// The object-like macros a header defines (include guards aside), and the enumerators.
+fn declared_constants(header: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in header.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["#define", name, _, ..] if !name.contains('(') => names.push(name.to_string()),
+            [name, "=", ..] if name.starts_with("DMA_") => names.push(name.to_string()),
+            _ => {}
+        }
+    }
+    names
+}
+
+#[test]
+fn the_headers_declare_exactly_the_exported_functions() {
+    let mut declared = BTreeSet::new();
+    for (file, text) in headers() {
+        for name in declared_functions(&text) {
+            assert!(declared.insert(name.clone()), "{name} is declared twice ({file})");
+        }
+    }
+    let exported: BTreeSet<String> = exports().iter().map(|e| e.name.to_string()).collect();
+    assert_eq!(exports().len(), exported.len(), "an export is listed twice");
+    assert_eq!(declared, exported, "declared in include/*.h (left) against exported (right)");
+}
+
+#[test]
+fn every_no_mangle_function_is_listed_with_its_type() {
+    let listed: BTreeSet<String> = exports().iter().map(|e| e.name.to_string()).collect();
+    let mut found = BTreeSet::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![dir];
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines = text.lines().map(str::trim);
+        while let Some(line) = lines.next() {
+            if line != "#[unsafe(no_mangle)]" {
+                continue;
+            }
+            // The item the attribute is on: the next line that declares a function.
+            let item = lines.by_ref().find(|l| l.contains("fn ")).unwrap();
+            let name = item.split_once("fn ").unwrap().1.split('(').next().unwrap();
+            found.insert(name.to_string());
+        }
+    }
+    assert_eq!(found, listed, "no_mangle functions in src (left) against `exports!` (right)");
+}
+
+#[test]
+fn every_constant_of_the_headers_is_checked() {
+    let checked: BTreeSet<String> = constants().into_iter().map(|(name, _)| name).collect();
+    for (file, text) in headers() {
+        let guard = file.to_uppercase().replace('.', "_");
+        for name in declared_constants(&text).into_iter().filter(|n| *n != guard) {
+            assert!(checked.contains(&name), "{file} defines {name}, which `constants()` does not check");
+        }
+    }
+}
+
+/// The cross-compiler and picolibc, if this machine has them.
+fn compiler() -> Option<(PathBuf, PathBuf)> {
+    let gcc = PathBuf::from("aarch64-linux-gnu-gcc");
+    let specs = PathBuf::from("/usr/lib/picolibc/aarch64-linux-gnu/picolibc.specs");
+    let runs = std::process::Command::new(&gcc).arg("--version").output().is_ok_and(|o| o.status.success());
+    (runs && specs.is_file()).then_some((gcc, specs))
+}
+
+/// Compiles `source` as C11 for the target with warnings as errors; the compiler's complaint.
+fn compile(gcc: &Path, specs: &Path, name: &str, source: &str) -> Result<(), String> {
+    let file = std::env::temp_dir().join(format!("unimem-c-{}-{name}.c", std::process::id()));
+    std::fs::write(&file, source).unwrap();
+    let out = std::process::Command::new(gcc)
+        .arg(format!("--specs={}", specs.display()))
+        .args(["-fsyntax-only", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I"])
+        .arg(include_dir())
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+}
+
+#[test]
+fn the_headers_compile_and_agree_with_the_rust_side() {
+    let Some((gcc, specs)) = compiler() else {
+        std::eprintln!(
+            "skipped: aarch64-linux-gnu-gcc or picolibc (/usr/lib/picolibc/aarch64-linux-gnu) is not \
+             installed, so the headers are not compiled"
+        );
+        return;
+    };
+    let headers = headers();
+    for (file, _) in &headers {
+        let alone = format!("#include \"{file}\"\n");
+        compile(&gcc, &specs, &file.replace('.', "_"), &alone).unwrap_or_else(|e| panic!("{file} alone:\n{e}"));
+    }
+    let mut check = String::new();
+    for (file, _) in &headers {
+        check += &format!("#include \"{file}\"\n");
+    }
+    for e in exports() {
+        check += &format!("{} = {};\n", (e.decl)(&format!("check_{}", e.name)), e.name);
+    }
+    for (expr, value) in constants() {
+        check += &format!("_Static_assert(({expr}) == {value:#x}ull, \"{expr} == {value:#x}\");\n");
+    }
+    check += &format!(
+        "_Static_assert(sizeof(unim_dma_status_t) == {}, \"the status enum's size\");\n",
+        core::mem::size_of::<DmaStatus>()
+    );
+    compile(&gcc, &specs, "agreement", &check).unwrap_or_else(|e| panic!("the headers against Rust:\n{e}\n{check}"));
+}
+
+/// The checks themselves: a wrong prototype or constant must fail to compile.
+#[test]
+fn a_wrong_prototype_or_constant_is_caught() {
+    let Some((gcc, specs)) = compiler() else {
+        std::eprintln!("skipped: no aarch64-linux-gnu-gcc or picolibc");
+        return;
+    };
+    let decl = <extern "C" fn(*mut u32) -> u64 as CType>::decl("check_READ64");
+    assert_eq!(decl, "uint64_t (*check_READ64)(uint32_t *)");
+    let wrong = format!("#include \"unimem.h\"\n{decl} = READ64;\n");
+    assert!(compile(&gcc, &specs, "wrong_prototype", &wrong).is_err());
+    let wrong = "#include \"unimem_error.h\"\n_Static_assert(UNIMEM_E_NULL == 0x401ull, \"\");\n";
+    assert!(compile(&gcc, &specs, "wrong_constant", wrong).is_err());
+    let callback = <Option<UnimCompCbC> as CType>::decl("");
+    assert_eq!(callback, "void (*)(void *)");
+    let returning = <extern "C" fn(u16, u64) -> *mut c_void as CType>::decl("p");
+    assert_eq!(returning, "void *(*p)(uint16_t, uint64_t)");
+    assert_eq!(
+        <extern "C" fn(u32, Node) -> Buf as CType>::decl("q"),
+        "unim_dma_buffer_t *(*q)(uint32_t, const struct unim_dma_node *)"
+    );
+}
+
+#[test]
+fn the_parser_finds_declarations_and_skips_the_rest() {
+    let header = "/* f(x); */\n#define G(x) x\ntypedef void (*cb)(void *);\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\
+                  uint64_t one(void);\nvoid two(int a) __attribute__((noreturn));\nchar\n*three(char *s);\n\
+                  #ifdef __cplusplus\n}\n#endif\n";
+    assert_eq!(declared_functions(header), ["one", "two", "three"]);
+    assert_eq!(declared_constants("#define A 1\n#define B(x) x\n    DMA_X = 0,\n"), ["A", "DMA_X"]);
+    assert_eq!(screaming("NotThisNode(3)"), "NOT_THIS_NODE");
+}
