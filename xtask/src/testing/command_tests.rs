@@ -291,6 +291,20 @@ mod tests {
         assert!(section.contains("```sh\ncargo xtask run shared-counter --nodes 4\n```"));
     }
 
+    /// The README's "Write your program in C" shows the C program file exactly, and the command
+    /// that `readme_c_example` runs.
+    #[test]
+    fn the_readme_c_example_is_the_program_the_suite_runs() {
+        let root = crate::images::workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let section = readme.split("## Write your program in C").nth(1).unwrap().split("\n## ").next().unwrap();
+        let code = section.split("```c\n").nth(1).unwrap().split("```").next().unwrap();
+        let program = std::fs::read_to_string(root.join("a53-kernel/user/c-programs/c-shared-counter.c")).unwrap();
+        assert_eq!(code, program);
+        let command = "cargo xtask run a53-kernel/user/c-programs/c-shared-counter.c --nodes 4";
+        assert!(section.contains(&format!("```sh\n{command}\n```")));
+    }
+
     /// The socket commands the README shows are the ones `readme_sockets` runs.
     #[test]
     fn the_readme_socket_commands_are_the_ones_the_suite_runs() {
