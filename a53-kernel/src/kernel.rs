@@ -54,9 +54,13 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     irq::init_boot_core(gic);
     forward::init(platform);
     wire();
-    crate::rdma_node::set_stall_mode(boot_args().flag("smmu-stall"));
+    if boot_args().flag("smmu-stall") {
+        crate::rdma_node::set_stall_mode(true);
+        defmt::info!("smmu-stall: SMMU banks stall faulting accesses");
+    }
     if boot_args().value("rdma-touch") == Some("page") {
         crate::process::paging::set_rdma_touch(crate::mm::user_space::Touch::Page);
+        defmt::info!("rdma-touch=page: an RDMA fault maps its page alone");
     }
     crate::cluster::init(sysblock);
     report_identity();

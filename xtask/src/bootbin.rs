@@ -52,6 +52,7 @@ pub struct BootbinArgs {
     /// Use release builds of our images.
     #[arg(long)]
     pub release: bool,
+    /// Where to write the boot image.
     #[arg(short, long, value_name = "BOOT.bin", required_unless_present = "dump")]
     pub output: Option<PathBuf>,
 }
@@ -128,6 +129,7 @@ fn standard_stack(args: &BootbinArgs) -> anyhow::Result<bootimage::ImageSpec> {
 pub struct SdimageArgs {
     /// The boot image to put on the card.
     pub boot_bin: PathBuf,
+    /// Where to write the disk image.
     #[arg(short, long, value_name = "sd.img")]
     pub output: PathBuf,
     /// Size of the disk image in MiB.

@@ -47,6 +47,8 @@ struct LinkArgs {
     /// Probability that a packet is overtaken by later ones.
     #[arg(long)]
     reorder: Option<f64>,
+    /// Seed of the links' random choices (loss, duplication, reordering), so that a lossy run
+    /// can be repeated.
     #[arg(long)]
     seed: Option<u64>,
 }
@@ -67,12 +69,24 @@ impl LinkArgs {
     }
 }
 
+/// How `qemu` and `run` start each node.
+#[derive(clap::Args, Clone, Debug)]
+struct NodeArgs {
+    /// Start QEMU's gdb stub (paused) and print how to attach to the A53 and the R5.
+    #[arg(long)]
+    gdb: bool,
+    /// Extra boot arguments for the kernel (docs/hw/boot-args.md), e.g. `smmu-stall`.
+    #[arg(long)]
+    boot_args: Option<String>,
+}
+
 /// The options of every command that boots a cluster.
 #[derive(clap::Args, Clone, Debug)]
 struct ClusterArgs {
     /// Number of nodes (1 to 8).
     #[arg(long, default_value_t = 1)]
     nodes: usize,
+    /// Use the release builds of the images (fw-release) instead of the development builds.
     #[arg(long)]
     release: bool,
     /// Write a Chrome trace-event JSON file (Perfetto) of forwarded accesses, interrupts and
@@ -102,6 +116,7 @@ impl ClusterArgs {
 enum Command {
     /// Build the A53 kernel (and its test image) and the R5 firmware.
     Build {
+        /// Build the release images (fw-release) instead of the development ones (fw-dev).
         #[arg(long)]
         release: bool,
         /// Build for the QFDB board instead of QEMU's zcu102.
@@ -113,6 +128,7 @@ enum Command {
     CLib,
     /// Show text/data/bss of both images against their budgets (fails when over).
     Size {
+        /// Measure the release images (fw-release) instead of the development ones (fw-dev).
         #[arg(long)]
         release: bool,
     },
@@ -121,22 +137,21 @@ enum Command {
     Qemu {
         #[command(flatten)]
         cluster: ClusterArgs,
-        /// Start QEMU's gdb stub (paused) and print how to attach to the A53 and the R5.
-        #[arg(long)]
-        gdb: bool,
-        /// Extra boot arguments for the kernel.
-        #[arg(long)]
-        boot_args: Option<String>,
+        #[command(flatten)]
+        node: NodeArgs,
     },
     /// Build PROGRAM, boot the cluster and run it on one node or on every node; exits with the
     /// program's status. PROGRAM is a program's name (a53-kernel/user/src/bin/NAME.rs or
     /// a53-kernel/user/c-programs/NAME.c) or C source files (prog.c [more.c ...]), compiled into
     /// a program named after the first.
     Run {
+        /// A program's name, or C source files.
         #[arg(required = true, num_args = 1.., value_name = "PROGRAM")]
         program: Vec<String>,
         #[command(flatten)]
         cluster: ClusterArgs,
+        #[command(flatten)]
+        node: NodeArgs,
         /// Run it on this node only (the others serve); on every node without it.
         #[arg(long)]
         on: Option<usize>,
@@ -148,9 +163,11 @@ enum Command {
     /// terminal); or a long one: `rdma` (`--transfers N` random transfers on 4 nodes over lossy
     /// links, with its counters).
     Soak {
+        /// The workload: `demo` or `rdma`.
         name: String,
         #[command(flatten)]
         cluster: ClusterArgs,
+        /// `demo`: how many runs.
         #[arg(long, default_value_t = 20)]
         runs: usize,
         /// `rdma`: transfers in all (each a write and its read back).
@@ -164,6 +181,7 @@ enum Command {
         /// List the tests instead of running them.
         #[arg(long)]
         list: bool,
+        /// Test the release images (fw-release) instead of the development ones (fw-dev).
         #[arg(long)]
         release: bool,
         /// Skip the host unit tests.
@@ -178,12 +196,14 @@ enum Command {
         /// Write a Chrome trace of every QEMU run into this directory (one file per run).
         #[arg(long)]
         trace_dir: Option<PathBuf>,
+        /// The serial port's speed, with `--serial`.
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
     /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
     /// sockets, idle.
     Bench {
+        /// The benchmark: platform, gsas, rdma, pagefault, sockets or idle.
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]
@@ -232,12 +252,14 @@ fn main() {
             println!("headers in {}", c_lib::include_dir().display());
         }),
         Command::Size { release } => size::run(release),
-        Command::Qemu { cluster, gdb, boot_args } => {
+        Command::Qemu { cluster, node: NodeArgs { gdb, boot_args } } => {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
         }
-        Command::Run { program, cluster, on, args } => program_to_run(program).and_then(|program| {
-            cluster.options().and_then(|cluster| qemu_run::run(qemu_run::RunOptions { cluster, program, on, args }))
-        }),
+        Command::Run { program, cluster, node: NodeArgs { gdb, boot_args }, on, args } => program_to_run(program)
+            .and_then(|program| {
+                let run = |cluster| qemu_run::RunOptions { cluster, gdb, boot_args, program, on, args };
+                cluster.options().and_then(|cluster| qemu_run::run(run(cluster)))
+            }),
         Command::Soak { name, cluster, runs, transfers } => match name.as_str() {
             "demo" => cluster.options().and_then(|cluster| qemu_run::soak_demo(cluster, runs)),
             "rdma" => cluster.options().and_then(|c| {
@@ -272,5 +294,27 @@ fn main() {
             eprintln!("error: {e:#}");
             std::process::exit(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every command says what it is in `--help`.
+    #[test]
+    fn every_option_has_a_line_of_help() {
+        let cli = Cli::command();
+        let mut missing = Vec::new();
+        for command in cli.get_subcommands() {
+            for arg in command.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{} {}", command.get_name(), arg.get_id()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "without help: {missing:?}");
     }
 }

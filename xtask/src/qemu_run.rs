@@ -43,6 +43,10 @@ pub struct Options {
 
 pub struct RunOptions {
     pub cluster: ClusterOptions,
+    /// Start QEMU's gdb stub, paused, as `qemu --gdb` does.
+    pub gdb: bool,
+    /// Boot arguments for every node, before the run's own.
+    pub boot_args: Option<String>,
     pub program: String,
     /// The node to run it on; every node without one.
     pub on: Option<usize>,
@@ -143,10 +147,14 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
         bail!("--on {on}: the nodes are 0 to {}", opts.cluster.nodes - 1);
     }
     let run_words = run_boot_words(&opts.program, &opts.args);
+    let extra = opts.boot_args.as_deref().map_or(String::new(), |a| format!("{} ", a.trim()));
     let boot_args = (0..opts.cluster.nodes)
-        .map(|n| if opts.on.is_none_or(|on| on == n) { format!("{run_words} exit") } else { "serve exit".into() })
+        .map(|n| {
+            let role = if opts.on.is_none_or(|on| on == n) { run_words.as_str() } else { "serve" };
+            format!("{extra}{role} exit")
+        })
         .collect();
-    let session = Session { opts: &opts.cluster, boot_args, gdb: false };
+    let session = Session { opts: &opts.cluster, boot_args, gdb: opts.gdb };
     let report = session.run(false)?;
     finish(&report, report.program_exit_code(&opts.program))
 }

@@ -28,6 +28,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest { name: "runner::a_failing_program_makes_run_exit_with_its_status", run: failing_program },
+    CommandTest { name: "runner::run_passes_boot_args_and_exits_with_the_programs_status", run: run_with_boot_args },
     CommandTest { name: "runner::a_run_that_times_out_exits_non_zero_and_names_the_nodes", run: timed_out_run },
     CommandTest { name: "runner::bad_input_to_xtask_gets_a_one_line_error", run: bad_input },
     CommandTest { name: "runner::console_keys_reach_the_node_without_enter", run: console_keys },
@@ -219,6 +220,13 @@ fn failing_program() -> Verdict {
         return Err(Failed { reason: "node 0 only served, yet it is reported as failed".into(), log: done.log() });
     }
     Ok(())
+}
+
+/// `run` takes `qemu`'s `--boot-args`: a program runs in SMMU stall mode, and the command still
+/// exits with the program's status.
+fn run_with_boot_args() -> Verdict {
+    let done = start(&["run", "exit-with", "--boot-args", "smmu-stall", "--", "5"], CLUSTER_RUN)?;
+    check(&done, 5, &["smmu-stall: SMMU banks stall faulting accesses", "process exit-with exited with status 5"])
 }
 
 /// A run that cannot finish in time (its program never ends): the command exits non-zero and
