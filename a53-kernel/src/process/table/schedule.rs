@@ -272,6 +272,27 @@ mod tests {
     }
 
     #[test]
+    fn the_thread_pointer_and_the_fp_simd_state_go_with_the_process_not_the_core() {
+        let (_node, mut t) = spawned(2);
+        let (a, mut frame) = run(&mut t, 2);
+        (frame.tpidr_el0, frame.q[8], frame.fpcr) = (0xa0, 0xa8 << 64, 1 << 22);
+        for event in [Event::Preempt, Event::Block { wait: Wait::Sleep, deadline: Some(9) }] {
+            assert_eq!(next_of(&trap(&mut t, a, &mut frame, event)), Some(1));
+            assert_eq!(
+                (frame.tpidr_el0, frame.q[8], frame.fpcr),
+                (0, 0, 0),
+                "the next one's own, a new process's zeros"
+            );
+            let saved = &t.slots[a].as_ref().unwrap().frame;
+            assert_eq!((saved.tpidr_el0, saved.q[8], saved.fpcr), (0xa0, 0xa8 << 64, 1 << 22));
+            // Process 1 yields the core back (after the sleep, once it is woken).
+            t.wake(a, Some(0));
+            assert_eq!(next_of(&trap(&mut t, 1, &mut frame, Event::Yield)), Some(a));
+            assert_eq!((frame.tpidr_el0, frame.q[8], frame.fpcr), (0xa0, 0xa8 << 64, 1 << 22), "its own again");
+        }
+    }
+
+    #[test]
     fn preemption_comes_when_the_slice_is_used_and_only_if_others_wait() {
         let slice = Slice::new();
         slice.restart();
