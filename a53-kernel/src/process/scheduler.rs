@@ -20,6 +20,10 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// The cores that run processes.
 pub const PROCESS_CORES: u8 = 0b1100;
+/// The cores whose tick ends the waits whose deadline passed ([`expire`], an exact tick client:
+/// `kernel::wire`): core 0, which also takes the interrupts that wake waits early, so that a
+/// wait is never ended both ways at once.
+pub const EXPIRY_CORES: u8 = 0b0001;
 /// Bytes at the top of a process core's stack kept for the frame (the idle loop runs below).
 const FRAME_ZONE: usize = 4096;
 
@@ -144,9 +148,9 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
         }
         switch
     };
-    let Switch::Leave { next, ended, timed } = switch else { return };
-    if timed {
-        crate::timer::needs_changed();
+    let Switch::Leave { next, ended, deadline } = switch else { return };
+    if let Some(deadline) = deadline {
+        crate::timer::needs_changed(EXPIRY_CORES, crate::timer::Need::At(deadline));
     }
     if let Some(ended) = ended {
         ended.finish();
@@ -206,13 +210,15 @@ pub fn on_tick() {
     SLICES[cpu::core_id()].tick();
 }
 
-/// The earliest deadline of a blocked process: when core 0's tick must run [`expire`].
+/// The earliest deadline of a blocked process: when the tick of [`EXPIRY_CORES`] must run
+/// [`expire`], to the counter tick.
 pub fn next_deadline() -> Option<u64> {
     TABLE.lock().next_deadline()
 }
 
-/// Core 0's tick: ends the waits whose deadline passed (a timed-out mailbox wait, a sleep). The
-/// subsystems hear of each first, without the table (a mailbox wait's interrupt is disarmed).
+/// The tick of [`EXPIRY_CORES`], at a tick or at a deadline: ends the waits whose deadline
+/// passed (a timed-out mailbox wait, a sleep). The subsystems hear of each first, without the
+/// table (a mailbox wait's interrupt is disarmed).
 pub fn expire(now: u64) {
     let expired = TABLE.lock().expired(now);
     for (slot, wait) in expired {
