@@ -16,7 +16,7 @@ use crate::arch::cpu;
 use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
 use boot::a53::{ExceptionFrame, resume_frame, run_on_stack};
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// The cores that run processes.
 pub const PROCESS_CORES: u8 = 0b1100;
@@ -38,6 +38,11 @@ static SLICES: [Slice; CORES] = [const { Slice::new() }; CORES];
 /// Per slot: the running process is to end at its next exception ([`kill_running`]). An atomic
 /// beside the table, not in it: [`switch_point`] looks at it without the table's lock.
 static KILL: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
+/// Per core: the slot of the process it ran last (kept while it idles), for [`CHANGES`].
+static LAST_RAN: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
+/// How often a core started running a process other than the one it ran last: the registers
+/// that are a process's own (its whole frame: general, FP/SIMD, TPIDR_EL0) changed hands there.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
 
 pub use super::state::Event;
 
@@ -57,9 +62,18 @@ fn set_running(core: usize, next: Option<Next>) {
     let (slot, interface) = next.map_or((NONE, NONE), |n| (n.slot, usize::from(n.interface)));
     CURRENT_INTERFACE[core].store(interface, Ordering::Release);
     CURRENT[core].store(slot, Ordering::Release);
-    if next.is_some() {
+    if let Some(next) = next {
         SLICES[core].restart();
+        if LAST_RAN[core].swap(next.slot, Ordering::Relaxed) != next.slot {
+            CHANGES.fetch_add(1, Ordering::Relaxed);
+        }
     }
+}
+
+/// How many times since boot a core started running a process other than the one it ran
+/// before (directly, or after idling): what the tests count to know processes shared a core.
+pub fn process_changes() -> u64 {
+    CHANGES.load(Ordering::Relaxed)
 }
 
 fn stack_top(core: usize) -> usize {
