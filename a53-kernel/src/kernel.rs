@@ -113,12 +113,28 @@ fn wire() {
     crate::exception::set_user_entry(crate::syscall::node::USER_ENTRY).expect("wired once");
     crate::exception::register_fault_handler(paging::on_fault).expect("fault handler table full");
     forward::set_user_pages(scheduler::running_interface_page).expect("wired once");
-    // Who the tick serves, on which cores: core 0 ends the waits whose deadline passed and
-    // retries the sockets' doorbells; the process cores preempt.
+    // Who the tick serves, on which cores: core 0 ends the waits whose deadline passed (at the
+    // deadline, between ticks if need be) and retries the sockets' doorbells (at a tick); the
+    // process cores preempt.
     let clients = [
-        timer::TickClient { cores: 1, on_tick: scheduler::expire, due: scheduler::next_deadline },
-        timer::TickClient { cores: 1, on_tick: |_| socket_node::on_tick(), due: socket_node::tick_due },
-        timer::TickClient { cores: scheduler::PROCESS_CORES, on_tick: |_| scheduler::on_tick(), due: || None },
+        timer::TickClient {
+            cores: scheduler::EXPIRY_CORES,
+            on_tick: scheduler::expire,
+            due: scheduler::next_deadline,
+            exact: true,
+        },
+        timer::TickClient {
+            cores: socket_node::TICK_CORES,
+            on_tick: |_| socket_node::on_tick(),
+            due: socket_node::tick_due,
+            exact: false,
+        },
+        timer::TickClient {
+            cores: scheduler::PROCESS_CORES,
+            on_tick: |_| scheduler::on_tick(),
+            due: || None,
+            exact: false,
+        },
     ];
     for client in clients {
         timer::register_tick_client(client).expect(FULL);

@@ -30,6 +30,9 @@ use proto::socket::{Doorbell, SOCKET_PD};
 /// `SOCKET_PD` uses it; no CPU ever runs on this space.
 const SOCKET_ASID: u16 = crate::process::MAX_DOMAINS as u16 + 1;
 
+/// The cores whose tick retries the doorbells ([`on_tick`], registered by `kernel::wire`).
+pub const TICK_CORES: u8 = 0b0001;
+
 /// The devices below the sockets: the caches, the socket PD's PD page, the counter.
 pub struct Hardware;
 
@@ -244,7 +247,7 @@ pub fn flush() {
             }
             Turn::Busy => {
                 OUTBOX_WAITING.store(true, Ordering::Release);
-                crate::timer::needs_changed();
+                crate::timer::needs_changed(TICK_CORES, crate::timer::Need::Tick(0));
                 return;
             }
             Turn::Empty if more => {}

@@ -2,16 +2,19 @@
 //! alarms (any core).
 //!
 //! The tick serves the clients that registered for it ([`register_tick_client`]): core 0's
-//! (process deadlines, the sockets' outbox) and the process cores' (preemption). A core that
-//! idles through [`idle_until`] stops its tick unless a client still needs it: the comparator is
-//! set to the earliest deadline a client asks for, or off, and back to the next tick when the
-//! core wakes. Ticks skipped meanwhile are counted at the next tick interrupt, so [`ticks`]
-//! stays exact; an idle node costs the host nothing between interrupts.
+//! (process deadlines, the sockets' outbox) and the process cores' (preemption). A client whose
+//! need is exact (a blocked process's deadline) gets an interrupt at its counter value, between
+//! two ticks if need be, so a wait ends when asked and not at the next tick. A core that idles
+//! through [`idle_until`] stops its tick unless a client still needs it: the comparator is set to
+//! the earliest deadline a client asks for, or off, and back to the next tick when the core
+//! wakes. Ticks skipped meanwhile are counted at the next tick interrupt, so [`ticks`] stays
+//! exact; an idle node costs the host nothing between interrupts. The decisions are
+//! `time::tick`'s.
 
 use crate::CORES;
 use crate::arch::cpu;
 use crate::hooks::{Full, Hooks};
-use crate::irq::{self, IntId};
+use crate::irq::{self, IntId, sgi};
 use crate::time::tick::{self, Comparator, CoreTimer};
 use crate::time::{self, Instant, TimedOut};
 use board::Board as _;
@@ -19,7 +22,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use hal::generic_timer::SystemTimer;
 
-pub use crate::time::tick::{AlarmCallback, TickClient};
+pub use crate::time::tick::{AlarmCallback, Need, TickClient};
 
 /// The kernel tick: 100 Hz.
 pub const TICK_HZ: u64 = 100;
@@ -50,34 +53,45 @@ pub fn register_tick_client(client: TickClient) -> Result<(), Full> {
     TICK_CLIENTS.register(client)
 }
 
-/// A tick client's needs grew (a process blocked with a deadline, a doorbell waits to be sent
-/// again): a core whose tick is stopped wakes and looks at its clients again. The change must
-/// be published before this call; a core stops its tick only after it has looked, and it
-/// looks again after the wake-up this sends (`tick::needs_changed`).
-pub fn needs_changed() {
-    let stopped = tick::needs_changed(&CORE_TIMERS);
-    if stopped != 0 {
-        irq::send_sgi(crate::irq::sgi::WAKE, stopped);
+/// A tick client of the cores among `cores` needs `need` (a process blocked with a deadline, a
+/// doorbell waits to be sent again), published before this call: each of those cores whose
+/// comparator does not meet it sets it again, this one at once, the others when the SGI this
+/// sends reaches them (`tick::needs_changed`, which also says why no need is lost to a core
+/// deciding at the same time).
+pub fn needs_changed(cores: u8, need: Need) {
+    let behind = tick::needs_changed(&CORE_TIMERS, cores, need);
+    let me = 1 << cpu::core_id();
+    if behind & me != 0 {
+        cpu::without_irqs(recheck);
     }
+    if behind & !me != 0 {
+        irq::send_sgi(sgi::TIMER, behind & !me);
+    }
+}
+
+/// This core's timer decides again if a client's need grew beyond it (the SGI
+/// [`needs_changed`] sends, or its own call). Interrupts masked.
+fn recheck() {
+    let core = cpu::core_id();
+    CORE_TIMERS[core].on_recheck(core, || TICK_CLIENTS.iter(), &ThisCore);
 }
 
 /// Sleeps until `ready()` holds, as [`cpu::idle_until`] does, and lets this core's tick stop
 /// meanwhile: the first tick that finds the core idling with no client due before the next one
 /// stops it (`CoreTimer::on_interrupt`), so that a core idling between two short pieces of work
-/// (a process waiting for a reply) never touches its timer. When the core leaves, or a client's
-/// needs grow ([`needs_changed`]), the tick resumes at its next deadline (at once if that
-/// passed: the tick interrupt then counts the ticks skipped and runs the clients).
-pub fn idle_until(mut ready: impl FnMut() -> bool) {
-    let t = &CORE_TIMERS[cpu::core_id()];
+/// (a process waiting for a reply) never touches its timer. A client's need that grows meanwhile
+/// ([`needs_changed`]) sets the comparator again; when the core leaves, the tick resumes at its
+/// next deadline (at once if that passed: the tick interrupt then counts the ticks skipped and
+/// runs the clients).
+pub fn idle_until(ready: impl FnMut() -> bool) {
+    let core = cpu::core_id();
+    let t = &CORE_TIMERS[core];
     if !t.has_tick() {
         return cpu::idle_until(ready);
     }
     t.enter_idle();
-    cpu::idle_until(|| {
-        t.on_wake(&ThisCore);
-        ready()
-    });
-    t.leave_idle(&ThisCore);
+    cpu::idle_until(ready);
+    cpu::without_irqs(|| t.leave_idle(core, || TICK_CLIENTS.iter(), &ThisCore));
 }
 
 pub fn timer() -> SystemTimer {
@@ -144,15 +158,19 @@ pub fn intid() -> IntId {
     IntId(crate::Board::TIMER_INTID)
 }
 
-/// Registers the timer interrupt (boot core) and starts the periodic tick on this core.
+/// Registers the timer interrupt and the SGI of [`needs_changed`] (boot core) and starts the
+/// periodic tick on this core.
 pub fn init_boot_core() {
     irq::register(intid(), on_interrupt, 0).expect("timer interrupt taken");
+    irq::register(IntId::sgi(sgi::TIMER), |_| recheck(), 0).expect("timer SGI taken");
     start_periodic_tick();
 }
 
-/// Enables the (banked) timer interrupt on a secondary core; it has no periodic tick.
+/// Enables the (banked) timer interrupt and the timer's SGI on a secondary core; it has no
+/// periodic tick.
 pub fn init_this_core() {
     irq::enable_private(intid());
+    irq::enable_private(IntId::sgi(sgi::TIMER));
 }
 
 /// A process core: a periodic tick for preemption (`scheduler::on_tick`).

@@ -15,4 +15,8 @@ pub struct ExceptionFrame {
     pub q: [u128; 32],
     pub fpcr: u64,
     pub fpsr: u64,
+    /// The EL0 thread pointer (a C library keeps its thread-local storage behind it). Part of
+    /// the frame so that it stays with the process the frame belongs to: a process that sets it
+    /// finds it again after any switch, and a new process starts with 0.
+    pub tpidr_el0: u64,
 }

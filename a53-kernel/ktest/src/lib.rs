@@ -42,6 +42,8 @@ mod paging;
 #[cfg(target_arch = "aarch64")]
 mod platform;
 #[cfg(target_arch = "aarch64")]
+mod process;
+#[cfg(target_arch = "aarch64")]
 mod rdma;
 #[cfg(target_arch = "aarch64")]
 mod rpu;

@@ -1,7 +1,8 @@
 //! The suites, in the order they run, and the runner that the image calls.
 
 use crate::{
-    bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, rdma, rpu, rpu_rdma, smp, sockets, timer,
+    bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, process, rdma, rpu, rpu_rdma, smp, sockets,
+    timer,
 };
 
 use crate::testkit::{self, Reporter, Test, TestResult};
@@ -20,6 +21,7 @@ pub const TESTS: &[&[Test]] = &[
     rdma::TESTS,
     platform::TESTS,
     gsas::TESTS,
+    process::TESTS,
     sockets::TESTS,
 ];
 

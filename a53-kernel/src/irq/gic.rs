@@ -20,6 +20,9 @@ static HANDLERS: HandlerTable<{ IntId::MAX as usize + 1 }> = HandlerTable::new()
 pub mod sgi {
     /// Wakes a core to look at its work queue (smp::run_on).
     pub const WAKE: u32 = 0;
+    /// A tick client's needs grew beyond what a core's timer meets: it sets its comparator
+    /// again (`timer::needs_changed`).
+    pub const TIMER: u32 = 1;
     /// Free for tests.
     pub const TEST: u32 = 15;
 }

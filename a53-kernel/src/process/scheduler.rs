@@ -16,10 +16,14 @@ use crate::arch::cpu;
 use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
 use boot::a53::{ExceptionFrame, resume_frame, run_on_stack};
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// The cores that run processes.
 pub const PROCESS_CORES: u8 = 0b1100;
+/// The cores whose tick ends the waits whose deadline passed ([`expire`], an exact tick client:
+/// `kernel::wire`): core 0, which also takes the interrupts that wake waits early, so that a
+/// wait is never ended both ways at once.
+pub const EXPIRY_CORES: u8 = 0b0001;
 /// Bytes at the top of a process core's stack kept for the frame (the idle loop runs below).
 const FRAME_ZONE: usize = 4096;
 
@@ -34,6 +38,11 @@ static SLICES: [Slice; CORES] = [const { Slice::new() }; CORES];
 /// Per slot: the running process is to end at its next exception ([`kill_running`]). An atomic
 /// beside the table, not in it: [`switch_point`] looks at it without the table's lock.
 static KILL: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
+/// Per core: the slot of the process it ran last (kept while it idles), for [`CHANGES`].
+static LAST_RAN: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
+/// How often a core started running a process other than the one it ran last: the registers
+/// that are a process's own (its whole frame: general, FP/SIMD, TPIDR_EL0) changed hands there.
+static CHANGES: AtomicU64 = AtomicU64::new(0);
 
 pub use super::state::Event;
 
@@ -53,9 +62,18 @@ fn set_running(core: usize, next: Option<Next>) {
     let (slot, interface) = next.map_or((NONE, NONE), |n| (n.slot, usize::from(n.interface)));
     CURRENT_INTERFACE[core].store(interface, Ordering::Release);
     CURRENT[core].store(slot, Ordering::Release);
-    if next.is_some() {
+    if let Some(next) = next {
         SLICES[core].restart();
+        if LAST_RAN[core].swap(next.slot, Ordering::Relaxed) != next.slot {
+            CHANGES.fetch_add(1, Ordering::Relaxed);
+        }
     }
+}
+
+/// How many times since boot a core started running a process other than the one it ran
+/// before (directly, or after idling): what the tests count to know processes shared a core.
+pub fn process_changes() -> u64 {
+    CHANGES.load(Ordering::Relaxed)
 }
 
 fn stack_top(core: usize) -> usize {
@@ -144,9 +162,9 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
         }
         switch
     };
-    let Switch::Leave { next, ended, timed } = switch else { return };
-    if timed {
-        crate::timer::needs_changed();
+    let Switch::Leave { next, ended, deadline } = switch else { return };
+    if let Some(deadline) = deadline {
+        crate::timer::needs_changed(EXPIRY_CORES, crate::timer::Need::At(deadline));
     }
     if let Some(ended) = ended {
         ended.finish();
@@ -206,13 +224,15 @@ pub fn on_tick() {
     SLICES[cpu::core_id()].tick();
 }
 
-/// The earliest deadline of a blocked process: when core 0's tick must run [`expire`].
+/// The earliest deadline of a blocked process: when the tick of [`EXPIRY_CORES`] must run
+/// [`expire`], to the counter tick.
 pub fn next_deadline() -> Option<u64> {
     TABLE.lock().next_deadline()
 }
 
-/// Core 0's tick: ends the waits whose deadline passed (a timed-out mailbox wait, a sleep). The
-/// subsystems hear of each first, without the table (a mailbox wait's interrupt is disarmed).
+/// The tick of [`EXPIRY_CORES`], at a tick or at a deadline: ends the waits whose deadline
+/// passed (a timed-out mailbox wait, a sleep). The subsystems hear of each first, without the
+/// table (a mailbox wait's interrupt is disarmed).
 pub fn expire(now: u64) {
     let expired = TABLE.lock().expired(now);
     for (slot, wait) in expired {

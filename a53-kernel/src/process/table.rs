@@ -571,6 +571,12 @@ pub(crate) mod tests {
         assert_eq!(t.run_queue.iter().copied().collect::<Vec<_>>(), [0], "runnable at once without RDMA");
         let p = t.slots[0].as_ref().unwrap();
         assert_eq!((p.frame.elr, p.argument, p.state, p.asid()), (IMAGE_BASE, 7, State::Runnable, 1));
+        let f = &p.frame;
+        assert_eq!(
+            (f.x, f.q, f.fpcr, f.fpsr, f.tpidr_el0),
+            ([0; 31], [0; 32], 0, 0, 0),
+            "it starts with nothing of another's"
+        );
         assert_eq!(node.forgotten.take(), [1], "the slot's ASID is forgotten before use");
         assert_eq!(t.pid_of(0).map(|pid| pid.node()), Some(3), "the PID names the node the table was given");
         assert_eq!(t.process(s.handle).map(|(slot, _)| slot), Some(0));

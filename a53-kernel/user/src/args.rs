@@ -391,3 +391,59 @@ pub mod socket_part {
         }
     }
 }
+
+/// `keep-registers`: the argument is the process's index (its values are its own); the rounds
+/// are shared with the test that counts the switches between the processes.
+pub mod keep_registers {
+    /// The rounds one process holds its registers across an act (a fifth each: a yield, a
+    /// sleep, a call, a spin, a forwarded access).
+    pub const ROUNDS: u64 = 200;
+}
+
+/// `short-waits`: which wait, 0 = SLEEP_US, 1 = WAIT_MIF on the process's empty mailbox
+/// interface (which times out); each of [`COUNT`](short_waits::COUNT) waits lasts
+/// [`US`](short_waits::US).
+pub mod short_waits {
+    /// The waits one run makes.
+    pub const COUNT: u64 = 50;
+    /// How long each is asked to last, in microseconds: a hundredth of a tick.
+    pub const US: u64 = 100;
+
+    // The program's status is the time all the waits took: at least COUNT x US microseconds,
+    // which is above every failure status (`README.md`, "Exit statuses").
+    const _: () = assert!(COUNT * US >= 0x1000);
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Wait {
+        Sleep,
+        Mailbox,
+    }
+
+    pub fn pack(wait: Wait) -> u64 {
+        match wait {
+            Wait::Sleep => 0,
+            Wait::Mailbox => 1,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Wait> {
+        match arg {
+            0 => Some(Wait::Sleep),
+            1 => Some(Wait::Mailbox),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn waits_round_trip() {
+            for wait in [Wait::Sleep, Wait::Mailbox] {
+                assert_eq!(unpack(pack(wait)), Some(wait));
+            }
+            assert_eq!(unpack(2), None);
+        }
+    }
+}

@@ -10,6 +10,8 @@
 //! - The seed's API as free functions over the process's client: [`read64`], [`cas64`],
 //!   [`alloc_shared`], [`remote_spawn`], [`notify`], ... (`api.rs`).
 //!
+//! - [`held`]: the registers a process owns beyond the general ones (FP/SIMD, TPIDR_EL0) and a
+//!   check that the kernel keeps them.
 //! - [`rdma`]: user-level RDMA on ordinary virtual addresses (write/read, transfer handles,
 //!   polling); [`unim`]: the seed's `unim_dma_*` calls over it (buffers, transfers, callbacks).
 //!
@@ -36,6 +38,7 @@ pub mod check;
 mod client;
 mod error;
 pub mod fuzz;
+pub mod held;
 mod hw;
 mod link;
 mod ops;

@@ -1,5 +1,6 @@
 //! The EL1 exception vector table. Every entry saves the complete interrupted context
-//! ([`ExceptionFrame`]: general registers, SP_EL0, ELR, SPSR and the whole FP/SIMD state) on
+//! ([`ExceptionFrame`]: general registers, SP_EL0, ELR, SPSR, the whole FP/SIMD state and
+//! TPIDR_EL0) on
 //! the current kernel stack and calls the kernel's
 //! `kernel_exception(frame: &mut ExceptionFrame, kind: ExceptionKind)`. Whatever the handler
 //! leaves in the frame is restored: a handler resumes elsewhere by changing `elr`, emulates a
@@ -15,7 +16,9 @@ const _: () = {
     assert!(offset_of!(ExceptionFrame, elr) == 256);
     assert!(offset_of!(ExceptionFrame, q) == 272);
     assert!(offset_of!(ExceptionFrame, fpcr) == 784);
-    assert!(FRAME_SIZE == 800 && FRAME_SIZE.is_multiple_of(16));
+    assert!(offset_of!(ExceptionFrame, fpsr) == 792);
+    assert!(offset_of!(ExceptionFrame, tpidr_el0) == 800);
+    assert!(FRAME_SIZE == 816 && FRAME_SIZE.is_multiple_of(16));
 };
 
 /// Which of the sixteen vectors was taken: the source (current EL with SP_EL0 or SP_ELx,
@@ -122,6 +125,11 @@ __exception_common:
     mrs     x4, fpsr
     str     x3, [sp, #784]
     str     x4, [sp, #792]
+    // Saved from EL1 too, where it still holds the process's value (the kernel never writes
+    // it): a nested exception restores what it found, and only a frame the scheduler put in
+    // place changes it.
+    mrs     x3, tpidr_el0
+    str     x3, [sp, #800]
     mov     x0, sp
     bl      kernel_exception
 
@@ -132,6 +140,8 @@ __exception_return:
     ldr     x4, [sp, #792]
     msr     fpcr, x3
     msr     fpsr, x4
+    ldr     x3, [sp, #800]
+    msr     tpidr_el0, x3
     ldp     q0, q1, [x2, #0]
     ldp     q2, q3, [x2, #32]
     ldp     q4, q5, [x2, #64]

@@ -40,8 +40,9 @@ pub enum Switch {
         next: Option<Next>,
         /// It ended: what is left to do once the table is let go (`Ended::finish`).
         ended: Option<Ended>,
-        /// It blocked with a deadline, which core 0's tick must now see (`timer::needs_changed`).
-        timed: bool,
+        /// It blocked with this deadline, which the tick that ends waits must now see
+        /// (`timer::needs_changed`).
+        deadline: Option<u64>,
     },
 }
 
@@ -76,7 +77,7 @@ impl<F: FrameSource> TableOf<F> {
         if event.keeps_core(!self.run_queue.is_empty()) {
             return Switch::Stay;
         }
-        let (mut ended, mut timed) = (None, false);
+        let (mut ended, mut until) = (None, None);
         match event {
             Event::Continue => return Switch::Stay,
             Event::Preempt | Event::Yield => {
@@ -97,7 +98,7 @@ impl<F: FrameSource> TableOf<F> {
                 }
                 p.frame = *frame;
                 p.state = State::Blocked { wait, deadline };
-                timed = deadline.is_some();
+                until = deadline;
             }
             Event::Exit(exit) => {
                 leave_space();
@@ -108,7 +109,7 @@ impl<F: FrameSource> TableOf<F> {
             *frame = *next_frame;
             next
         });
-        Switch::Leave { next, ended, timed }
+        Switch::Leave { next, ended, deadline: until }
     }
 
     /// Makes the blocked process in `slot` runnable, at the run queue's back. `result` (with
@@ -272,6 +273,27 @@ mod tests {
     }
 
     #[test]
+    fn the_thread_pointer_and_the_fp_simd_state_go_with_the_process_not_the_core() {
+        let (_node, mut t) = spawned(2);
+        let (a, mut frame) = run(&mut t, 2);
+        (frame.tpidr_el0, frame.q[8], frame.fpcr) = (0xa0, 0xa8 << 64, 1 << 22);
+        for event in [Event::Preempt, Event::Block { wait: Wait::Sleep, deadline: Some(9) }] {
+            assert_eq!(next_of(&trap(&mut t, a, &mut frame, event)), Some(1));
+            assert_eq!(
+                (frame.tpidr_el0, frame.q[8], frame.fpcr),
+                (0, 0, 0),
+                "the next one's own, a new process's zeros"
+            );
+            let saved = &t.slots[a].as_ref().unwrap().frame;
+            assert_eq!((saved.tpidr_el0, saved.q[8], saved.fpcr), (0xa0, 0xa8 << 64, 1 << 22));
+            // Process 1 yields the core back (after the sleep, once it is woken).
+            t.wake(a, Some(0));
+            assert_eq!(next_of(&trap(&mut t, 1, &mut frame, Event::Yield)), Some(a));
+            assert_eq!((frame.tpidr_el0, frame.q[8], frame.fpcr), (0xa0, 0xa8 << 64, 1 << 22), "its own again");
+        }
+    }
+
+    #[test]
     fn preemption_comes_when_the_slice_is_used_and_only_if_others_wait() {
         let slice = Slice::new();
         slice.restart();
@@ -295,7 +317,10 @@ mod tests {
         let (a, mut frame) = run(&mut t, 2);
         let (elr, block) = (frame.elr, Event::Block { wait: Wait::Mailbox, deadline: Some(100) });
         let s = trap(&mut t, a, &mut frame, block);
-        assert!(matches!(s, Switch::Leave { next: None, ended: None, timed: true }), "idle, and the tick must look");
+        assert!(
+            matches!(s, Switch::Leave { next: None, ended: None, deadline: Some(100) }),
+            "idle, and the tick must look"
+        );
         assert_eq!(t.next_deadline(), Some(100));
         assert!(t.expired(99).is_empty());
         assert_eq!(&t.expired(100)[..], [(a, Wait::Mailbox)]);
@@ -335,7 +360,7 @@ mod tests {
         let s = trap(&mut t, 1, &mut frame, Event::Block { wait: Wait::Cq, deadline: None });
         assert_eq!(next_of(&s), Some(a));
         let s = trap(&mut t, a, &mut frame, Event::Block { wait: Wait::Cq, deadline: None });
-        assert!(matches!(s, Switch::Leave { next: None, timed: false, .. }));
+        assert!(matches!(s, Switch::Leave { next: None, deadline: None, .. }));
         assert!(matches!(state(&t, a), State::Blocked { wait: Wait::Cq, .. }));
         // Now the wake-up finds it blocked, for what it wants: it wakes, and the call runs again.
         assert!(!t.wake_waiter(a, |w| w == Wait::Mailbox), "not what it waits for");
@@ -383,7 +408,7 @@ mod tests {
         assert!(ended.teardown.is_none());
         assert_eq!(t.reap(u64::from(ended.process.domain)), Some(Exit::Killed));
         let s = t.switch(1, 2, &mut frame, Event::Exit(Exit::Status(3)), || false, || {});
-        assert!(matches!(s, Switch::Leave { next: None, ended: Some(_), timed: false }), "nothing left: idle");
+        assert!(matches!(s, Switch::Leave { next: None, ended: Some(_), deadline: None }), "nothing left: idle");
         assert_eq!(state(&t, 1), State::Exited(Exit::Status(3)));
         drop(t);
         assert_eq!(node.arena.used(), 0);

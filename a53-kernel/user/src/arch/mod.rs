@@ -1,7 +1,11 @@
-//! The EL0 side of the machine: the entry point of a program and the `svc` instruction. Only
-//! on the target; host builds of the library have no kernel (`sys` answers `NoSuchCall`).
+//! The EL0 side of the machine: the entry point of a program, the `svc` instruction, and the
+//! registers held across a switch (`held`). Only on the target; host builds of the library
+//! have no kernel (`sys` answers `NoSuchCall`).
 
 use proto::syscall::nr;
+
+#[cfg(feature = "image")]
+pub(crate) mod held;
 
 // Only in the programs: the kernel links this crate for `args` and has its own entry and
 // panic handler.

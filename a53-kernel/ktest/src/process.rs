@@ -1,0 +1,78 @@
+//! Processes on the process cores: what each keeps of its own when they take turns, and how
+//! close to its deadline a short wait ends. Each test runs user programs and judges them by
+//! their exit, and by the kernel's count of switches where that is what makes the test mean
+//! something.
+
+use crate::ensure;
+use crate::gsas::{finish, judge, result_of};
+use crate::testkit::{Test, TestResult};
+use a53_kernel::process::table::Reap;
+use a53_kernel::process::{lifecycle, scheduler};
+use alloc::vec::Vec;
+use unimem_user::args::{keep_registers, short_waits};
+
+pub const TESTS: &[Test] = &[
+    Test::new(
+        "process",
+        "tpidr_el0_fpcr_fpsr_and_the_simd_registers_stay_with_each_process_across_every_kind_of_switch",
+        registers,
+    ),
+    Test::new("process", "a_sleep_of_a_hundredth_of_a_tick_ends_near_its_deadline", sleeps),
+    Test::new("process", "a_mailbox_wait_of_a_hundredth_of_a_tick_times_out_near_its_deadline", mailbox_waits),
+];
+
+/// Copies of `keep-registers` at once: twice the process cores, so that they must take turns.
+const KEEPERS: u64 = 4;
+
+/// Seconds the programs may take (a few hundred milliseconds of QEMU each, unloaded).
+const SECONDS: u64 = 60;
+
+/// Every copy of `keep-registers` found its values after every act, and the cores went from one
+/// copy to another often enough for that to mean something: a process switch leaves the last
+/// process's TPIDR_EL0 in the register unless the kernel keeps it with the process.
+fn registers() -> TestResult {
+    let before = scheduler::process_changes();
+    let handles: Vec<_> = (0..KEEPERS)
+        .map(|index| lifecycle::spawn("keep-registers", Some(index), Reap::Wait))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "cannot spawn keep-registers")?;
+    // Every copy is waited for, so that none runs on into the next test; the first failure
+    // is the result.
+    let results: Vec<TestResult> =
+        handles.into_iter().map(|h| judge("keep-registers", finish(h, SECONDS)?, 0)).collect();
+    results.into_iter().collect::<TestResult>()?;
+    let changes = scheduler::process_changes() - before;
+    defmt::println!("the process cores went from one copy to another {=u64} times", changes);
+    // Each yield and sleep of a copy can hand its core to another, and those are two fifths of
+    // every copy's rounds: a quarter of one copy's rounds is far below what they give.
+    ensure(changes >= keep_registers::ROUNDS / 4, "the copies hardly took turns: nothing was tested")
+}
+
+/// The time `short-waits` took for its waits, judged: each lasted at least what it asked for
+/// (the program checks), and all of them far less than they would if each ended at the next
+/// tick of 10 ms (about 0.5 s in all), with room for a loaded host.
+fn waits(wait: short_waits::Wait) -> TestResult {
+    /// Fifty times what the waits ask for (they take 15 to 40 ms on an unloaded host), half of
+    /// what they take when each ends at the next tick.
+    const BOUND_US: u64 = 250_000;
+    match result_of("short-waits", short_waits::pack(wait))? {
+        total if total >= short_waits::COUNT * short_waits::US => {
+            defmt::println!("{=u64} waits of {=u64} us took {=u64} us", short_waits::COUNT, short_waits::US, total);
+            ensure(total < BOUND_US, "the waits took as long as if each ended at a tick")
+        }
+        1 => Err("a wait ended before its deadline"),
+        2 => Err("WAIT_MIF on an empty interface ended otherwise than by timing out"),
+        status => {
+            defmt::println!("short-waits exited with {=u64:#x}", status);
+            Err("short-waits failed")
+        }
+    }
+}
+
+fn sleeps() -> TestResult {
+    waits(short_waits::Wait::Sleep)
+}
+
+fn mailbox_waits() -> TestResult {
+    waits(short_waits::Wait::Mailbox)
+}
