@@ -17,11 +17,16 @@ pub const TESTS: &[Test] = &[
         "tpidr_el0_fpcr_fpsr_and_the_simd_registers_stay_with_each_process_across_every_kind_of_switch",
         registers,
     ),
+    Test::new(
+        "process",
+        "c_programs_keep_their_thread_local_storage_rounding_mode_and_fp_values_while_taking_turns",
+        c_context,
+    ),
     Test::new("process", "a_sleep_of_a_hundredth_of_a_tick_ends_near_its_deadline", sleeps),
     Test::new("process", "a_mailbox_wait_of_a_hundredth_of_a_tick_times_out_near_its_deadline", mailbox_waits),
 ];
 
-/// Copies of `keep-registers` at once: twice the process cores, so that they must take turns.
+/// Copies at once: twice the process cores, so that they must take turns.
 const KEEPERS: u64 = 4;
 
 /// Seconds the programs may take (a few hundred milliseconds of QEMU each, unloaded).
@@ -31,21 +36,33 @@ const SECONDS: u64 = 60;
 /// copy to another often enough for that to mean something: a process switch leaves the last
 /// process's TPIDR_EL0 in the register unless the kernel keeps it with the process.
 fn registers() -> TestResult {
-    let before = scheduler::process_changes();
-    let handles: Vec<_> = (0..KEEPERS)
-        .map(|index| lifecycle::spawn("keep-registers", Some(index), Reap::Wait))
-        .collect::<Result<_, _>>()
-        .map_err(|_| "cannot spawn keep-registers")?;
-    // Every copy is waited for, so that none runs on into the next test; the first failure
-    // is the result.
-    let results: Vec<TestResult> =
-        handles.into_iter().map(|h| judge("keep-registers", finish(h, SECONDS)?, 0)).collect();
-    results.into_iter().collect::<TestResult>()?;
-    let changes = scheduler::process_changes() - before;
-    defmt::println!("the process cores went from one copy to another {=u64} times", changes);
     // Each yield and sleep of a copy can hand its core to another, and those are two fifths of
     // every copy's rounds: a quarter of one copy's rounds is far below what they give.
-    ensure(changes >= keep_registers::ROUNDS / 4, "the copies hardly took turns: nothing was tested")
+    take_turns("keep-registers", keep_registers::ROUNDS / 4)
+}
+
+/// The C twin of [`registers`]: copies of `c-keep-context` (its rounds' steps all yield) each
+/// keep their TLS block, rounding mode and register-held doubles while they take turns.
+fn c_context() -> TestResult {
+    // 100 rounds of 20 yields per copy: a hundred changes is far below what they give.
+    take_turns("c-keep-context", 100)
+}
+
+/// Runs [`KEEPERS`] copies of `name` at once (thread argument: the copy's index), expects each
+/// to exit 0, and at least `changes` switches of a process core from one copy to another.
+fn take_turns(name: &str, changes: u64) -> TestResult {
+    let before = scheduler::process_changes();
+    let handles: Vec<_> = (0..KEEPERS)
+        .map(|index| lifecycle::spawn(name, Some(index), Reap::Wait))
+        .collect::<Result<_, _>>()
+        .map_err(|_| "cannot spawn the copies")?;
+    // Every copy is waited for, so that none runs on into the next test; the first failure
+    // is the result.
+    let results: Vec<TestResult> = handles.into_iter().map(|h| judge(name, finish(h, SECONDS)?, 0)).collect();
+    results.into_iter().collect::<TestResult>()?;
+    let made = scheduler::process_changes() - before;
+    defmt::println!("the process cores went from one copy of {=str} to another {=u64} times", name, made);
+    ensure(made >= changes, "the copies hardly took turns: nothing was tested")
 }
 
 /// The time `short-waits` took for its waits, judged: each lasted at least what it asked for
