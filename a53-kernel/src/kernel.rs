@@ -33,9 +33,9 @@ pub struct BootReport {
     pub rpu_firmware: Option<u32>,
 }
 
-/// Boot core: the devices, console, heap, kernel map, interrupts, tick, the other cores, the
-/// RPU. Each device goes to its owner here (`devices`). Each step that can fail on a given
-/// machine (PSCI, the RPU) is reported and the boot goes on.
+/// Boot core: the devices, console, heap, kernel map, the program store, interrupts, tick, the
+/// other cores, the RPU. Each device goes to its owner here (`devices`). Each step that can fail
+/// on a given machine (the program store, PSCI, the RPU) is reported and the boot goes on.
 pub fn init_boot_core(entry_el: u64) -> BootReport {
     ENTRY_EL.store(entry_el as u8, Ordering::Relaxed);
     let Some(devices) = Devices::take() else { panic!("the kernel booted twice") };
@@ -51,6 +51,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
     if let Err(e) = mmu::init_kernel_map() {
         panic!("cannot build the kernel map: {:?}", e);
     }
+    report_programs();
     irq::init_boot_core(gic);
     forward::init(platform);
     wire();
@@ -154,6 +155,15 @@ fn wire() {
     hooks::on_wait_expired(gsas_node::wait_expired).expect(FULL);
     hooks::set_pd_resources(rdma_node::pd_resources()).expect("wired once");
     rdma_node::on_kernel_completions(proto::socket::SOCKET_PD, socket_node::on_completions).expect(FULL);
+}
+
+/// Checks the program store the loader placed (`process::images`) and says in one line what the
+/// node can run. A store that is missing or refused leaves the node without programs, not down.
+fn report_programs() {
+    match crate::process::images::init() {
+        Ok(store) => defmt::info!("program store: {=usize} programs, {=usize} bytes", store.count(), store.len()),
+        Err(e) => defmt::warn!("program store refused: {}; this node has no programs", defmt::Debug2Format(&e)),
+    }
 }
 
 fn report_identity() {

@@ -16,7 +16,8 @@ fn main() {
         println!("cargo:rustc-link-search={}", out.display());
         println!("cargo:rustc-link-search={}", link.display());
         println!("cargo:rustc-link-arg-bins=-Tunimem-user.ld");
-        // Segments at 4 KiB file alignment, not lld's 64 KiB: the kernel embeds every program.
+        // Segments at 4 KiB file alignment, not lld's 64 KiB: every program goes into the
+        // program store, whose room is bounded (docs/hw/program-store.md).
         println!("cargo:rustc-link-arg-bins=-zmax-page-size=4096");
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -17,6 +17,9 @@
 //!             | PLDMA area: engine rings,   |  shared with the R5 and the PLDMA engine,
 //!             | per-PD RDMA queue sets      |  uncached on both sides (docs/hw/pldma.md)
 //! 0x0520_0000 +-----------------------------+
+//!             | program store               |  the user programs, placed by the loader
+//!             |                             |  (docs/hw/program-store.md)
+//! 0x0720_0000 +-----------------------------+
 //!             | page frames                 |  processes, page tables, shared pages
 //!    DDR end  +-----------------------------+
 //! ```
@@ -49,6 +52,9 @@ pub struct DdrLayout {
     pub kernel_image_max: u64,
     pub heap: u64,
     pub heap_size: u64,
+    /// The program store's region (`proto::store`): the loader places the store at its start.
+    pub program_store: u64,
+    pub program_store_size: u64,
     pub frames: u64,
     pub frames_end: u64,
 }
@@ -83,6 +89,13 @@ pub const PLDMA_RINGS: u64 = PLDMA_AREA_BASE;
 pub const PLDMA_QUEUES: u64 = PLDMA_AREA_BASE + 0x0010_0000;
 pub const PLDMA_QUEUES_SIZE: u64 = 0x0010_0000;
 
+/// The program store (`docs/hw/program-store.md`): the user programs, outside the kernel image,
+/// in one block that QEMU's loader or a BOOT.bin data partition places here and the kernel reads
+/// through its linear map. 32 MiB is some 30 times what the Rust programs take today, with room
+/// for C programs and test suites.
+pub const PROGRAM_STORE_BASE: u64 = PLDMA_AREA_BASE + PLDMA_AREA_SIZE;
+pub const PROGRAM_STORE_SIZE: u64 = 32 << 20;
+
 /// Low DDR of a 2 GiB node (`-m 2G` in QEMU; the QFDB has 4 GiB per MPSoC, of which the low
 /// 2 GiB sit here and the rest above 0x8_0000_0000).
 pub const DDR_LOW_END: u64 = 0x8000_0000;
@@ -92,7 +105,9 @@ pub const DDR_LAYOUT: DdrLayout = DdrLayout {
     kernel_image_max: 0x00c0_0000,
     heap: 0x0100_0000,
     heap_size: 0x0400_0000,
-    frames: PLDMA_AREA_BASE + PLDMA_AREA_SIZE,
+    program_store: PROGRAM_STORE_BASE,
+    program_store_size: PROGRAM_STORE_SIZE,
+    frames: PROGRAM_STORE_BASE + PROGRAM_STORE_SIZE,
     frames_end: DDR_LOW_END,
 };
 
@@ -109,3 +124,9 @@ const _: () = assert!(TEST_BUFFER + TEST_BUFFER_SIZE <= PLATFORM_BASE + PLATFORM
 const _: () = assert!(DDR_LAYOUT.heap + DDR_LAYOUT.heap_size <= PLDMA_AREA_BASE);
 const _: () = assert!(PLDMA_AREA_SIZE.is_power_of_two() && PLDMA_AREA_BASE.is_multiple_of(PLDMA_AREA_SIZE));
 const _: () = assert!(PLDMA_QUEUES + PLDMA_QUEUES_SIZE == PLDMA_AREA_BASE + PLDMA_AREA_SIZE);
+// The program store has its region to itself, between the PLDMA area and the frames, in whole
+// 2 MiB blocks of the kernel's linear map; its size fits the store's 32-bit lengths.
+const _: () = assert!(PLDMA_AREA_BASE + PLDMA_AREA_SIZE <= DDR_LAYOUT.program_store);
+const _: () = assert!(DDR_LAYOUT.program_store + DDR_LAYOUT.program_store_size <= DDR_LAYOUT.frames);
+const _: () = assert!(DDR_LAYOUT.program_store.is_multiple_of(2 << 20) && PROGRAM_STORE_SIZE.is_multiple_of(2 << 20));
+const _: () = assert!(PROGRAM_STORE_SIZE <= u32::MAX as u64);

@@ -27,6 +27,11 @@ fn check_board<B: Board>() {
     let d = B::DDR_LAYOUT;
     assert!(d.kernel_image + d.kernel_image_max <= d.heap);
     assert!(d.heap + d.heap_size <= d.frames);
+    // The program store is a region of its own: the kernel maps it, nothing allocates from it.
+    let store = a53_region(d.program_store);
+    assert_eq!((store.name, store.base, store.size), ("program-store", d.program_store, d.program_store_size));
+    assert_eq!(store.kind, RegionKind::Ram, "{}: the kernel reads the store cached", B::NAME);
+    assert!(d.heap + d.heap_size <= d.program_store && d.program_store + d.program_store_size <= d.frames);
     assert!(d.frames < d.frames_end);
     for addr in [d.kernel_image, d.heap, d.frames, d.frames_end - 1] {
         assert_eq!(a53_region(addr).kind, RegionKind::Ram, "{}: {addr:#x}", B::NAME);
@@ -86,4 +91,19 @@ fn ranges_of_merges_touching_regions_and_agrees_with_the_table() {
     let none: [(u64, u64); 2] = crate::ranges_of(Qfdb::A53_MEMORY, RegionKind::Forwarded);
     assert_eq!(none, [(0, 0); 2], "the QFDB forwards nothing");
     assert!(!crate::in_ranges(&none, 0), "an unused entry holds no address");
+}
+
+/// `docs/hw/program-store.md` and `docs/hw/memory-map.md` give the store's region as the layout
+/// has it.
+#[test]
+fn the_docs_place_the_program_store_where_the_layout_does() {
+    use crate::layout::{PROGRAM_STORE_BASE, PROGRAM_STORE_SIZE};
+    let grouped = |v: u64| format!("0x{:04x}_{:04x}", v >> 16, v & 0xffff);
+    let range = format!("`{} - {}`", grouped(PROGRAM_STORE_BASE), grouped(PROGRAM_STORE_BASE + PROGRAM_STORE_SIZE - 1));
+    let size = format!("({} MiB", PROGRAM_STORE_SIZE >> 20);
+    let store = include_str!("../../docs/hw/program-store.md");
+    assert!(store.contains(&range) && store.contains(&size), "program-store.md: {range} {size}");
+    assert!(store.contains(&format!("addr={PROGRAM_STORE_BASE:#x},")), "program-store.md: the loader's address");
+    let map = include_str!("../../docs/hw/memory-map.md");
+    assert!(map.contains(&format!("| {range} | program store")), "memory-map.md: {range}");
 }

@@ -33,13 +33,14 @@ pub const GIC_CPU_INTERFACE: u64 = 0xf902_0000;
 /// The A53's physical map, sorted by address. `pl` is how the PL windows, the SMMU, the global
 /// window and the APU's IPI channel (the R5's doorbell, which QEMU's RPU cannot receive) are
 /// reached: `Device` on the board, `Forwarded` where they are emulated.
-pub const fn a53_memory(pl: RegionKind) -> [Region; 17] {
+pub const fn a53_memory(pl: RegionKind) -> [Region; 18] {
     [
         Region::new("r5-image", 0, SHARED_BASE, Ram),
         Region::new("shared", SHARED_BASE, SHARED_SIZE, SharedUncached),
         Region::new("platform", PLATFORM_BASE, PLATFORM_SIZE, SharedUncached),
         Region::new("ddr", DDR_LAYOUT.kernel_image, layout::PLDMA_AREA_BASE - DDR_LAYOUT.kernel_image, Ram),
         Region::new("pldma", layout::PLDMA_AREA_BASE, layout::PLDMA_AREA_SIZE, SharedUncached),
+        Region::new("program-store", DDR_LAYOUT.program_store, DDR_LAYOUT.program_store_size, Ram),
         Region::new("frames", DDR_LAYOUT.frames, layout::DDR_LOW_END - DDR_LAYOUT.frames, Ram),
         Region::new("pl-hpm0-lpd", 0x8000_0000, 0x2000_0000, pl),
         Region::new("pl-hpm0-fpd", 0xa000_0000, 0x1000_0000, pl),

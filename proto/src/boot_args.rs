@@ -10,13 +10,11 @@
 //!
 //! The checksum keeps stale DDR contents from being taken for arguments on hardware.
 
+use crate::checksum::fnv1a;
+
 pub const MAGIC: u32 = 0x4752_4142;
 pub const HEADER_SIZE: usize = 12;
 pub const MAX_TEXT: usize = 4096 - HEADER_SIZE;
-
-pub fn fnv1a(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193))
-}
 
 /// Encodes `text` into the block the loader places (host side).
 pub fn encode(text: &str, out: &mut [u8]) -> Option<usize> {

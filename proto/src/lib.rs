@@ -14,6 +14,9 @@
 //!   (`docs/hw/forwarding.md`). Shared memory, not a register block: guest and host exchange
 //!   requests in it, so it is a protocol like the rings;
 //! - [`boot_args`]: what the loader hands the kernel (`docs/hw/boot-args.md`);
+//! - [`store`]: the program store, the user programs the loader places beside the kernel and
+//!   the kernel finds by name (`docs/hw/program-store.md`); [`checksum`] is the two blocks'
+//!   checksum;
 //! - [`rand`]: the deterministic generator the fuzzers on both sides of these formats share;
 //! - [`rdma`]: user-level RDMA's queues (process and R5), the engine's rings (R5 and engine), and
 //!   the RDMA requests of the A53/R5 ring (`docs/hw/pldma.md`).
@@ -23,6 +26,7 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod boot_args;
+pub mod checksum;
 pub mod forward;
 pub mod gsas;
 pub mod ipc;
@@ -30,5 +34,6 @@ pub mod r5_sleep;
 pub mod rand;
 pub mod rdma;
 pub mod socket;
+pub mod store;
 pub mod syscall;
 pub mod trace_ring;

@@ -37,6 +37,9 @@ pub struct NodeSpec {
     /// The R5 image; without one the node has only the four A53s.
     pub r5: Option<PathBuf>,
     pub boot_args: Option<String>,
+    /// The program store (`docs/hw/program-store.md`), loaded raw at the board's
+    /// `DDR_LAYOUT.program_store`; without one the node has no programs to run.
+    pub program_store: Option<PathBuf>,
     /// Enter the kernel at EL2 (`virtualization=on`), as under ATF on hardware.
     pub virtualization: bool,
     pub gdb_port: Option<u16>,
@@ -183,6 +186,7 @@ impl Node {
             r5_console_socket: spec.r5.is_some().then_some(r5_console_path.as_path()),
             boot_args_file: boot_args_file.as_deref(),
             boot_args_addr: QemuBoard::BOOT_ARGS.expect("the QEMU board has boot arguments"),
+            program_store_addr: QemuBoard::DDR_LAYOUT.program_store,
         };
         let log_path = dir.join("qemu.log");
         let log = std::fs::File::create(&log_path).map_err(io(n, "log file"))?;

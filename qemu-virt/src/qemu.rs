@@ -51,6 +51,8 @@ pub struct CommandParts<'a> {
     pub r5_console_socket: Option<&'a Path>,
     pub boot_args_file: Option<&'a Path>,
     pub boot_args_addr: u64,
+    /// Where the node's program store goes (`NodeSpec::program_store`).
+    pub program_store_addr: u64,
 }
 
 /// Builds the arguments for one node (without the binary).
@@ -113,6 +115,10 @@ pub fn node_args(spec: &crate::NodeSpec, parts: &CommandParts<'_>) -> Vec<String
         args.push("-device".into());
         args.push(format!("loader,file={},addr={:#x},force-raw=on", file.display(), parts.boot_args_addr));
     }
+    if let Some(store) = &spec.program_store {
+        args.push("-device".into());
+        args.push(format!("loader,file={},addr={:#x},force-raw=on", store.display(), parts.program_store_addr));
+    }
     if let Some(port) = spec.gdb_port {
         args.push("-gdb".into());
         args.push(format!("tcp::{port}"));
@@ -131,5 +137,32 @@ mod tests {
         assert_eq!(parse_version("QEMU emulator version 7.2.15"), Some((7, 2)));
         assert_eq!(parse_version("something else"), None);
         assert!((7, 2) < MIN_VERSION && (10, 0) == MIN_VERSION);
+    }
+
+    /// The store is loaded raw at the board's region, as `docs/hw/program-store.md` shows it.
+    #[test]
+    fn a_node_loads_its_program_store_at_the_boards_region() {
+        use board::Board as _;
+        let path = |p: &str| std::path::PathBuf::from(p);
+        let (memory, socket) = (path("/dev/shm/ram"), path("/tmp/s"));
+        let parts = CommandParts {
+            memory_file: &memory,
+            uart0_socket: &socket,
+            uart1_socket: &socket,
+            qmp_socket: &socket,
+            r5_console_socket: None,
+            boot_args_file: None,
+            boot_args_addr: 0,
+            program_store_addr: board::zcu102_qemu::Zcu102Qemu::DDR_LAYOUT.program_store,
+        };
+        let mut spec = crate::NodeSpec { kernel: path("/k"), ..Default::default() };
+        let loaders = |spec: &crate::NodeSpec| {
+            node_args(spec, &parts).into_iter().filter(|a| a.contains("program-store")).collect::<Vec<_>>()
+        };
+        assert!(loaders(&spec).is_empty(), "no store given, none loaded");
+        spec.program_store = Some(path("/t/program-store.bin"));
+        let expected =
+            format!("loader,file=/t/program-store.bin,addr={:#x},force-raw=on", board::layout::PROGRAM_STORE_BASE);
+        assert_eq!(loaders(&spec), [expected]);
     }
 }

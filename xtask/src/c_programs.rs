@@ -4,7 +4,7 @@
 //! Those kept in the repository (`a53-kernel/user/c-programs/NAME.c`) are built with the Rust
 //! programs; `cargo xtask run prog.c` adds its own for that invocation.
 
-use crate::images::{Options, workspace_root};
+use crate::images::{self, Options, workspace_root};
 use crate::setup::{C_COMPILER, PICOLIBC_SPECS};
 use anyhow::{Context, bail};
 use std::path::{Path, PathBuf};
@@ -74,34 +74,34 @@ pub fn all() -> anyhow::Result<Vec<CProgram>> {
     Ok(programs)
 }
 
-/// Compiles the repository's C programs and this invocation's into `dir` (one ELF per program,
-/// named after it, replaced only when its bytes change), linked with the C library
-/// (`c_lib::build_c_lib`); returns their names. A name that a program in `taken` has already
-/// is refused.
-pub fn build_into(dir: &Path, opts: Options, taken: &[String]) -> anyhow::Result<Vec<String>> {
+/// Compiles the repository's C programs and this invocation's (each replaced only when its bytes
+/// change), linked with the C library (`c_lib::build_c_lib`); returns each one's name and ELF
+/// file, for the program store. A name that a program in `taken` has already is refused.
+pub fn build(opts: Options, taken: &[String]) -> anyhow::Result<Vec<(String, PathBuf)>> {
     let programs = all()?;
     if programs.is_empty() {
         return Ok(Vec::new());
     }
     crate::setup::ensure_c_toolchain()?;
     let lib = crate::c_lib::build_c_lib(opts)?;
-    let scratch = dir.parent().unwrap_or(dir).join("c-link");
+    let dir = images::a53_target_dir(opts).join(images::A53_TARGET).join("c-programs");
+    let scratch = dir.join("link");
     std::fs::create_dir_all(&scratch)?;
     std::fs::write(scratch.join("unimem-user-memory.ld"), memory_script())?;
-    let mut names: Vec<String> = Vec::new();
+    let mut built: Vec<(String, PathBuf)> = Vec::new();
     for program in &programs {
-        if taken.contains(&program.name) || names.contains(&program.name) {
+        if taken.contains(&program.name) || built.iter().any(|(name, _)| *name == program.name) {
             bail!("C program `{}`: another program has that name", program.name);
         }
-        let built = scratch.join(&program.name);
-        compile(program, &built, &lib, &scratch)?;
-        let (bytes, out) = (std::fs::read(&built)?, dir.join(&program.name));
+        let fresh = scratch.join(&program.name);
+        compile(program, &fresh, &lib, &scratch)?;
+        let (bytes, out) = (std::fs::read(&fresh)?, dir.join(&program.name));
         if std::fs::read(&out).ok().as_ref() != Some(&bytes) {
             std::fs::write(&out, &bytes)?;
         }
-        names.push(program.name.clone());
+        built.push((program.name.clone(), out));
     }
-    Ok(names)
+    Ok(built)
 }
 
 /// The layout constants the linker script includes (`proto::syscall::layout`, one source).

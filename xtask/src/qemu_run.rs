@@ -13,7 +13,7 @@ use qemu_virt::{Cluster, ClusterSpec, Event, LinkConfig, NodeSpec, Source};
 use std::io::{IsTerminal, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -91,29 +91,46 @@ fn print_gdb_help(images: &images::Images, nodes: usize) {
     println!("The A53 cluster is inferior 1 (threads 1-4), the RPU inferior 2. `continue` starts the node.");
 }
 
-/// The node specs of a cluster running one image, each node with its own boot arguments.
-pub fn node_specs_with(kernel: &std::path::Path, r5: Option<&std::path::Path>, boot_args: &[String]) -> Vec<NodeSpec> {
+/// What every node of a run loads: an A53 image (the kernel or the test image), the R5's (none:
+/// the node has the A53s alone) and the program store.
+#[derive(Clone, Copy, Debug)]
+pub struct Load<'a> {
+    pub kernel: &'a Path,
+    pub r5: Option<&'a Path>,
+    pub store: &'a Path,
+}
+
+impl<'a> Load<'a> {
+    /// The kernel image with the R5 firmware.
+    pub fn kernel(images: &'a images::Images) -> Self {
+        Self { kernel: &images.kernel, r5: Some(&images.r5), store: &images.store }
+    }
+
+    /// The test image, with the R5 firmware or without.
+    pub fn ktest(images: &'a images::Images, r5: bool) -> Self {
+        Self { kernel: &images.ktest, r5: r5.then_some(images.r5.as_path()), store: &images.store }
+    }
+}
+
+/// The node specs of a cluster where every node loads `load`, each with its own boot arguments.
+pub fn node_specs_with(load: Load<'_>, boot_args: &[String]) -> Vec<NodeSpec> {
     boot_args
         .iter()
         .enumerate()
         .map(|(index, args)| NodeSpec {
             index,
-            kernel: kernel.to_path_buf(),
-            r5: r5.map(std::path::Path::to_path_buf),
+            kernel: load.kernel.to_path_buf(),
+            r5: load.r5.map(Path::to_path_buf),
+            program_store: Some(load.store.to_path_buf()),
             boot_args: Some(args.trim().to_string()),
             ..NodeSpec::default()
         })
         .collect()
 }
 
-/// The node specs of a cluster running one image with the same boot arguments everywhere.
-pub fn node_specs(
-    nodes: usize,
-    kernel: &std::path::Path,
-    r5: Option<&std::path::Path>,
-    boot_args: &str,
-) -> Vec<NodeSpec> {
-    node_specs_with(kernel, r5, &vec![boot_args.to_string(); nodes])
+/// The node specs of a cluster where every node loads `load`, with the same boot arguments.
+pub fn node_specs(nodes: usize, load: Load<'_>, boot_args: &str) -> Vec<NodeSpec> {
+    node_specs_with(load, &vec![boot_args.to_string(); nodes])
 }
 
 pub fn check_nodes(nodes: usize) -> anyhow::Result<()> {
@@ -237,7 +254,7 @@ impl Session<'_> {
         let stop = stop_flag()?;
         let dir = RuntimeDir::new("qemu")?;
         let (tx, rx) = mpsc::channel();
-        let mut nodes = node_specs_with(&images.kernel, Some(&images.r5), &self.boot_args);
+        let mut nodes = node_specs_with(Load::kernel(&images), &self.boot_args);
         if self.gdb {
             for node in &mut nodes {
                 node.gdb_port = Some(GDB_BASE_PORT + node.index as u16);

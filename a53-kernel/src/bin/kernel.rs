@@ -33,6 +33,10 @@ fn demo(report: &BootReport) -> Stop {
         ok &= ping_r5();
     }
     show_heap();
+    if a53_kernel::process::images::names().next().is_none() {
+        defmt::error!("no programs to run: the program store was refused or holds none (see the boot line)");
+        return Stop::Failure;
+    }
     // Two user processes: `hello`, then `alloc-free`, which allocates and frees shared pages on
     // every node through the nodes' atomic services.
     for program in ["hello", "alloc-free"] {
@@ -121,7 +125,11 @@ fn run_from_console() {
 }
 
 fn list_programs() {
-    for name in a53_kernel::process::images::names() {
+    let mut names = a53_kernel::process::images::names().peekable();
+    if names.peek().is_none() {
+        defmt::println!("no programs: the program store was refused or holds none (see the boot line)");
+    }
+    for name in names {
         defmt::println!("  {=str}", name);
     }
 }

@@ -1,5 +1,5 @@
 //! Starting and ending processes on this node: the node's process table behind its lock, the
-//! spawn's environment (the embedded programs, the kernel's frames, the RDMA subsystem's
+//! spawn's environment (the program store, the kernel's frames, the RDMA subsystem's
 //! resources), RDMA set-up and tear-down around the table's decisions, kill and wait.
 
 use super::hooks;
@@ -29,7 +29,7 @@ pub fn spawn_with_args(name: &str, argument: Option<u64>, args: &[u8], reap: Rea
 /// RDMA runs it without), and wakes a process core.
 pub fn launch(launch: &Launch<'_>) -> Result<Handle, SpawnError> {
     let env = SpawnEnv {
-        image: super::images::IMAGES.iter().find(|(n, _)| *n == launch.name).copied(),
+        image: super::images::named(launch.name),
         frames: KernelFrames,
         share: pd_share(),
         device_pages: Board::FORWARDING.is_none(),

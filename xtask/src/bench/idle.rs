@@ -5,7 +5,7 @@
 
 use crate::host_cpu::{Kind, Snapshot, cpus};
 use crate::images::Images;
-use crate::qemu_run::{RuntimeDir, node_specs};
+use crate::qemu_run::{Load, RuntimeDir, node_specs};
 use anyhow::Context;
 use qemu_virt::{Cluster, ClusterSpec, Event};
 use std::collections::HashMap;
@@ -59,8 +59,7 @@ impl IdleShares {
 pub fn measure(qemu: &Path, images: &Images, nodes: usize, interval: Duration) -> anyhow::Result<IdleShares> {
     let dir = RuntimeDir::new("idle")?;
     let (tx, rx) = mpsc::channel();
-    let spec =
-        ClusterSpec { nodes: node_specs(nodes, &images.kernel, Some(&images.r5), "serve"), ..ClusterSpec::default() };
+    let spec = ClusterSpec { nodes: node_specs(nodes, Load::kernel(images), "serve"), ..ClusterSpec::default() };
     let cluster = Cluster::start(&spec, qemu, &dir.0, tx)?;
     let mut waiting: Vec<bool> = vec![true; nodes];
     let give_up = Instant::now() + BOOT_TIMEOUT;

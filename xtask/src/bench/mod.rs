@@ -4,7 +4,7 @@
 mod figures;
 pub mod idle;
 
-use crate::qemu_run::{RuntimeDir, node_specs};
+use crate::qemu_run::{Load, RuntimeDir, node_specs};
 use crate::{images, setup};
 use anyhow::{Context, bail};
 use qemu_virt::{Cluster, ClusterSpec, Event, NodeSpec};
@@ -24,7 +24,7 @@ struct Bench<'a> {
 impl Bench<'_> {
     /// Runs the test image on `nodes` nodes (with the R5) and `boot_args`.
     fn run_image(&self, nodes: usize, boot_args: &str) -> anyhow::Result<(Vec<String>, Duration)> {
-        self.run_nodes(node_specs(nodes, &self.images.ktest, Some(&self.images.r5), boot_args))
+        self.run_nodes(node_specs(nodes, Load::ktest(self.images, true), boot_args))
     }
 
     /// Runs the nodes to their end; returns every `bench ...` line (without the prefix) and
@@ -120,11 +120,8 @@ pub fn soak_rdma(transfers: u64, link: Option<qemu_virt::LinkConfig>, release: b
     let images = images::build_all(images::Options { release, qfdb: false })?;
     let args = format!("cluster cluster-only rdma-stress cluster-filter=rdma_random rdma-transfers={transfers}");
     let link = link.unwrap_or(crate::testing::runs::LOSSY_LINKS);
-    let spec = ClusterSpec {
-        nodes: node_specs(NODES, &images.ktest, Some(&images.r5), &args),
-        link,
-        ..ClusterSpec::default()
-    };
+    let spec =
+        ClusterSpec { nodes: node_specs(NODES, Load::ktest(&images, true), &args), link, ..ClusterSpec::default() };
     println!(
         "soak rdma: {transfers} transfers on {NODES} nodes, links: loss {}, duplicate {}, reorder {}",
         link.loss, link.duplicate, link.reorder
@@ -194,8 +191,8 @@ fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
 /// Where a forwarded access spends its time: one node timing its parts, then one node under
 /// `-icount` (without the R5, as for the service) counting the guest's instructions.
 fn platform_breakdown(bench: &Bench) -> anyhow::Result<()> {
-    let (times, _) = bench.run_nodes(node_specs(1, &bench.images.ktest, None, "bench=platform-breakdown"))?;
-    let mut spec = node_specs(1, &bench.images.ktest, None, "bench=platform-breakdown-icount").remove(0);
+    let (times, _) = bench.run_nodes(node_specs(1, Load::ktest(bench.images, false), "bench=platform-breakdown"))?;
+    let mut spec = node_specs(1, Load::ktest(bench.images, false), "bench=platform-breakdown-icount").remove(0);
     spec.extra_args = vec!["-icount".into(), "shift=0".into()];
     let (instructions, _) = bench.run_nodes(vec![spec])?;
     for line in times.iter().chain(&instructions) {
@@ -210,10 +207,10 @@ fn platform_breakdown(bench: &Bench) -> anyhow::Result<()> {
 fn gsas(bench: &Bench) -> anyhow::Result<()> {
     const NODES: usize = 4;
     // Without the R5s: they take no part, and their polling would take host CPU from the nodes.
-    let (lines, _) = bench.run_nodes(node_specs(NODES, &bench.images.ktest, None, "bench=gsas-fad"))?;
+    let (lines, _) = bench.run_nodes(node_specs(NODES, Load::ktest(bench.images, false), "bench=gsas-fad"))?;
     let throughputs = figures::fad_throughputs(&lines, NODES)?;
     figures::print_fad_throughputs(&throughputs, figures::host_slot_round_trip(10_000));
-    let counts = service_counts(bench.qemu, &bench.images.ktest)?;
+    let counts = service_counts(bench.qemu, bench.images)?;
     println!(
         "gsas_service_instructions_per_fad_median: {} instructions (goal <= {SERVICE_INSTRUCTIONS_GOAL})",
         counts.instructions_median
@@ -244,8 +241,7 @@ fn per_transfer(lines: &[String], a: &str, b: &str, counter: &str) -> anyhow::Re
 /// under `-icount shift=0` (the PMUs count instructions); prints both runs' lines, prefixed.
 fn timed_and_counted(bench: &Bench, nodes: usize, name: &str) -> anyhow::Result<(Vec<String>, Vec<String>)> {
     let (timed, _) = bench.run_image(nodes, &format!("bench={name}"))?;
-    let mut spec =
-        node_specs(1, &bench.images.ktest, Some(&bench.images.r5), &format!("bench={name}-icount")).remove(0);
+    let mut spec = node_specs(1, Load::ktest(bench.images, true), &format!("bench={name}-icount")).remove(0);
     spec.extra_args = vec!["-icount".into(), "shift=0".into()];
     let (counted, _) = bench.run_nodes(vec![spec])?;
     for (run, lines) in [("timed", &timed), ("icount", &counted)] {
@@ -478,10 +474,11 @@ impl ServiceCounts {
     }
 }
 
-/// Runs `image` on one node under `-icount` (QEMU counts instructions only there; without the
-/// R5, which would spin in the single emulation thread) with `bench=gsas-service`.
-pub fn service_counts(qemu: &Path, image: &Path) -> anyhow::Result<ServiceCounts> {
-    let mut spec = node_specs(1, image, None, "bench=gsas-service").remove(0);
+/// Runs the test image of `images` on one node under `-icount` (QEMU counts instructions only
+/// there; without the R5, which would spin in the single emulation thread) with
+/// `bench=gsas-service`.
+pub fn service_counts(qemu: &Path, images: &images::Images) -> anyhow::Result<ServiceCounts> {
+    let mut spec = node_specs(1, Load::ktest(images, false), "bench=gsas-service").remove(0);
     spec.extra_args = vec!["-icount".into(), "shift=0".into()];
     let (lines, _) = run_nodes(qemu, ClusterSpec { nodes: vec![spec], ..ClusterSpec::default() })?;
     ServiceCounts::from_lines(&lines)

@@ -27,6 +27,10 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::c_programs_that_fail_end_with_their_message_and_status", run: failing_c_programs },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
+    CommandTest {
+        name: "runner::readme_size_reports_the_kernel_and_the_program_store_within_budget",
+        run: readme_size,
+    },
     CommandTest { name: "runner::a_failing_program_makes_run_exit_with_its_status", run: failing_program },
     CommandTest { name: "runner::run_passes_boot_args_and_exits_with_the_programs_status", run: run_with_boot_args },
     CommandTest { name: "runner::a_run_that_times_out_exits_non_zero_and_names_the_nodes", run: timed_out_run },
@@ -212,6 +216,26 @@ fn readme_benches() -> Verdict {
     Ok(())
 }
 
+/// `cargo xtask size`, as the README shows it: the kernel (without the programs) and the R5
+/// within their budgets, and the program store counted apart, against its region.
+fn readme_size() -> Verdict {
+    let done = start(&["size"], CLUSTER_RUN)?;
+    check(
+        &done,
+        0,
+        &["a53-kernel", "r5-firmware", "program-store", "within budget", "user programs in the program store"],
+    )?;
+    let store_row = done.stdout.lines().find(|l| l.starts_with("program-store")).unwrap_or_default();
+    let budget = board::layout::PROGRAM_STORE_SIZE.to_string();
+    if !store_row.split_whitespace().any(|cell| cell == budget) {
+        return Err(Failed {
+            reason: format!("the store's row does not show its region's {budget} bytes"),
+            log: done.log(),
+        });
+    }
+    Ok(())
+}
+
 /// A program that fails on one node: `run` exits with its status and names node and process.
 fn failing_program() -> Verdict {
     let done = start(&["run", "exit-with", "--nodes", "2", "--on", "1", "--", "7"], CLUSTER_RUN)?;
@@ -311,6 +335,14 @@ mod tests {
         assert_eq!(code, program);
         let command = "cargo xtask run a53-kernel/user/c-programs/c-shared-counter.c --nodes 4";
         assert!(section.contains(&format!("```sh\n{command}\n```")));
+    }
+
+    /// The size command `readme_size` runs is the README's, which describes what it reports.
+    #[test]
+    fn the_readme_size_command_is_the_one_the_suite_runs() {
+        let readme = std::fs::read_to_string(crate::images::workspace_root().join("README.md")).unwrap();
+        let row = readme.lines().find(|l| l.starts_with("| `cargo xtask size")).expect("a row for cargo xtask size");
+        assert!(row.contains("program store"), "{row}");
     }
 
     /// The socket commands the README shows are the ones `readme_sockets` runs.

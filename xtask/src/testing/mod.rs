@@ -6,8 +6,9 @@ mod commands;
 pub mod parser;
 pub mod runs;
 pub mod serial;
+mod store;
 
-use crate::qemu_run::{RuntimeDir, node_specs};
+use crate::qemu_run::{Load, RuntimeDir, node_specs};
 use crate::{images, setup};
 use anyhow::Context;
 use parser::{Failure, Outcome, Parsed, Parser, RunEnd};
@@ -104,6 +105,15 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                         println!("test {COUNTS_CHECK}");
                     } else {
                         counts_check(&qemu, &images, opts.release, &mut totals);
+                    }
+                }
+                for (name, check) in store::CHECKS {
+                    if opts.filter.as_deref().is_none_or(|f| name.contains(f)) {
+                        if opts.list {
+                            println!("test {name}");
+                        } else {
+                            totals.record_check(name, check(&qemu, &images, opts.release));
+                        }
                     }
                 }
                 if opts.filter.as_deref().is_none_or(|f| IDLE_CHECK.contains(f)) {
@@ -335,7 +345,7 @@ fn target_run(
         return Ok(());
     }
     let boot_args = boot_args_of(run, opts);
-    let mut nodes = node_specs(run.nodes, &images.ktest, run.r5.then_some(images.r5.as_path()), &boot_args);
+    let mut nodes = node_specs(run.nodes, Load::ktest(images, run.r5), &boot_args);
     for node in &mut nodes {
         node.virtualization = run.virtualization;
     }
@@ -500,7 +510,7 @@ const SERIAL_CHECK: &str = "runner::serial_runner_reads_the_test_image_over_a_pt
 fn serial_pty_check(qemu: &std::path::Path, images: &images::Images, totals: &mut Totals) -> anyhow::Result<()> {
     let dir = RuntimeDir::new("serial")?;
     let (tx, _rx) = mpsc::channel();
-    let mut nodes = node_specs(1, &images.ktest, Some(&images.r5), "filter=boot::");
+    let mut nodes = node_specs(1, Load::ktest(images, true), "filter=boot::");
     nodes[0].console_pty = true;
     let mut cluster = Cluster::start(&ClusterSpec { nodes, paused: true, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
     let node = cluster.node_mut(0).context("no node")?;
@@ -559,7 +569,7 @@ fn counts_check(qemu: &std::path::Path, images: &images::Images, release: bool, 
             }
         }
     };
-    let verdict = crate::bench::service_counts(qemu, &images.ktest).and_then(|c| {
+    let verdict = crate::bench::service_counts(qemu, images).and_then(|c| {
         let line = format!(
             "release build: {} instructions per FAD (ceiling {GOAL}), {:.2} forwarded accesses per FAD (ceiling {:.2})",
             c.instructions_median, c.forwarded_per_fad, FORWARDED_PER_FAD_CEILING
