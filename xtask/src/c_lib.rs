@@ -71,7 +71,7 @@ fn check_archive(archive: &[u8], declared: &BTreeSet<String>) -> anyhow::Result<
 /// The functions the headers in `dir` declare: in each statement outside comments and
 /// preprocessor lines that is not a `typedef`, the name before the first `(`. (`unimem-c`'s
 /// host tests read the headers the same way to hold them to the Rust side.)
-fn declared_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>> {
+pub(crate) fn declared_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();

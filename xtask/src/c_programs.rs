@@ -162,6 +162,49 @@ fn compile(program: &CProgram, out: &Path, lib: &Path, scratch: &Path) -> anyhow
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
+
+    /// The names `source` calls: every identifier followed by `(`, outside comments and string
+    /// and character literals. A text check: a macro defined or used like a function counts too.
+    fn called_names(source: &str) -> BTreeSet<String> {
+        let mut code = String::with_capacity(source.len());
+        let mut rest = source;
+        while let Some(start) = rest.find(['/', '"', '\'']) {
+            code.push_str(&rest[..start]);
+            let from = &rest[start..];
+            rest = if let Some(comment) = from.strip_prefix("/*") {
+                comment.split_once("*/").map_or("", |(_, after)| after)
+            } else if from.starts_with("//") {
+                from.find('\n').map_or("", |end| &from[end..])
+            } else if let Some(after) = from.strip_prefix('/') {
+                code.push('/');
+                after
+            } else {
+                // A literal: up to the next unescaped quote of its kind.
+                let quote = from.as_bytes()[0];
+                let mut escaped = false;
+                let end = from.bytes().enumerate().skip(1).find(|&(_, b)| {
+                    let closes = b == quote && !escaped;
+                    escaped = b == b'\\' && !escaped;
+                    closes
+                });
+                code.push(' ');
+                end.map_or("", |(i, _)| &from[i + 1..])
+            };
+        }
+        code.push_str(rest);
+        let mut names = BTreeSet::new();
+        let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        for (at, _) in code.match_indices('(') {
+            let before = code[..at].trim_end();
+            let start = before.rfind(|c: char| !is_ident(c)).map_or(0, |i| i + 1);
+            let name = &before[start..];
+            if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+                names.insert(name.to_string());
+            }
+        }
+        names
+    }
 
     #[test]
     fn a_program_is_named_after_its_first_source_and_takes_only_c_files() {
@@ -179,5 +222,34 @@ mod tests {
         let script = memory_script();
         assert!(script.contains(&format!("IMAGE_BASE = {:#x};", proto::syscall::layout::IMAGE_BASE)));
         assert!(script.contains(&format!("IMAGE_END = {:#x};", proto::syscall::layout::IMAGE_END)));
+    }
+
+    #[test]
+    fn calls_are_found_outside_comments_and_literals() {
+        let source = "/* READ8(x) */ int main(void) { // WRITE8(y)\n  printf(\"FAD64(z) \\\" CAS64(w)\");\n  \
+                      char c = '('; SWAP64 (p); if (a / b) unim_dma_poll(); }";
+        let names: Vec<String> = called_names(source).into_iter().collect();
+        assert_eq!(names, ["SWAP64", "if", "main", "printf", "unim_dma_poll"]);
+    }
+
+    /// Every function the C headers declare is called by at least one of the repository's C
+    /// programs, which the runner tests run on target (`testing/command_tests.rs`): a function
+    /// added to a header comes with a program that calls it.
+    #[test]
+    fn every_function_the_headers_declare_is_called_by_a_c_program() {
+        let declared = crate::c_lib::declared_functions(&crate::c_lib::include_dir()).unwrap();
+        let mut called = BTreeSet::new();
+        for program in repository_programs().unwrap() {
+            for source in &program.sources {
+                called.extend(called_names(&std::fs::read_to_string(source).unwrap()));
+            }
+        }
+        let missing: Vec<&String> = declared.difference(&called).collect();
+        assert!(
+            missing.is_empty(),
+            "declared in {}, called by no program in {}: {missing:?}",
+            crate::c_lib::include_dir().display(),
+            repository_dir().display()
+        );
     }
 }

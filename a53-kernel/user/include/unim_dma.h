@@ -124,7 +124,8 @@ unim_dma_transfer_id_t unim_dma_submit_transfer_to_mem(unim_dma_buffer_t *src, v
 unim_dma_status_t unim_dma_status(unim_dma_transfer_id_t tID);
 
 /* Not in the seed: sleeps until the transfer has ended (timeout_us 0: no limit), then runs the
- * callbacks that are due. DMA_STARTED after the timeout (UNIMEM_E_TIMEOUT). */
+ * callbacks that are due. DMA_STARTED after the timeout (UNIMEM_E_TIMEOUT), or when a signal
+ * ended the wait (UNIMEM_E_INTERRUPTED, unimem_mailbox.h): the transfer goes on. */
 unim_dma_status_t unim_dma_wait(unim_dma_transfer_id_t tID, uint64_t timeout_us);
 /* Not in the seed: runs the callbacks of the transfers that have ended; how many ran. */
 size_t unim_dma_poll(void);

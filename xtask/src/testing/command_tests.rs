@@ -1,6 +1,7 @@
 //! The runner's tests of user commands (`commands.rs` runs them): the README's commands on the
-//! node counts it shows, the documented example program, failures that must make a command exit
-//! non-zero, one-line errors for bad input, and the console in a terminal.
+//! node counts it shows, the documented example program, the C programs that check the C API,
+//! failures that must make a command exit non-zero, one-line errors for bad input, and the
+//! console in a terminal.
 
 use super::commands::{Finished, OnTerminal, run};
 use std::time::Duration;
@@ -25,6 +26,8 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::readme_c_example_compiles_and_runs_on_four_nodes", run: readme_c_example },
     CommandTest { name: "runner::a_c_program_checks_its_c_library", run: libc_check },
     CommandTest { name: "runner::c_programs_that_fail_end_with_their_message_and_status", run: failing_c_programs },
+    CommandTest { name: "runner::c_api_rdma_pair_moves_every_size_between_two_nodes", run: c_rdma_pair },
+    CommandTest { name: "runner::c_api_gsas_system_and_mailbox_calls_on_two_nodes", run: c_api_calls },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest {
@@ -147,6 +150,57 @@ fn failing_c_programs() -> Verdict {
         });
     }
     Ok(())
+}
+
+/// A C program's verdict: its line says that no check of `program` failed, and no check
+/// printed a failure (`FAIL ...`, on any node: the peers print theirs there).
+fn no_check_failed(done: &Finished, program: &str) -> Verdict {
+    let held = done.stdout.contains(&format!("] {program}: 0 of "));
+    let failures: Vec<&str> = done.stdout.lines().filter(|l| l.contains("] FAIL ")).collect();
+    if held && failures.is_empty() {
+        return Ok(());
+    }
+    Err(Failed { reason: format!("{program}: verdict line found: {held}, failures: {failures:?}"), log: done.log() })
+}
+
+/// `c-rdma-pair` (the C twin of the Rust `rdma-pair` sweep, through `unim_dma.h`): between a
+/// process on node 0 and its remote fork on node 1, every size from 1 B to 1 MiB written and
+/// read back into untouched pages, hashed on both sides; then polled writes, a wait that runs
+/// out, a failing transfer and the documented refusals.
+fn c_rdma_pair() -> Verdict {
+    let done = start(&["run", "c-rdma-pair", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
+    check(
+        &done,
+        0,
+        &["84 transfers of 1 B to 1 MiB with node 1, each into untouched pages", "every node finished cleanly"],
+    )?;
+    no_check_failed(&done, "c-rdma-pair")
+}
+
+/// `c-gsas-calls` and `c-mailbox` on two nodes: every call of `unimem.h`, `unimem_sys.h` and
+/// `unimem_mailbox.h` with its result checked (with `c-rdma-pair` and the README's example,
+/// every function the headers declare). `c-gsas-calls`'s child on node 1 ends as the seed's
+/// calls end on an invalid address: the call, the address and the status logged, then exit.
+fn c_api_calls() -> Verdict {
+    let done = start(&["run", "c-gsas-calls", "--nodes", "2", "--on", "0", "--", "one", "two words"], CLUSTER_RUN)?;
+    check(
+        &done,
+        0,
+        &["this line went out through unimem_sys_log", "c-gsas-calls child: 0 of", "every node finished cleanly"],
+    )?;
+    no_check_failed(&done, "c-gsas-calls")?;
+    let exit_line = done.stdout.lines().any(|l| {
+        l.starts_with("node1 ")
+            && l.contains("[c-gsas-calls ")
+            && l.contains("] READ64(0x")
+            && l.ends_with("): Local(Unaligned), exit status 0x182")
+    });
+    if !exit_line {
+        return Err(Failed { reason: "no exit line from READ64 of an unaligned address".into(), log: done.log() });
+    }
+    let done = start(&["run", "c-mailbox", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
+    check(&done, 0, &["every node finished cleanly"])?;
+    no_check_failed(&done, "c-mailbox")
 }
 
 /// The README's three socket commands, as it shows them.

@@ -12,11 +12,11 @@
 
 use core::ffi::c_void;
 
-use unimem_user::Error;
 use unimem_user::rdma::{Doorbell, HwDoorbell};
 use unimem_user::unim::{
     self, BufferId, Callback, MAX_BUFFERS, Regions, UnimCompCbC, UnimDma, UnimDmaStatus, UnimError,
 };
+use unimem_user::{Error, SysError};
 
 use crate::status::{CError, record};
 
@@ -231,12 +231,12 @@ pub(crate) unsafe fn submit_to_mem<D: Doorbell, M: Regions>(
     Ok(unsafe { d.submit_to_mem(src, dst, src_off, dst_off, size, callback(comp_cb, cb_arg)) }?)
 }
 
-/// What `unim_dma_wait` returns for the outcome of a wait: a wait that timed out leaves the
-/// transfer started.
+/// What `unim_dma_wait` returns for the outcome of a wait: a wait that ended before the
+/// transfer did (it timed out, or a signal ended it: `unimem_mailbox.h`) leaves it started.
 pub(crate) fn waited(result: Result<UnimDmaStatus, CError>) -> DmaStatus {
     match result {
         Ok(status) => status.into(),
-        Err(CError::Lib(Error::Timeout)) => DmaStatus::Started,
+        Err(CError::Lib(Error::Timeout | Error::Syscall(SysError::Interrupted))) => DmaStatus::Started,
         Err(_) => DmaStatus::Unknown,
     }
 }
