@@ -20,6 +20,10 @@
 #define ROUNDS 100
 #define STEPS 20
 #define COPIES_MAX 8
+/* Microseconds every copy waits before its rounds: the copies are spawned one right after the
+ * other, and all of them must be there before any starts, or they would not take turns (each
+ * copy's rounds take about 15 ms). */
+#define START_US 300000
 
 /* Each copy's TLS block: a different address in each copy, so a TPIDR_EL0 left behind by
  * another copy points at the wrong one. */
@@ -57,6 +61,7 @@ int main(void)
     uint64_t tp = tpidr();
     int mode = index % 2 ? FE_UPWARD : FE_DOWNWARD;
     fesetround(mode);
+    unimem_sys_sleep_us(START_US);
     int lost = 0;
     for (int round = 1; round <= ROUNDS; round++) {
         mark = 0xc0de0000 + index * 1000 + round;
