@@ -17,6 +17,8 @@
  *
  *   cargo xtask run c-gsas-calls --nodes 2 --on 0 -- any words
  */
+#include "checks.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,42 +36,6 @@
 /* The opcode the child holds while it lives: a send to it finds no receiver once it has ended. */
 #define OP_ALIVE 15
 #define CHILD_US 60000000ull
-
-static int checks, failed;
-
-#define CHECK(what, cond)                                                                      \
-    do {                                                                                       \
-        checks++;                                                                              \
-        if (!(cond)) {                                                                         \
-            printf("FAIL %s: %s (line %d)\n", what, #cond, __LINE__);                          \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-/* A call that must return 0 / NULL with this status in unimem_last_error(). */
-#define CHECK_ERROR(what, cond, status)                                                        \
-    do {                                                                                       \
-        int held_ = (cond);                                                                    \
-        uint64_t last_ = unimem_last_error();                                                  \
-        checks++;                                                                              \
-        if (!held_ || last_ != (uint64_t)(status)) {                                           \
-            printf("FAIL %s: %s, last error %#llx, not %#llx (line %d)\n", what, #cond,        \
-                   (unsigned long long)last_, (unsigned long long)(status), __LINE__);         \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-/* A call that returns a status. */
-#define CHECK_STATUS(what, call, status)                                                       \
-    do {                                                                                       \
-        uint64_t got_ = (call);                                                                \
-        checks++;                                                                              \
-        if (got_ != (uint64_t)(status)) {                                                      \
-            printf("FAIL %s: %s returned %#llx, not %#llx (line %d)\n", what, #call,           \
-                   (unsigned long long)got_, (unsigned long long)(status), __LINE__);          \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
 
 /* A GSAS address in the seed's pointer types: its bits, never dereferenced. */
 #define AT(page, offset, type) ((type *)((char *)(page) + (offset)))
@@ -161,33 +127,33 @@ static void status_calls(char *page)
     uint32_t v32 = 0;
     uint64_t v64 = 0, swapped = 9;
     int64_t old = 1;
-    CHECK_STATUS("WRITE8_e", WRITE8_e(page + 1, 'x'), UNIMEM_OK);
-    CHECK_STATUS("READ8_e", READ8_e(page + 1, &c), UNIMEM_OK);
+    CHECK_RETURNS("WRITE8_e", WRITE8_e(page + 1, 'x'), UNIMEM_OK, 0);
+    CHECK_RETURNS("READ8_e", READ8_e(page + 1, &c), UNIMEM_OK, 0);
     CHECK("READ8_e's value", c == 'x');
-    CHECK_STATUS("WRITE32_e", WRITE32_e(AT(page, 4, uint32_t), W32), UNIMEM_OK);
-    CHECK_STATUS("READ32_e", READ32_e(AT(page, 4, uint32_t), &v32), UNIMEM_OK);
+    CHECK_RETURNS("WRITE32_e", WRITE32_e(AT(page, 4, uint32_t), W32), UNIMEM_OK, 0);
+    CHECK_RETURNS("READ32_e", READ32_e(AT(page, 4, uint32_t), &v32), UNIMEM_OK, 0);
     CHECK("READ32_e's value", v32 == W32);
-    CHECK_STATUS("WRITE64_e", WRITE64_e(AT(page, 8, uint64_t), W64), UNIMEM_OK);
-    CHECK_STATUS("READ64_e", READ64_e(AT(page, 8, uint64_t), &v64), UNIMEM_OK);
+    CHECK_RETURNS("WRITE64_e", WRITE64_e(AT(page, 8, uint64_t), W64), UNIMEM_OK, 0);
+    CHECK_RETURNS("READ64_e", READ64_e(AT(page, 8, uint64_t), &v64), UNIMEM_OK, 0);
     CHECK("READ64_e's value", v64 == W64);
     uint64_t pair[2] = { W128_LOW, W128_HIGH };
-    CHECK_STATUS("WRITE128_e", WRITE128_e(AT(page, 16, uint64_t), pair), UNIMEM_OK);
-    CHECK_STATUS("CAS64_e that swaps", CAS64_e(AT(page, 8, uint64_t), W64, CAS_NEW, &swapped), UNIMEM_OK);
+    CHECK_RETURNS("WRITE128_e", WRITE128_e(AT(page, 16, uint64_t), pair), UNIMEM_OK, 0);
+    CHECK_RETURNS("CAS64_e that swaps", CAS64_e(AT(page, 8, uint64_t), W64, CAS_NEW, &swapped), UNIMEM_OK, 0);
     CHECK("CAS64_e swapped", swapped == 1);
-    CHECK_STATUS("CAS64_e that does not", CAS64_e(AT(page, 8, uint64_t), W64, 1, &swapped), UNIMEM_OK);
+    CHECK_RETURNS("CAS64_e that does not", CAS64_e(AT(page, 8, uint64_t), W64, 1, &swapped), UNIMEM_OK, 0);
     CHECK("CAS64_e did not swap", swapped == 0);
-    CHECK_STATUS("FAD64_e", FAD64_e(AT(page, 32, int64_t), 5, &old), UNIMEM_OK);
+    CHECK_RETURNS("FAD64_e", FAD64_e(AT(page, 32, int64_t), 5, &old), UNIMEM_OK, 0);
     CHECK("FAD64_e's old value", old == 0);
-    CHECK_STATUS("FAD64_e", FAD64_e(AT(page, 32, int64_t), -7, &old), UNIMEM_OK);
+    CHECK_RETURNS("FAD64_e", FAD64_e(AT(page, 32, int64_t), -7, &old), UNIMEM_OK, 0);
     CHECK("FAD64_e's old value", old == 5);
-    CHECK_STATUS("SWAP64_e", SWAP64_e(AT(page, 40, uint64_t), 77, &v64), UNIMEM_OK);
-    CHECK_STATUS("SWAP64_e", SWAP64_e(AT(page, 40, uint64_t), 78, &v64), UNIMEM_OK);
+    CHECK_RETURNS("SWAP64_e", SWAP64_e(AT(page, 40, uint64_t), 77, &v64), UNIMEM_OK, 0);
+    CHECK_RETURNS("SWAP64_e", SWAP64_e(AT(page, 40, uint64_t), 78, &v64), UNIMEM_OK, 0);
     CHECK("SWAP64_e's old value", v64 == 77);
 
     static char seen[PAGE];
     static uint8_t want[PAGE];
     expected_page(want);
-    CHECK_STATUS("READ4K_e", READ4K_e(page, seen), UNIMEM_OK);
+    CHECK_RETURNS("READ4K_e", READ4K_e(page, seen), UNIMEM_OK, 0);
     CHECK("READ4K_e's page", memcmp(seen, want, PAGE) == 0);
 }
 
@@ -201,28 +167,28 @@ static void refusals(char *page, char *second)
     char c;
     static char seen[PAGE];
     uint64_t pair[2] = { 1, 2 };
-    CHECK_STATUS("READ64_e unaligned", READ64_e(AT(page, 4, uint64_t), &v64), UNIMEM_E_UNALIGNED);
+    CHECK_RETURNS("READ64_e unaligned", READ64_e(AT(page, 4, uint64_t), &v64), UNIMEM_E_UNALIGNED, 0);
     CHECK("no value on failure", v64 == 0x77);
     CHECK("the last error is the status", unimem_last_error() == UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("READ32_e unaligned", READ32_e(AT(page, 2, uint32_t), &v32), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("WRITE32_e unaligned", WRITE32_e(AT(page, 1, uint32_t), 1), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("WRITE64_e unaligned", WRITE64_e(AT(page, 12, uint64_t), 1), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("WRITE128_e unaligned", WRITE128_e(AT(page, 20, uint64_t), pair), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("WRITE128_e across the page's end", WRITE128_e(AT(second, PAGE - 8, uint64_t), pair),
-                 UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("CAS64_e unaligned", CAS64_e(AT(page, 4, uint64_t), 0, 1, &swapped), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("FAD64_e unaligned", FAD64_e(AT(page, 36, int64_t), 1, &old), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("SWAP64_e unaligned", SWAP64_e(AT(page, 44, uint64_t), 1, &v64), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("READ4K_e unaligned", READ4K_e(page + 8, seen), UNIMEM_E_UNALIGNED);
-    CHECK_STATUS("READ8_e without a value", READ8_e(page, NULL), UNIMEM_E_NULL);
-    CHECK_STATUS("READ64_e without a value", READ64_e(AT(page, 8, uint64_t), NULL), UNIMEM_E_NULL);
-    CHECK_STATUS("WRITE128_e without values", WRITE128_e(AT(page, 16, uint64_t), NULL), UNIMEM_E_NULL);
-    CHECK_STATUS("READ4K_e without a buffer", READ4K_e(page, NULL), UNIMEM_E_NULL);
-    CHECK_STATUS("CAS64_e without swapped", CAS64_e(AT(page, 8, uint64_t), 0, 1, NULL), UNIMEM_E_NULL);
+    CHECK_RETURNS("READ32_e unaligned", READ32_e(AT(page, 2, uint32_t), &v32), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("WRITE32_e unaligned", WRITE32_e(AT(page, 1, uint32_t), 1), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("WRITE64_e unaligned", WRITE64_e(AT(page, 12, uint64_t), 1), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("WRITE128_e unaligned", WRITE128_e(AT(page, 20, uint64_t), pair), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("WRITE128_e across the page's end", WRITE128_e(AT(second, PAGE - 8, uint64_t), pair),
+                 UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("CAS64_e unaligned", CAS64_e(AT(page, 4, uint64_t), 0, 1, &swapped), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("FAD64_e unaligned", FAD64_e(AT(page, 36, int64_t), 1, &old), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("SWAP64_e unaligned", SWAP64_e(AT(page, 44, uint64_t), 1, &v64), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("READ4K_e unaligned", READ4K_e(page + 8, seen), UNIMEM_E_UNALIGNED, 0);
+    CHECK_RETURNS("READ8_e without a value", READ8_e(page, NULL), UNIMEM_E_NULL, 0);
+    CHECK_RETURNS("READ64_e without a value", READ64_e(AT(page, 8, uint64_t), NULL), UNIMEM_E_NULL, 0);
+    CHECK_RETURNS("WRITE128_e without values", WRITE128_e(AT(page, 16, uint64_t), NULL), UNIMEM_E_NULL, 0);
+    CHECK_RETURNS("READ4K_e without a buffer", READ4K_e(page, NULL), UNIMEM_E_NULL, 0);
+    CHECK_RETURNS("CAS64_e without swapped", CAS64_e(AT(page, 8, uint64_t), 0, 1, NULL), UNIMEM_E_NULL, 0);
 
     CHECK("freeSharedPage frees both pages", freeSharedPage(page) == 2 && unimem_last_error() == UNIMEM_OK);
-    CHECK_STATUS("READ8_e of a freed page", READ8_e(page, &c), UNIMEM_E_UNMAPPED);
-    CHECK_STATUS("WRITE64_e to a freed page", WRITE64_e(AT(second, 0, uint64_t), 1), UNIMEM_E_UNMAPPED);
+    CHECK_RETURNS("READ8_e of a freed page", READ8_e(page, &c), UNIMEM_E_UNMAPPED, 0);
+    CHECK_RETURNS("WRITE64_e to a freed page", WRITE64_e(AT(second, 0, uint64_t), 1), UNIMEM_E_UNMAPPED, 0);
     CHECK_ERROR("freeSharedPage of a freed page", freeSharedPage(page) == 0, UNIMEM_E_UNMAPPED);
 }
 
@@ -235,11 +201,11 @@ static int child(uint64_t *report)
     uint64_t *read_only = (uint64_t *)(uintptr_t)READ64(report + 1);
     uint64_t *private = (uint64_t *)(uintptr_t)READ64(report + 2);
     uint64_t v = 0;
-    CHECK_STATUS("another domain reads a read-only page", READ64_e(read_only, &v), UNIMEM_OK);
+    CHECK_RETURNS("another domain reads a read-only page", READ64_e(read_only, &v), UNIMEM_OK, 0);
     CHECK("the read-only page's word", v == READ_ONLY_VALUE);
-    CHECK_STATUS("another domain writes a read-only page", WRITE64_e(read_only, 1), UNIMEM_E_PERMISSION_DENIED);
-    CHECK_STATUS("another domain reads a private page", READ64_e(private, &v), UNIMEM_E_PERMISSION_DENIED);
-    CHECK_STATUS("another domain writes a private page", WRITE64_e(private, 1), UNIMEM_E_PERMISSION_DENIED);
+    CHECK_RETURNS("another domain writes a read-only page", WRITE64_e(read_only, 1), UNIMEM_E_PERMISSION_DENIED, 0);
+    CHECK_RETURNS("another domain reads a private page", READ64_e(private, &v), UNIMEM_E_PERMISSION_DENIED, 0);
+    CHECK_RETURNS("another domain writes a private page", WRITE64_e(private, 1), UNIMEM_E_PERMISSION_DENIED, 0);
     CHECK_ERROR("another domain frees a private page", freeSharedPage(private) == 0, UNIMEM_E_PERMISSION_DENIED);
     CHECK("another domain adds on a shared page", FAD64((int64_t *)(report + 3), 1) == 0);
     WRITE64(report, CHILD_DONE | (uint64_t)failed);

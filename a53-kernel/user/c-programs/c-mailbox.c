@@ -14,6 +14,8 @@
  *
  *   cargo xtask run c-mailbox --nodes 2 --on 0
  */
+#include "checks.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <unim_dma.h>
@@ -45,29 +47,6 @@
 #define SLEEP_US 20000000ull
 #define MIB (1u << 20)
 
-static int checks, failed;
-
-#define CHECK(what, cond)                                                                      \
-    do {                                                                                       \
-        checks++;                                                                              \
-        if (!(cond)) {                                                                         \
-            printf("FAIL %s: %s (line %d)\n", what, #cond, __LINE__);                          \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-/* A call that returns a status, which unimem_last_error() must repeat. */
-#define CHECK_STATUS(what, call, status)                                                       \
-    do {                                                                                       \
-        uint64_t got_ = (call);                                                                \
-        checks++;                                                                              \
-        if (got_ != (uint64_t)(status) || unimem_last_error() != got_) {                       \
-            printf("FAIL %s: %s returned %#llx, not %#llx (line %d)\n", what, #call,           \
-                   (unsigned long long)got_, (unsigned long long)(status), __LINE__);          \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
-
 #define NOT_REGISTERED (UNIMEM_E_SYSCALL + UNIMEM_SYS_NOT_REGISTERED)
 #define NO_RECEIVER (UNIMEM_E_SERVICE + UNIMEM_GSAS_NO_RECEIVER)
 #define QUEUE_FULL (UNIMEM_E_SERVICE + UNIMEM_GSAS_QUEUE_FULL)
@@ -90,32 +69,32 @@ static uint64_t take(unsigned opcode, uint64_t *sender)
 static int peer(uint64_t initiator)
 {
     uint64_t me = getBoardPid(), sender = 0;
-    CHECK_STATUS("the peer registers", unimem_mailbox_register(OP_COMMAND, 'r', 0), UNIMEM_OK);
-    CHECK_STATUS("an opcode taken", unimem_mailbox_register(OP_COMMAND, 'e', 0),
-                 UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY);
+    CHECK_RETURNS("the peer registers", unimem_mailbox_register(OP_COMMAND, 'r', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("an opcode taken", unimem_mailbox_register(OP_COMMAND, 'e', 0),
+                 UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY, 1);
     /* The initiator registered before it forked this process; the wait is for a slow start. */
-    CHECK_STATUS("hello", unimem_mailbox_send_within(initiator, UNIMEM_MESSAGE(OP_REPLY, HELLO | me), READY_US),
-                 UNIMEM_OK);
+    CHECK_RETURNS("hello", unimem_mailbox_send_within(initiator, UNIMEM_MESSAGE(OP_REPLY, HELLO | me), READY_US),
+                 UNIMEM_OK, 1);
     for (;;) {
         uint64_t command = take(OP_COMMAND, &sender);
         CHECK("a command from the initiator's node", PID_NODE(sender) == initiator);
         if (command == CMD_SEND) {
-            CHECK_STATUS("an event", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_EVENT, 0x91)), UNIMEM_OK);
-            CHECK_STATUS("an event", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_EVENT, 0x92)), UNIMEM_OK);
-            CHECK_STATUS("a signal", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_SIGNAL, 0xa1)), UNIMEM_OK);
+            CHECK_RETURNS("an event", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_EVENT, 0x91)), UNIMEM_OK, 1);
+            CHECK_RETURNS("an event", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_EVENT, 0x92)), UNIMEM_OK, 1);
+            CHECK_RETURNS("a signal", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_SIGNAL, 0xa1)), UNIMEM_OK, 1);
         } else if (command == CMD_UNREGISTERED) {
             uint64_t s = unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_EVENT, 0x93));
             CHECK("the last error is the status", unimem_last_error() == s);
             /* A receiver that never comes: the retries end after 20 ms. */
-            CHECK_STATUS("sending within 20 ms to nobody",
-                         unimem_mailbox_send_within(initiator, UNIMEM_MESSAGE(OP_NOBODY, 1), 20000), NO_RECEIVER);
-            CHECK_STATUS("the answer", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_REPLY, s)), UNIMEM_OK);
+            CHECK_RETURNS("sending within 20 ms to nobody",
+                         unimem_mailbox_send_within(initiator, UNIMEM_MESSAGE(OP_NOBODY, 1), 20000), NO_RECEIVER, 1);
+            CHECK_RETURNS("the answer", unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_REPLY, s)), UNIMEM_OK, 1);
         } else {
             CHECK("a known command", command == CMD_DONE);
             break;
         }
     }
-    CHECK_STATUS("the peer unregisters", unimem_mailbox_unregister(OP_COMMAND), UNIMEM_OK);
+    CHECK_RETURNS("the peer unregisters", unimem_mailbox_unregister(OP_COMMAND), UNIMEM_OK, 1);
     unimem_mailbox_send(initiator, UNIMEM_MESSAGE(OP_REPLY, DONE | (uint64_t)failed));
     return failed;
 }
@@ -126,27 +105,27 @@ static int peer(uint64_t initiator)
 static void refusals(uint64_t me, uint64_t nodes)
 {
     uint64_t count = 7, message = 7, raised = 7;
-    CHECK_STATUS("the event counter without an 'e' opcode", unimem_mailbox_events(0, &count), NOT_REGISTERED);
+    CHECK_RETURNS("the event counter without an 'e' opcode", unimem_mailbox_events(0, &count), NOT_REGISTERED, 1);
     CHECK("no count on failure", count == 7);
-    CHECK_STATUS("receive of an opcode not registered", unimem_mailbox_receive(OP_REPLY, 0, &message, NULL),
-                 NOT_REGISTERED);
-    CHECK_STATUS("receive of any, with none registered", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, NULL, NULL),
-                 NOT_REGISTERED);
+    CHECK_RETURNS("receive of an opcode not registered", unimem_mailbox_receive(OP_REPLY, 0, &message, NULL),
+                 NOT_REGISTERED, 1);
+    CHECK_RETURNS("receive of any, with none registered", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, NULL, NULL),
+                 NOT_REGISTERED, 1);
     CHECK("no message on failure", message == 7);
-    CHECK_STATUS("unregistering what is not registered", unimem_mailbox_unregister(OP_REPLY), NOT_REGISTERED);
-    CHECK_STATUS("a kernel opcode", unimem_mailbox_register(3, 'r', 0), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("opcode 16", unimem_mailbox_register(16, 'e', 0), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("an unknown action", unimem_mailbox_register(OP_REPLY, 'x', 0), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("signal 64", unimem_mailbox_register(OP_SIGNAL, 's', UNIMEM_SIGNALS), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("signal -1", unimem_mailbox_register(OP_SIGNAL, 's', -1), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("receive of a kernel opcode", unimem_mailbox_receive(4, 0, NULL, NULL), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("a message of opcode 0", unimem_mailbox_send(me, 0x1234), UNIMEM_E_BAD_ARGUMENT);
-    CHECK_STATUS("a message to no node", unimem_mailbox_send(nodes, UNIMEM_MESSAGE(OP_REPLY, 1)),
-                 UNIMEM_E_NO_SUCH_NODE);
-    CHECK_STATUS("a message nobody receives", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_NOBODY, 1)), NO_RECEIVER);
-    CHECK_STATUS("signals into NULL", unimem_signals(NULL), UNIMEM_E_NULL);
-    CHECK_STATUS("the event counter into NULL", unimem_mailbox_events(0, NULL), UNIMEM_E_NULL);
-    CHECK_STATUS("no signal yet", unimem_signals(&raised), UNIMEM_OK);
+    CHECK_RETURNS("unregistering what is not registered", unimem_mailbox_unregister(OP_REPLY), NOT_REGISTERED, 1);
+    CHECK_RETURNS("a kernel opcode", unimem_mailbox_register(3, 'r', 0), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("opcode 16", unimem_mailbox_register(16, 'e', 0), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("an unknown action", unimem_mailbox_register(OP_REPLY, 'x', 0), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("signal 64", unimem_mailbox_register(OP_SIGNAL, 's', UNIMEM_SIGNALS), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("signal -1", unimem_mailbox_register(OP_SIGNAL, 's', -1), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("receive of a kernel opcode", unimem_mailbox_receive(4, 0, NULL, NULL), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("a message of opcode 0", unimem_mailbox_send(me, 0x1234), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("a message to no node", unimem_mailbox_send(nodes, UNIMEM_MESSAGE(OP_REPLY, 1)),
+                 UNIMEM_E_NO_SUCH_NODE, 1);
+    CHECK_RETURNS("a message nobody receives", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_NOBODY, 1)), NO_RECEIVER, 1);
+    CHECK_RETURNS("signals into NULL", unimem_signals(NULL), UNIMEM_E_NULL, 1);
+    CHECK_RETURNS("the event counter into NULL", unimem_mailbox_events(0, NULL), UNIMEM_E_NULL, 1);
+    CHECK_RETURNS("no signal yet", unimem_signals(&raised), UNIMEM_OK, 1);
     CHECK("no signal raised", raised == 0);
 }
 
@@ -154,15 +133,15 @@ static void refusals(uint64_t me, uint64_t nodes)
 static void nothing_yet(void)
 {
     uint64_t count, message;
-    CHECK_STATUS("'r'", unimem_mailbox_register(OP_REPLY, 'r', 0), UNIMEM_OK);
-    CHECK_STATUS("'e'", unimem_mailbox_register(OP_EVENT, 'e', 0), UNIMEM_OK);
-    CHECK_STATUS("'s'", unimem_mailbox_register(OP_SIGNAL, 's', SIGNAL), UNIMEM_OK);
-    CHECK_STATUS("an opcode registered twice", unimem_mailbox_register(OP_REPLY, 'r', 0),
-                 UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY);
-    CHECK_STATUS("receive, not blocking", unimem_mailbox_receive(OP_REPLY, 0, &message, NULL), UNIMEM_E_WOULD_BLOCK);
-    CHECK_STATUS("receive of any, not blocking", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, &message, NULL),
-                 UNIMEM_E_WOULD_BLOCK);
-    CHECK_STATUS("the event counter, not blocking", unimem_mailbox_events(0, &count), UNIMEM_E_WOULD_BLOCK);
+    CHECK_RETURNS("'r'", unimem_mailbox_register(OP_REPLY, 'r', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("'e'", unimem_mailbox_register(OP_EVENT, 'e', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("'s'", unimem_mailbox_register(OP_SIGNAL, 's', SIGNAL), UNIMEM_OK, 1);
+    CHECK_RETURNS("an opcode registered twice", unimem_mailbox_register(OP_REPLY, 'r', 0),
+                 UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY, 1);
+    CHECK_RETURNS("receive, not blocking", unimem_mailbox_receive(OP_REPLY, 0, &message, NULL), UNIMEM_E_WOULD_BLOCK, 1);
+    CHECK_RETURNS("receive of any, not blocking", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, &message, NULL),
+                 UNIMEM_E_WOULD_BLOCK, 1);
+    CHECK_RETURNS("the event counter, not blocking", unimem_mailbox_events(0, &count), UNIMEM_E_WOULD_BLOCK, 1);
 }
 
 /* The peer's two events wake a blocking event counter; its signal ends a sleep; then the
@@ -170,32 +149,32 @@ static void nothing_yet(void)
 static void events_and_signals(uint64_t peer_node)
 {
     uint64_t count = 0, raised = 0, message, sender = 0;
-    CHECK_STATUS("a command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_SEND)), UNIMEM_OK);
-    CHECK_STATUS("the event counter, blocking", unimem_mailbox_events(1, &count), UNIMEM_OK);
+    CHECK_RETURNS("a command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_SEND)), UNIMEM_OK, 1);
+    CHECK_RETURNS("the event counter, blocking", unimem_mailbox_events(1, &count), UNIMEM_OK, 1);
     CHECK("the counter woke with an event", count >= 1 && count <= 2);
 
     uint64_t before = unimem_sys_time_us();
     int64_t slept = unimem_sys_sleep_us(SLEEP_US);
     uint64_t took = unimem_sys_time_us() - before;
     CHECK("the signal ends the sleep", slept == -UNIMEM_SYS_INTERRUPTED && took < SLEEP_US / 2);
-    CHECK_STATUS("the signals", unimem_signals(&raised), UNIMEM_OK);
+    CHECK_RETURNS("the signals", unimem_signals(&raised), UNIMEM_OK, 1);
     CHECK("the signal raised", raised == 1ull << SIGNAL);
-    CHECK_STATUS("the signals, read again", unimem_signals(&raised), UNIMEM_OK);
+    CHECK_RETURNS("the signals, read again", unimem_signals(&raised), UNIMEM_OK, 1);
     CHECK("signals are cleared once read", raised == 0);
 
     /* Both events were sent before the signal: they are queued. */
-    CHECK_STATUS("the event counter", unimem_mailbox_events(0, &count), UNIMEM_OK);
+    CHECK_RETURNS("the event counter", unimem_mailbox_events(0, &count), UNIMEM_OK, 1);
     CHECK("both events counted", count == 2);
-    CHECK_STATUS("receive of an event", unimem_mailbox_receive(OP_EVENT, 0, &message, &sender), UNIMEM_OK);
+    CHECK_RETURNS("receive of an event", unimem_mailbox_receive(OP_EVENT, 0, &message, &sender), UNIMEM_OK, 1);
     CHECK("the first event, from the peer",
           message == UNIMEM_MESSAGE(OP_EVENT, 0x91) && PID_NODE(sender) == peer_node && PID_DOMAIN(sender) != 0);
-    CHECK_STATUS("the event counter", unimem_mailbox_events(1, &count), UNIMEM_OK);
+    CHECK_RETURNS("the event counter", unimem_mailbox_events(1, &count), UNIMEM_OK, 1);
     CHECK("one event left", count == 1);
-    CHECK_STATUS("receive of any", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, &message, NULL), UNIMEM_OK);
+    CHECK_RETURNS("receive of any", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, &message, NULL), UNIMEM_OK, 1);
     CHECK("the oldest of any opcode", message == UNIMEM_MESSAGE(OP_EVENT, 0x92));
-    CHECK_STATUS("receive of any into NULL", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, NULL, NULL), UNIMEM_OK);
-    CHECK_STATUS("all received", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, &message, NULL), UNIMEM_E_WOULD_BLOCK);
-    CHECK_STATUS("the event counter after both", unimem_mailbox_events(0, &count), UNIMEM_E_WOULD_BLOCK);
+    CHECK_RETURNS("receive of any into NULL", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, NULL, NULL), UNIMEM_OK, 1);
+    CHECK_RETURNS("all received", unimem_mailbox_receive(UNIMEM_MAILBOX_ANY, 0, &message, NULL), UNIMEM_E_WOULD_BLOCK, 1);
+    CHECK_RETURNS("the event counter after both", unimem_mailbox_events(0, &count), UNIMEM_E_WOULD_BLOCK, 1);
 }
 
 /* A signal pending when an RDMA wait begins ends it: the transfer is still going on. */
@@ -205,7 +184,7 @@ static void signal_ends_an_rdma_wait(uint64_t me)
     CHECK("unim_dma_init", unim_dma_init((unim_node_id_t)me) == 0);
     unim_dma_buffer_t *from = unim_alloc_buf_l(MIB), *to = unim_alloc_buf_l(MIB);
     CHECK("two buffers", from != NULL && to != NULL);
-    CHECK_STATUS("a signal to itself", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_SIGNAL, 0xa2)), UNIMEM_OK);
+    CHECK_RETURNS("a signal to itself", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_SIGNAL, 0xa2)), UNIMEM_OK, 1);
     unim_dma_transfer_id_t id = unim_dma_submit_transfer(from, to, 0, 0, MIB, NULL, NULL);
     CHECK("a 1 MiB transfer here", id != 0);
     unim_dma_status_t s = unim_dma_wait(id, 0);
@@ -214,10 +193,10 @@ static void signal_ends_an_rdma_wait(uint64_t me)
         printf("unim_dma_wait with a signal pending: status %d, last error %#llx\n", (int)s,
                (unsigned long long)why);
     CHECK("the signal ends the wait, not the transfer", s == DMA_STARTED && why == UNIMEM_E_INTERRUPTED);
-    CHECK_STATUS("the signals", unimem_signals(&raised), UNIMEM_OK);
+    CHECK_RETURNS("the signals", unimem_signals(&raised), UNIMEM_OK, 1);
     CHECK("the signal raised", raised == 1ull << SIGNAL);
     CHECK("the transfer ends", unim_dma_wait(id, 0) == DMA_COMPLETED);
-    CHECK_STATUS("the signal's message", unimem_mailbox_receive(OP_SIGNAL, 0, &message, NULL), UNIMEM_OK);
+    CHECK_RETURNS("the signal's message", unimem_mailbox_receive(OP_SIGNAL, 0, &message, NULL), UNIMEM_OK, 1);
     CHECK("from itself", message == UNIMEM_MESSAGE(OP_SIGNAL, 0xa2));
     unim_dma_cleanup();
 }
@@ -225,35 +204,35 @@ static void signal_ends_an_rdma_wait(uint64_t me)
 /* A queue takes QUEUE_DEPTH messages; unregistering drops them. */
 static void a_full_queue(uint64_t me)
 {
-    CHECK_STATUS("'r'", unimem_mailbox_register(OP_QUEUE, 'r', 0), UNIMEM_OK);
+    CHECK_RETURNS("'r'", unimem_mailbox_register(OP_QUEUE, 'r', 0), UNIMEM_OK, 1);
     int sent = 0;
     while (sent < QUEUE_DEPTH && unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_QUEUE, sent)) == UNIMEM_OK)
         sent++;
     CHECK("a queue's worth", sent == QUEUE_DEPTH);
-    CHECK_STATUS("one more", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_QUEUE, sent)), QUEUE_FULL);
-    CHECK_STATUS("one more within 20 ms", unimem_mailbox_send_within(me, UNIMEM_MESSAGE(OP_QUEUE, sent), 20000),
-                 QUEUE_FULL);
+    CHECK_RETURNS("one more", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_QUEUE, sent)), QUEUE_FULL, 1);
+    CHECK_RETURNS("one more within 20 ms", unimem_mailbox_send_within(me, UNIMEM_MESSAGE(OP_QUEUE, sent), 20000),
+                 QUEUE_FULL, 1);
     uint64_t message = 0;
-    CHECK_STATUS("the oldest", unimem_mailbox_receive(OP_QUEUE, 0, &message, NULL), UNIMEM_OK);
+    CHECK_RETURNS("the oldest", unimem_mailbox_receive(OP_QUEUE, 0, &message, NULL), UNIMEM_OK, 1);
     CHECK("the first sent", message == UNIMEM_MESSAGE(OP_QUEUE, 0));
-    CHECK_STATUS("room for one", unimem_mailbox_send_within(me, UNIMEM_MESSAGE(OP_QUEUE, 99), 20000), UNIMEM_OK);
-    CHECK_STATUS("'u'", unimem_mailbox_register(OP_QUEUE, 'u', 0), UNIMEM_OK);
-    CHECK_STATUS("unregistered: nobody receives", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_QUEUE, 1)), NO_RECEIVER);
-    CHECK_STATUS("registered again", unimem_mailbox_register(OP_QUEUE, 'r', 0), UNIMEM_OK);
-    CHECK_STATUS("its queue went with it", unimem_mailbox_receive(OP_QUEUE, 0, &message, NULL), UNIMEM_E_WOULD_BLOCK);
-    CHECK_STATUS("unregistered", unimem_mailbox_unregister(OP_QUEUE), UNIMEM_OK);
+    CHECK_RETURNS("room for one", unimem_mailbox_send_within(me, UNIMEM_MESSAGE(OP_QUEUE, 99), 20000), UNIMEM_OK, 1);
+    CHECK_RETURNS("'u'", unimem_mailbox_register(OP_QUEUE, 'u', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("unregistered: nobody receives", unimem_mailbox_send(me, UNIMEM_MESSAGE(OP_QUEUE, 1)), NO_RECEIVER, 1);
+    CHECK_RETURNS("registered again", unimem_mailbox_register(OP_QUEUE, 'r', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("its queue went with it", unimem_mailbox_receive(OP_QUEUE, 0, &message, NULL), UNIMEM_E_WOULD_BLOCK, 1);
+    CHECK_RETURNS("unregistered", unimem_mailbox_unregister(OP_QUEUE), UNIMEM_OK, 1);
 }
 
 /* Unregistered opcodes receive nothing, and the last 'e' opcode takes the counter with it. */
 static void unregistered(uint64_t peer_node)
 {
     uint64_t count;
-    CHECK_STATUS("unregister 's'", unimem_mailbox_unregister(OP_SIGNAL), UNIMEM_OK);
-    CHECK_STATUS("unregister 'e' with 'u'", unimem_mailbox_register(OP_EVENT, 'u', 0), UNIMEM_OK);
-    CHECK_STATUS("unregister twice", unimem_mailbox_register(OP_EVENT, 'u', 0), NOT_REGISTERED);
-    CHECK_STATUS("the counter without an 'e' opcode", unimem_mailbox_events(1, &count), NOT_REGISTERED);
-    CHECK_STATUS("a command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_UNREGISTERED)),
-                 UNIMEM_OK);
+    CHECK_RETURNS("unregister 's'", unimem_mailbox_unregister(OP_SIGNAL), UNIMEM_OK, 1);
+    CHECK_RETURNS("unregister 'e' with 'u'", unimem_mailbox_register(OP_EVENT, 'u', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("unregister twice", unimem_mailbox_register(OP_EVENT, 'u', 0), NOT_REGISTERED, 1);
+    CHECK_RETURNS("the counter without an 'e' opcode", unimem_mailbox_events(1, &count), NOT_REGISTERED, 1);
+    CHECK_RETURNS("a command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_UNREGISTERED)),
+                 UNIMEM_OK, 1);
     CHECK("the peer's send found no receiver", take(OP_REPLY, NULL) == NO_RECEIVER);
 }
 
@@ -273,9 +252,9 @@ static int initiator(void)
     signal_ends_an_rdma_wait(me);
     a_full_queue(me);
     unregistered(peer_node);
-    CHECK_STATUS("the last command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_DONE)), UNIMEM_OK);
+    CHECK_RETURNS("the last command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_DONE)), UNIMEM_OK, 1);
     CHECK("the peer's checks", take(OP_REPLY, NULL) == DONE);
-    CHECK_STATUS("unregister 'r'", unimem_mailbox_unregister(OP_REPLY), UNIMEM_OK);
+    CHECK_RETURNS("unregister 'r'", unimem_mailbox_unregister(OP_REPLY), UNIMEM_OK, 1);
     return failed;
 }
 

@@ -17,6 +17,8 @@
  *
  *   cargo xtask run c-rdma-pair --nodes 2 --on 0
  */
+#include "checks.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,30 +56,6 @@
 #define OP_VERDICT 10
 #define OP_ASK 12
 #define PAYLOAD_MASK ((1ull << UNIMEM_MAILBOX_PAYLOAD_BITS) - 1)
-
-static int checks, failed;
-
-#define CHECK(what, cond)                                                                      \
-    do {                                                                                       \
-        checks++;                                                                              \
-        if (!(cond)) {                                                                         \
-            printf("FAIL %s: %s (line %d)\n", what, #cond, __LINE__);                          \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
-
-/* A call that must fail with this status in unimem_last_error(). */
-#define CHECK_ERROR(what, cond, status)                                                        \
-    do {                                                                                       \
-        int held_ = (cond);                                                                    \
-        uint64_t last_ = unimem_last_error();                                                  \
-        checks++;                                                                              \
-        if (!held_ || last_ != (uint64_t)(status)) {                                           \
-            printf("FAIL %s: %s, last error %#llx, not %#llx (line %d)\n", what, #cond,        \
-                   (unsigned long long)last_, (unsigned long long)(status), __LINE__);         \
-            failed++;                                                                          \
-        }                                                                                      \
-    } while (0)
 
 /* 64-bit FNV-1a. */
 static uint64_t fnv1a(const uint8_t *p, size_t len)
