@@ -350,7 +350,11 @@ fn console_keys() -> Verdict {
         .map_err(|e| Failed { reason: format!("cannot start cargo xtask qemu on a terminal: {e}"), log: vec![] })?;
     let ready = term.expect("console ready", 0, CLUSTER_RUN).map_err(|e| fail(e, &term))?;
     term.type_keys(b"c").map_err(|e| fail(e.to_string(), &term))?;
-    term.expect("cores online: 0b1111", ready, Duration::from_secs(30)).map_err(|e| fail(e, &term))?;
+    let cores = term.expect("cores online: 0b1111", ready, Duration::from_secs(30)).map_err(|e| fail(e, &term))?;
+    // `l` lists the program store: the Rust programs and the C ones.
+    term.type_keys(b"l").map_err(|e| fail(e.to_string(), &term))?;
+    let listed = term.expect("  c-shared-counter", cores, Duration::from_secs(30)).map_err(|e| fail(e, &term))?;
+    term.expect("  shared-counter", listed, Duration::from_secs(30)).map_err(|e| fail(e, &term))?;
     term.type_keys(b"q").map_err(|e| fail(e.to_string(), &term))?;
     let (status, timed_out) = term.wait(Duration::from_secs(30)).map_err(|e| fail(e.to_string(), &term))?;
     if timed_out || status != Some(0) {
