@@ -208,7 +208,10 @@ fn boot_args_of(run: &TargetRun, opts: &Options) -> String {
         boot_args.push_str(" r5");
     }
     if run.expect.is_summary() && run.kill.is_none() {
-        if let Some(f) = &opts.filter {
+        // A filter that selects the run's trace check runs the whole run: the check needs the
+        // traffic of all its tests (`runner::` would otherwise leave it none to look at).
+        let whole_run = |f: &String| run.trace_check.is_some_and(|t| t.contains(f.as_str()));
+        if let Some(f) = opts.filter.as_ref().filter(|f| !whole_run(f)) {
             boot_args.push_str(&format!(" filter={f} cluster-filter={f}"));
         }
         if opts.list {
@@ -609,5 +612,37 @@ fn idle_check(qemu: &std::path::Path, images: &images::Images, totals: &mut Tota
 impl Expect {
     fn is_summary(&self) -> bool {
         matches!(self, Expect::Summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_filter(filter: &str) -> Options {
+        Options {
+            filter: Some(filter.into()),
+            list: false,
+            release: false,
+            host: false,
+            target: true,
+            serial: None,
+            baud: 115_200,
+            trace_dir: None,
+        }
+    }
+
+    /// A filter goes to a run's tests, unless it selects the run's trace check, which needs the
+    /// traffic of the whole run.
+    #[test]
+    fn a_filter_that_selects_a_trace_check_runs_the_whole_run() {
+        let run = runs::RUNS.iter().find(|r| r.trace_check.is_some()).expect("a run with a trace check");
+        assert!(boot_args_of(run, &with_filter("platform::")).contains("filter=platform:: cluster-filter=platform::"));
+        for selects_the_check in ["runner::", "runner::trace_file"] {
+            assert!(
+                !boot_args_of(run, &with_filter(selects_the_check)).contains("cluster-filter="),
+                "{selects_the_check}"
+            );
+        }
     }
 }
