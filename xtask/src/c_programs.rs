@@ -1,6 +1,7 @@
 //! C programs (`a53-kernel/user/crt/README.md`): compiled with Debian's cross compiler against
-//! picolibc, started by the stack's own runtime (`crt/crt0.S`, `crt/runtime.c`), linked with the
-//! user library's C API (`unimem-c`), laid out as the Rust programs are (`link/unimem-c.ld`).
+//! picolibc, started by the stack's own runtime (`crt/crt0.S`, `crt/runtime.c`, `crt/posix.c`),
+//! linked with the user library's C API (`unimem-c`), laid out as the Rust programs are
+//! (`link/unimem-c.ld`).
 //! Those kept in the repository (`a53-kernel/user/c-programs/NAME.c`) are built with the Rust
 //! programs; `cargo xtask run prog.c` adds its own for that invocation.
 
@@ -141,6 +142,8 @@ fn compiler_args(scratch: &Path) -> Vec<String> {
     args.extend(["-Tunimem-c.ld", "-Wl,-z,max-page-size=4096"].map(String::from));
     args.push(user.join("crt/crt0.S").display().to_string());
     args.push(user.join("crt/runtime.c").display().to_string());
+    // The socket calls and poll (`sys/socket.h`, `poll.h`) over the C library's descriptors.
+    args.push(user.join("crt/posix.c").display().to_string());
     args
 }
 
