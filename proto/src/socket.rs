@@ -209,11 +209,32 @@ pub mod ready {
     pub const READABLE: u16 = 1 << 0;
     /// A write would not block: ring space, or an error.
     pub const WRITABLE: u16 = 1 << 1;
-    /// The peer has gone: it closed, stopped reading, or its node died (always reported).
+    /// The peer has gone: it closed, stopped reading, or its node died (always reported, but
+    /// for an `interest` with `ASKED_ONLY`).
     pub const HANGUP: u16 = 1 << 2;
     /// The handle is not one of the caller's sockets (always reported).
     pub const INVALID: u16 = 1 << 3;
+    /// The connection broke: it was reset (a failed RDMA write, a protocol violation) or the
+    /// peer's node is gone; reads and writes fail with `ConnectionReset` (always reported).
+    /// A peer that closed or stopped reading is a `HANGUP` without it.
+    pub const ERROR: u16 = 1 << 4;
+    /// The peer's stream has ended: its `Fin` came, so a read gives the end of the stream once
+    /// the bytes before it are read (always reported, as `HANGUP` is). A `HANGUP` without it
+    /// is a peer that stopped reading and may still write (a peer that closes sends both, not
+    /// at once).
+    pub const ENDED: u16 = 1 << 5;
+    /// In `interest` only: `HANGUP` and `ENDED` are reported only when asked for, like
+    /// `READABLE` and `WRITABLE` (`INVALID` and `ERROR` still always are). For a wait that must
+    /// not end at a hang-up it does not care about: to a BSD `poll`, a peer that stopped reading
+    /// is no event, and a closing peer stops reading a while before its stream ends.
+    pub const ASKED_ONLY: u16 = 1 << 15;
 }
+
+/// The handle of a `SOCKET_POLL` entry that watches the caller's mailbox event counter (the
+/// notifications waiting on its `MODE_EVENT` opcodes) instead of a socket: `READABLE` while
+/// the counter is not zero, `INVALID` without an event opcode. A delivery to one of those
+/// opcodes wakes the poll. No socket has this handle ([`Handle::from_raw`] refuses it).
+pub const EVENT_COUNTER: u32 = u32::MAX;
 
 /// One entry of `SOCKET_POLL`'s array: the caller fills `handle` and `interest`, the kernel
 /// writes `ready`.
@@ -330,6 +351,7 @@ mod tests {
         }
         assert_eq!(Handle::from_raw(1 << 25), None);
         assert_eq!(Handle::from_raw(u64::MAX), None);
+        assert_eq!(Handle::from_raw(u64::from(EVENT_COUNTER)), None, "the event counter is no socket");
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //!
 //! It is built as the user programs are (profile `user`, `core` built from `rust-src`, in
 //! their target directory), and the archive is checked after each build: it must define every
-//! function the headers declare, and neither `_start` nor `main`, which are the C runtime's.
+//! function the library's headers declare, and neither `_start` nor `main`, which are the C
+//! runtime's. The POSIX layer's headers ([`RUNTIME_HEADERS`]) declare what the runtime defines
+//! over the library (`crt/posix.c`); `unimem-c`'s host tests hold the runtime to them.
 
 use crate::images::{self, A53_TARGET, Options};
 use anyhow::{Context, bail};
@@ -17,6 +19,10 @@ use std::process::Command;
 pub fn include_dir() -> PathBuf {
     images::workspace_root().join("a53-kernel/user/include")
 }
+
+/// The headers of the POSIX layer: their functions (`socket`, `poll`, ...) are the C runtime's,
+/// not the library's. (`unimem-c`'s host tests check that no header mixes the two.)
+pub const RUNTIME_HEADERS: [&str; 3] = ["poll.h", "sys/socket.h", "unimem_socket.h"];
 
 /// `cargo <verb>` (build, clippy) of the C library for the A53.
 pub fn c_lib_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
@@ -68,37 +74,56 @@ fn check_archive(archive: &[u8], declared: &BTreeSet<String>) -> anyhow::Result<
     Ok(())
 }
 
-/// The functions the headers in `dir` declare: in each statement outside comments and
-/// preprocessor lines that is not a `typedef`, the name before the first `(`. (`unimem-c`'s
-/// host tests read the headers the same way to hold them to the Rust side.)
+/// The functions the library's headers in `dir` declare (the top-level headers but the POSIX
+/// layer's, [`RUNTIME_HEADERS`]): in each statement outside comments and preprocessor lines
+/// that is not a `typedef`, the name before the first `(`. (`unimem-c`'s host tests read the
+/// headers the same way to hold them to the Rust side.)
 pub(crate) fn declared_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>> {
     let mut names = BTreeSet::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();
-        if path.extension().is_none_or(|e| e != "h") {
-            continue;
+        let runtime = path.file_name().is_some_and(|n| RUNTIME_HEADERS.contains(&n.to_string_lossy().as_ref()));
+        if path.extension().is_some_and(|e| e == "h") && !runtime {
+            names.extend(declared_in(&path)?);
         }
-        let text = std::fs::read_to_string(&path)?;
-        let mut code = String::new();
-        let mut rest = text.as_str();
-        while let Some(start) = rest.find("/*") {
-            code.push_str(&rest[..start]);
-            rest = rest[start..].split_once("*/").map_or("", |(_, after)| after);
-        }
-        code.push_str(rest);
-        let code: String = code
-            .lines()
-            .filter(|l| !l.trim_start().starts_with('#'))
-            .map(|l| l.replace("extern \"C\" {", "") + "\n")
-            .collect();
-        let statements: Vec<&str> = code.split(';').collect();
-        for statement in &statements[..statements.len() - 1] {
-            let s = statement.trim().trim_start_matches('}').trim();
-            let Some(paren) = s.find('(').filter(|_| !s.starts_with("typedef")) else { continue };
-            let before = s[..paren].trim_end();
-            let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
-            names.insert(before[start..].to_string());
-        }
+    }
+    Ok(names)
+}
+
+/// The functions the POSIX layer's headers in `dir` declare ([`RUNTIME_HEADERS`]), which the C
+/// runtime defines over the library.
+#[cfg(test)]
+pub(crate) fn runtime_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>> {
+    let mut names = BTreeSet::new();
+    for header in RUNTIME_HEADERS {
+        names.extend(declared_in(&dir.join(header))?);
+    }
+    Ok(names)
+}
+
+/// The functions header `path` declares (see [`declared_functions`]).
+fn declared_in(path: &Path) -> anyhow::Result<BTreeSet<String>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut code = String::new();
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("/*") {
+        code.push_str(&rest[..start]);
+        rest = rest[start..].split_once("*/").map_or("", |(_, after)| after);
+    }
+    code.push_str(rest);
+    let code: String = code
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| l.replace("extern \"C\" {", "") + "\n")
+        .collect();
+    let statements: Vec<&str> = code.split(';').collect();
+    let mut names = BTreeSet::new();
+    for statement in &statements[..statements.len() - 1] {
+        let s = statement.trim().trim_start_matches('}').trim();
+        let Some(paren) = s.find('(').filter(|_| !s.starts_with("typedef")) else { continue };
+        let before = s[..paren].trim_end();
+        let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+        names.insert(before[start..].to_string());
     }
     Ok(names)
 }
@@ -125,6 +150,11 @@ mod tests {
             assert!(declared.contains(name), "{name}");
         }
         assert!(declared.contains("READ64") && declared.contains("unim_dma_submit_transfer"));
+        assert!(declared.contains("unimem_sock_socket"), "the library's socket layer");
         assert!(!declared.contains("unim_comp_cb_t"), "a typedef is no function");
+        assert!(!declared.contains("poll") && !declared.contains("unimem_mailbox_event_fd"), "the runtime's");
+        for header in RUNTIME_HEADERS {
+            assert!(include_dir().join(header).is_file(), "{header}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! C programs (`a53-kernel/user/crt/README.md`): compiled with Debian's cross compiler against
-//! picolibc, started by the stack's own runtime (`crt/crt0.S`, `crt/runtime.c`), linked with the
-//! user library's C API (`unimem-c`), laid out as the Rust programs are (`link/unimem-c.ld`).
+//! picolibc, started by the stack's own runtime (`crt/crt0.S`, `crt/runtime.c`, `crt/posix.c`),
+//! linked with the user library's C API (`unimem-c`), laid out as the Rust programs are
+//! (`link/unimem-c.ld`).
 //! Those kept in the repository (`a53-kernel/user/c-programs/NAME.c`) are built with the Rust
 //! programs; `cargo xtask run prog.c` adds its own for that invocation.
 
@@ -141,6 +142,8 @@ fn compiler_args(scratch: &Path) -> Vec<String> {
     args.extend(["-Tunimem-c.ld", "-Wl,-z,max-page-size=4096"].map(String::from));
     args.push(user.join("crt/crt0.S").display().to_string());
     args.push(user.join("crt/runtime.c").display().to_string());
+    // The socket calls and poll (`sys/socket.h`, `poll.h`) over the C library's descriptors.
+    args.push(user.join("crt/posix.c").display().to_string());
     args
 }
 
@@ -232,23 +235,36 @@ mod tests {
         assert_eq!(names, ["SWAP64", "if", "main", "printf", "unim_dma_poll"]);
     }
 
-    /// Every function the C headers declare is called by at least one of the repository's C
-    /// programs, which the runner tests run on target (`testing/command_tests.rs`): a function
-    /// added to a header comes with a program that calls it.
+    /// Every function the C headers declare is reached by the repository's C programs, which
+    /// the runner tests run on target (`testing/command_tests.rs`): the POSIX layer's (sockets,
+    /// `poll`, `fcntl`) are called by a program, and the library's by a program or by the
+    /// runtime (`crt/*.c`, in every program) on the way from a POSIX call. A function added to
+    /// a header comes with a program that reaches it.
     #[test]
     fn every_function_the_headers_declare_is_called_by_a_c_program() {
-        let declared = crate::c_lib::declared_functions(&crate::c_lib::include_dir()).unwrap();
-        let mut called = BTreeSet::new();
-        for program in repository_programs().unwrap() {
-            for source in &program.sources {
+        let calls_in = |sources: &mut dyn Iterator<Item = PathBuf>| {
+            let mut called = BTreeSet::new();
+            for source in sources {
                 called.extend(called_names(&std::fs::read_to_string(source).unwrap()));
             }
-        }
-        let missing: Vec<&String> = declared.difference(&called).collect();
+            called
+        };
+        let programs = calls_in(&mut repository_programs().unwrap().into_iter().flat_map(|p| p.sources));
+        let crt = workspace_root().join("a53-kernel/user/crt");
+        let runtime = calls_in(&mut ["runtime.c", "posix.c"].into_iter().map(|f| crt.join(f)));
+        let include = crate::c_lib::include_dir();
+        let posix = crate::c_lib::runtime_functions(&include).unwrap();
+        let library = crate::c_lib::declared_functions(&include).unwrap();
+        let missing: Vec<&String> = posix
+            .iter()
+            .filter(|f| !programs.contains(*f))
+            .chain(library.iter().filter(|f| !programs.contains(*f) && !runtime.contains(*f)))
+            .collect();
+        assert!(posix.contains("socket") && library.contains("READ64"), "the headers were read");
         assert!(
             missing.is_empty(),
-            "declared in {}, called by no program in {}: {missing:?}",
-            crate::c_lib::include_dir().display(),
+            "declared in {}, reached by no program in {}: {missing:?}",
+            include.display(),
             repository_dir().display()
         );
     }

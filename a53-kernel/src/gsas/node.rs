@@ -135,7 +135,8 @@ pub trait Recipients {
     /// The table slot of the live process of `domain`.
     fn slot_of_domain(&mut self, domain: u16) -> Option<usize>;
     /// Wakes the process in `slot` if it waits for a notification (`Wait::Mailbox`: blocked in
-    /// `MAILBOX_RECEIVE`, or on its event counter).
+    /// `MAILBOX_RECEIVE`, or on its event counter), or in a socket poll, which may watch the
+    /// event counter (`Wait::Socket`).
     fn wake_mailbox_waiter(&mut self, slot: usize);
     /// Raises `signal` in the process of `domain`, ending a wait it is in
     /// (`process::table::TableOf::raise_signal`).

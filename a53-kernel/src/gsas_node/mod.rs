@@ -235,7 +235,9 @@ impl Recipients for Kernel {
     }
 
     fn wake_mailbox_waiter(&mut self, slot: usize) {
-        scheduler::wake_waiter(slot, |w| w == Wait::Mailbox);
+        // A socket poll may watch the event counter (`proto::socket::EVENT_COUNTER`); any other
+        // socket wait woken here looks again and sleeps on.
+        scheduler::wake_waiter(slot, |w| matches!(w, Wait::Mailbox | Wait::Socket));
     }
 
     fn raise_signal(&mut self, domain: u16, signal: u8) {

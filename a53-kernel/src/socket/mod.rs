@@ -146,6 +146,16 @@ impl Conn {
         if broken || self.peer_fin.is_some() || !self.peer_reading || matches!(self.phase, Phase::Refused(_)) {
             r |= ready::HANGUP;
         }
+        if broken {
+            // Told apart from a peer that closed: a BSD layer reports it as POLLERR, SO_ERROR
+            // and ECONNRESET rather than the end of the stream or EPIPE.
+            r |= ready::ERROR;
+        }
+        if self.peer_fin.is_some() {
+            // Told apart from a peer that only stopped reading: a BSD layer's POLLRDHUP and
+            // POLLHUP mean the peer's stream ended.
+            r |= ready::ENDED;
+        }
         r
     }
 }

@@ -182,6 +182,7 @@ fn close_gives_the_peer_its_data_then_the_end_and_frees_both_slots() {
     // A stopped reading: B's writes fail.
     assert_eq!(net.write(1, B, s, b"x"), Err(Error::ConnectionReset));
     assert_ne!(net.nodes[1].readiness(B, s) & ready::HANGUP, 0);
+    assert_eq!(net.nodes[1].readiness(B, s) & ready::ERROR, 0, "a peer that closed broke nothing");
     assert_eq!(net.nodes[0].connections(), 0, "A's end is free once B's Fin came");
     net.call(1, |n, out| n.close(B, s, out)).unwrap();
     net.settle();
@@ -199,6 +200,7 @@ fn shutdown_of_writing_keeps_the_other_direction() {
     net.call(0, |n, out| n.shutdown(A, c, shutdown::WRITE, out)).unwrap();
     net.settle();
     assert_eq!(net.write(0, A, c, b"more"), Err(Error::Closed));
+    assert_ne!(net.nodes[1].readiness(B, s) & ready::ENDED, 0, "the Fin came, behind the request");
     assert_eq!(net.read(1, B, s, 100), Ok(Some(b"request".to_vec())));
     assert_eq!(net.read(1, B, s, 100), Ok(None));
     net.write(1, B, s, b"reply").unwrap();
@@ -206,6 +208,23 @@ fn shutdown_of_writing_keeps_the_other_direction() {
     assert_eq!(net.read(0, A, c, 100), Ok(Some(b"reply".to_vec())));
     assert_eq!(net.call(0, |n, out| n.shutdown(A, c, 0, out)), Err(Error::BadArgument));
     assert_eq!(net.call(0, |n, out| n.shutdown(A, c, 4, out)), Err(Error::BadArgument));
+}
+
+#[test]
+fn a_peer_that_stops_reading_hangs_up_without_ending_its_stream() {
+    let mut net = Net::new();
+    let (_, c, s) = net.pair();
+    net.call(1, |n, out| n.shutdown(B, s, shutdown::READ, out)).unwrap();
+    net.settle();
+    let r = net.nodes[0].readiness(A, c);
+    assert_eq!(r & (ready::HANGUP | ready::ENDED | ready::ERROR), ready::HANGUP, "{r:#x}");
+    assert_eq!(net.write(0, A, c, b"x"), Err(Error::ConnectionReset));
+    net.write(1, B, s, b"still writing").unwrap();
+    net.call(1, |n, out| n.shutdown(B, s, shutdown::WRITE, out)).unwrap();
+    net.settle();
+    assert_ne!(net.nodes[0].readiness(A, c) & ready::ENDED, 0);
+    assert_eq!(net.read(0, A, c, 100), Ok(Some(b"still writing".to_vec())));
+    assert_eq!(net.read(0, A, c, 100), Ok(None));
 }
 
 #[test]
@@ -290,6 +309,7 @@ fn a_lost_node_resets_its_connections_and_fails_connects_to_it() {
     assert_eq!(net.write(0, A, c, b"x"), Err(Error::ConnectionReset));
     assert_eq!(net.nodes[0].readable(A, c, 1), Err(Error::ConnectionReset));
     assert_ne!(net.nodes[0].readiness(A, c) & ready::HANGUP, 0);
+    assert_ne!(net.nodes[0].readiness(A, c) & ready::ERROR, 0, "broken, not closed");
     assert_eq!(net.call(0, |s, out| s.connected(A, pending, out)), Err(Error::Unreachable));
     net.call(0, |s, out| s.close(A, c, out)).unwrap();
     assert_eq!(net.nodes[0].connections(), 1, "its send ring is the source of a write in flight");

@@ -14,7 +14,7 @@ use crate::socket::node::Rings;
 use crate::socket::{Action, Owner, Readable, Sockets};
 use alloc::vec::Vec;
 use boot::frame::ExceptionFrame;
-use proto::socket::{IO_MAX, NONBLOCKING, POLL_MAX, PollEntry, SocketStats};
+use proto::socket::{EVENT_COUNTER, IO_MAX, NONBLOCKING, POLL_MAX, PollEntry, SocketStats, ready};
 use proto::syscall::{Error, nr};
 
 /// A call's outcome: values for x0.., an error, or a wait (and the call again).
@@ -309,7 +309,8 @@ fn write<K: Kernel>(
 }
 
 /// `SOCKET_POLL`: reads the entries, writes their `ready`, and sleeps (until the deadline kept
-/// in x5) while none is ready.
+/// in x5) while none is ready. An entry may watch the mailbox event counter instead of a socket
+/// (`EVENT_COUNTER`).
 fn poll(k: &impl Kernel, frame: &mut ExceptionFrame, owner: Owner, ptr: u64, count: u64, timeout_us: u64) -> Outcome {
     let Some(count) = usize::try_from(count).ok().filter(|c| (1..=POLL_MAX).contains(c)) else {
         return Outcome::Failed(Error::BadArgument);
@@ -322,13 +323,23 @@ fn poll(k: &impl Kernel, frame: &mut ExceptionFrame, owner: Owner, ptr: u64, cou
         if k.make_resident(p, ptr, bytes, true).is_err() || p.space.read(ptr, buf).is_err() {
             return Err(Error::BadPointer);
         }
+        // Asked before the sockets' lock is taken (the mailbox's and the sockets' are never
+        // held together), and only by a poll that watches the counter; a delivery after this
+        // wakes the wait below (`gsas_node`).
+        let watched = buf.chunks_exact(PollEntry::BYTES).any(|e| e[..4] == EVENT_COUNTER.to_le_bytes());
+        let events = if watched { k.mailbox(|m| m.event_count(owner.domain)) } else { None };
         let (ready, wakes) = k
             .sockets(|node| {
                 node.run(|s, _, _| {
                     let mut ready = 0u64;
                     for chunk in buf.chunks_exact_mut(PollEntry::BYTES) {
                         let mut e = PollEntry::from_bytes(chunk.try_into().expect("an entry"));
-                        e.ready = s.readiness(owner, u64::from(e.handle)) & (e.interest | ALWAYS);
+                        let now = match e.handle {
+                            EVENT_COUNTER => event_readiness(events),
+                            handle => s.readiness(owner, u64::from(handle)),
+                        };
+                        let always = if e.interest & ready::ASKED_ONLY != 0 { ASKED_ALWAYS } else { ALWAYS };
+                        e.ready = now & (e.interest | always);
                         ready += u64::from(e.ready != 0);
                         chunk.copy_from_slice(&e.to_bytes());
                     }
@@ -362,7 +373,19 @@ fn poll(k: &impl Kernel, frame: &mut ExceptionFrame, owner: Owner, ptr: u64, cou
 }
 
 /// The readiness bits reported whatever the interest.
-const ALWAYS: u16 = proto::socket::ready::HANGUP | proto::socket::ready::INVALID;
+const ALWAYS: u16 = ready::HANGUP | ready::INVALID | ready::ERROR | ready::ENDED;
+/// The readiness bits reported whatever the interest, when it has `ASKED_ONLY`.
+const ASKED_ALWAYS: u16 = ready::INVALID | ready::ERROR;
+
+/// The readiness of the `EVENT_COUNTER` entry: readable while notifications wait on the event
+/// opcodes, invalid without one (nothing could ever make it readable).
+fn event_readiness(count: Option<usize>) -> u16 {
+    match count {
+        None => ready::INVALID,
+        Some(0) => 0,
+        Some(_) => ready::READABLE,
+    }
+}
 
 fn stats(k: &impl Kernel, owner: Owner, ptr: u64) -> Outcome {
     let Some(stats) = with_rings(k, |s, _, _| s.stats(owner)) else { return Outcome::Failed(Error::NoPd) };

@@ -12,7 +12,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::{Cell, RefCell};
 use proto::rdma::queue::CqeStatus;
-use proto::socket::{NONBLOCKING, PollEntry, SocketStats, ready};
+use proto::socket::{EVENT_COUNTER, NONBLOCKING, PollEntry, SocketStats, ready};
 
 /// A MIF whose words the test sets; arming it lets `arrives_on_arm` words arrive.
 #[derive(Default)]
@@ -397,6 +397,53 @@ fn poll_checks_its_entries_reports_readiness_and_keeps_its_deadline() {
     let bytes = k.read(0, writable, PollEntry::BYTES);
     let polled = PollEntry::from_bytes(bytes.as_slice().try_into().unwrap());
     assert_eq!(polled.ready, ready::WRITABLE);
+}
+
+#[test]
+fn a_poll_that_asks_only_for_its_bits_sleeps_through_a_hang_up() {
+    let k = TestKernel::new(b"", true);
+    let (client, server_end, server) = local_connection(&k);
+    let mut frame = fresh_frame();
+    k.call_in(server, &mut frame, nr::SOCKET_SHUTDOWN, &[server_end, proto::socket::shutdown::READ]);
+    let entry = |interest| k.buffer(0, &PollEntry { handle: client as u32, interest, ready: 0 }.to_bytes(), true);
+    let always = entry(ready::READABLE);
+    answered(k.call(nr::SOCKET_POLL, &[always, 1, 400]), 1);
+    let polled = PollEntry::from_bytes(k.read(0, always, PollEntry::BYTES).try_into().unwrap());
+    assert_eq!(polled.ready, ready::HANGUP, "the peer stopped reading");
+    let asked = entry(ready::READABLE | ready::ASKED_ONLY);
+    let (event, _, _) = k.call(nr::SOCKET_POLL, &[asked, 1, 400]);
+    assert_eq!(event, Event::Block { wait: Wait::Socket, deadline: Some(1_400) }, "nothing it asked for holds");
+    answered(k.call(nr::SOCKET_POLL, &[entry(ready::WRITABLE | ready::ASKED_ONLY), 1, 400]), 1);
+}
+
+#[test]
+fn poll_watches_the_event_counter_beside_the_sockets() {
+    let k = TestKernel::new(b"", true);
+    let (client, _, _) = local_connection(&k);
+    let entries = |interest| {
+        let mut bytes = PollEntry { handle: EVENT_COUNTER, interest, ready: 0 }.to_bytes().to_vec();
+        bytes.extend(PollEntry { handle: client as u32, interest: ready::READABLE, ready: 0 }.to_bytes());
+        k.buffer(0, &bytes, true)
+    };
+    let polled = |va| {
+        let bytes = k.read(0, va, 2 * PollEntry::BYTES);
+        [0, 1].map(|i| PollEntry::from_bytes(bytes[i * 8..][..8].try_into().unwrap()).ready)
+    };
+    let without = entries(ready::READABLE);
+    answered(k.call(nr::SOCKET_POLL, &[without, 2, 400]), 1);
+    assert_eq!(polled(without), [ready::INVALID, 0], "no event opcode: nothing could ever make it readable");
+
+    let user = 9;
+    answered(k.call(nr::MAILBOX_REGISTER, &[user, MODE_EVENT, 0]), 0);
+    let va = entries(ready::READABLE);
+    let (event, _, _) = k.call(nr::SOCKET_POLL, &[va, 2, 400]);
+    assert_eq!(event, Event::Block { wait: Wait::Socket, deadline: Some(1_400) }, "the counter is 0");
+    let from = proto::gsas::Pid::new(1, 9, 0, 3).unwrap();
+    let message = proto::gsas::Notification::new(MailboxOpcode::new(user as u8).unwrap(), 5).unwrap();
+    k.mailbox(|m| m.deliver(from, message)).unwrap();
+    answered(k.call(nr::SOCKET_POLL, &[va, 2, 400]), 1);
+    assert_eq!(polled(va), [ready::READABLE, 0]);
+    answered(k.call(nr::SOCKET_POLL, &[entries(0), 2, 0]), 0);
 }
 
 #[test]

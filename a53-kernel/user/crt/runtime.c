@@ -1,9 +1,11 @@
 /*
  * The C runtime of a Unimem process (a53-kernel/user/crt/README.md): the start-up after
  * `_start` (thread-local storage, arguments, constructors, main, exit) and what picolibc asks
- * of its system: the console as stdin, stdout and stderr, the heap, the clock, sleeps and the
- * end of the process. Every system call goes through the Rust user library (`unimem_sys.h`),
- * the same code the Rust programs use.
+ * of its system: the console as stdin, stdout and stderr, file descriptors (the console's 0, 1
+ * and 2 here, sockets and the event counter in the C library), the heap, the clock, sleeps and
+ * the end of the process. Every system call goes through the Rust user library
+ * (`unimem_sys.h`, `unimem_sock.h`), the same code the Rust programs use; posix.c has the
+ * socket calls.
  */
 #include <errno.h>
 #include <picotls.h>
@@ -17,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "posix.h"
+#include "unimem_sock.h"
 #include "unimem_sys.h"
 
 /* The heap's address space, taken at the first allocation; its pages get frames when first
@@ -119,10 +123,18 @@ FILE *const stdin = &console;
 FILE *const stdout = &console;
 FILE *const stderr = &console;
 
-/* File descriptors 0, 1 and 2 are the console. */
+/* File descriptors 0, 1 and 2 are the console; the others (sockets, the event counter) are
+ * the C library's. */
+static int is_console(int fd)
+{
+    return fd == STDIN_FILENO || fd == STDOUT_FILENO || fd == STDERR_FILENO;
+}
+
 ssize_t write(int fd, const void *buf, size_t len)
 {
-    if (fd != STDOUT_FILENO && fd != STDERR_FILENO) {
+    if (!is_console(fd))
+        return (ssize_t)posix_result(unimem_sock_write(fd, buf, len));
+    if (fd == STDIN_FILENO) {
         errno = EBADF;
         return -1;
     }
@@ -134,15 +146,23 @@ ssize_t write(int fd, const void *buf, size_t len)
     return (ssize_t)len;
 }
 
+/* The console has no input: stdin is at its end. */
 ssize_t read(int fd, void *buf, size_t len)
 {
-    (void)buf;
-    (void)len;
+    if (!is_console(fd))
+        return (ssize_t)posix_result(unimem_sock_read(fd, buf, len));
     if (fd != STDIN_FILENO) {
         errno = EBADF;
         return -1;
     }
     return 0;
+}
+
+/* The console's descriptors stay open (it is the process's only output); the library closes
+ * the rest. */
+int close(int fd)
+{
+    return (int)posix_result(unimem_sock_close(fd));
 }
 
 /* ---- The end of the process ---- */

@@ -64,7 +64,9 @@ uint64_t unimem_mailbox_unregister(unsigned opcode);
 uint64_t unimem_mailbox_receive(unsigned opcode, int blocking, uint64_t *message, uint64_t *sender);
 /* The event counter into *count: how many messages wait on the 'e' opcodes (they stay queued
  * for unimem_mailbox_receive). Blocking: sleeps until it is not 0; else UNIMEM_E_WOULD_BLOCK
- * when it is. UNIMEM_E_SYSCALL + UNIMEM_SYS_NOT_REGISTERED without an 'e' opcode. */
+ * when it is. UNIMEM_E_SYSCALL + UNIMEM_SYS_NOT_REGISTERED without an 'e' opcode. The counter
+ * also has a file descriptor, for poll() beside sockets: unimem_mailbox_event_fd(),
+ * <unimem_socket.h>. */
 uint64_t unimem_mailbox_events(int blocking, uint64_t *count);
 /* The signals raised since the last call into *raised (bit n: signal n); they are cleared. */
 uint64_t unimem_signals(uint64_t *raised);

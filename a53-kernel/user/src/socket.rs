@@ -13,7 +13,7 @@ use proto::socket::{NONBLOCKING, PollEntry, SocketStats, ready, shutdown};
 use proto::syscall::{Error as SysError, nr};
 
 pub use proto::socket::{
-    IO_MAX, MAX_CONNECTIONS, MAX_LISTENERS, POLL_MAX, PollEntry as Entry, RING_BYTES, ready as Ready,
+    EVENT_COUNTER, IO_MAX, MAX_CONNECTIONS, MAX_LISTENERS, POLL_MAX, PollEntry as Entry, RING_BYTES, ready as Ready,
 };
 
 /// How long [`Stream::connect`] waits for the peer's kernel by default.
@@ -33,15 +33,14 @@ pub struct Listener {
 impl Listener {
     /// Listens on `port` (1..=65535); `AddressInUse` if it is taken.
     pub fn bind(port: u16) -> Result<Self, Error> {
-        let [handle, ..] = call4(nr::SOCKET_LISTEN, [u64::from(port), 0, 0, 0])?;
-        Ok(Self { handle, nonblocking: false })
+        Ok(Self { handle: raw::listen(port)?, nonblocking: false })
     }
 
     /// The next connection made to the port, and its peer's node; in non-blocking mode
     /// `WouldBlock` when none waits.
     pub fn accept(&self) -> Result<(Stream, u16), Error> {
-        let [handle, node, _] = call4(nr::SOCKET_ACCEPT, [self.handle, flags(self.nonblocking), 0, 0])?;
-        Ok((Stream { handle, nonblocking: false }, node as u16))
+        let (handle, node) = raw::accept(self.handle, self.nonblocking)?;
+        Ok((Stream { handle, nonblocking: false }, node))
     }
 
     pub fn set_nonblocking(&mut self, nonblocking: bool) {
@@ -56,7 +55,7 @@ impl Listener {
 
 impl Drop for Listener {
     fn drop(&mut self) {
-        let _ = call4(nr::SOCKET_CLOSE, [self.handle, 0, 0, 0]);
+        let _ = raw::close(self.handle);
     }
 }
 
@@ -85,8 +84,7 @@ impl Stream {
 
     /// [`connect`](Self::connect), with a timeout in microseconds (0: none).
     pub fn connect_timeout(node: u16, port: u16, timeout_us: u64) -> Result<Self, Error> {
-        let [handle, ..] = call4(nr::SOCKET_CONNECT, [u64::from(node), u64::from(port), timeout_us, 0])?;
-        Ok(Self { handle, nonblocking: false })
+        Ok(Self { handle: raw::connect(node, port, timeout_us)?, nonblocking: false })
     }
 
     /// Reads what has arrived (at most [`IO_MAX`] bytes); 0 at the end of the stream. Blocks
@@ -102,15 +100,14 @@ impl Stream {
     }
 
     fn read_with(&mut self, buf: &mut [u8], nonblocking: bool) -> Result<usize, Error> {
-        let len = buf.len().min(IO_MAX as usize) as u64;
-        let [n, ..] = call4(nr::SOCKET_READ, [self.handle, buf.as_mut_ptr() as u64, len, flags(nonblocking)])?;
-        Ok(n as usize)
+        let len = buf.len().min(IO_MAX as usize);
+        // SAFETY: `buf` is `len` writable bytes or more.
+        unsafe { raw::read(self.handle, buf.as_mut_ptr(), len, nonblocking) }
     }
 
     fn write_with(&mut self, buf: &[u8], nonblocking: bool) -> Result<usize, Error> {
-        let len = buf.len().min(IO_MAX as usize) as u64;
-        let [n, ..] = call4(nr::SOCKET_WRITE, [self.handle, buf.as_ptr() as u64, len, flags(nonblocking)])?;
-        Ok(n as usize)
+        let len = buf.len().min(IO_MAX as usize);
+        raw::write(self.handle, buf.as_ptr(), len, nonblocking)
     }
 
     /// Writes all of `buf`, blocking as needed.
@@ -134,12 +131,7 @@ impl Stream {
     }
 
     pub fn shutdown(&mut self, how: Shutdown) -> Result<(), Error> {
-        let how = match how {
-            Shutdown::Write => shutdown::WRITE,
-            Shutdown::Read => shutdown::READ,
-            Shutdown::Both => shutdown::BOTH,
-        };
-        call4(nr::SOCKET_SHUTDOWN, [self.handle, how, 0, 0]).map(drop)
+        raw::shutdown(self.handle, how)
     }
 
     pub fn set_nonblocking(&mut self, nonblocking: bool) {
@@ -161,16 +153,81 @@ impl Stream {
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        let _ = call4(nr::SOCKET_CLOSE, [self.handle, 0, 0, 0]);
+        let _ = raw::close(self.handle);
     }
 }
 
-/// Fills each entry's `ready` with what of its `interest` holds (and `HANGUP` and `INVALID`,
-/// always), sleeping until one is ready or `timeout_us` passes (0: at once; `u64::MAX`: no
-/// timeout). Returns how many are ready (0 after the timeout).
+/// Fills each entry's `ready` with what of its `interest` holds (and `HANGUP`, `INVALID`,
+/// `ERROR` and `ENDED`, always), sleeping until one is ready or `timeout_us` passes (0: at
+/// once; `u64::MAX`: no timeout). Returns how many are ready (0 after the timeout).
+///
+/// An entry whose handle is [`EVENT_COUNTER`] watches the process's mailbox event counter
+/// (`READABLE` while notifications wait on its event opcodes, `INVALID` without one).
 pub fn poll(entries: &mut [PollEntry], timeout_us: u64) -> Result<usize, Error> {
     let [n, ..] = call4(nr::SOCKET_POLL, [entries.as_mut_ptr() as u64, entries.len() as u64, timeout_us, 0])?;
     Ok(n as usize)
+}
+
+/// The socket calls on bare handles, for code that keeps its handles itself and closes them
+/// when it must (the C library's file descriptors); [`Listener`] and [`Stream`] are built on
+/// them. A buffer is passed to the kernel as it is, which checks it against the process's
+/// memory (`BadPointer`, with nothing copied).
+pub mod raw {
+    use super::{Error, Shutdown, call4, flags, nr, shutdown};
+
+    /// A listener on `port` (1..=65535): its handle; `AddressInUse` if the port is taken.
+    pub fn listen(port: u16) -> Result<u64, Error> {
+        let [handle, ..] = call4(nr::SOCKET_LISTEN, [u64::from(port), 0, 0, 0])?;
+        Ok(handle)
+    }
+
+    /// The next connection of `listener`'s backlog: its handle and the peer's node;
+    /// `WouldBlock` when none waits and `nonblocking`, else the call sleeps until one comes.
+    pub fn accept(listener: u64, nonblocking: bool) -> Result<(u64, u16), Error> {
+        let [handle, node, _] = call4(nr::SOCKET_ACCEPT, [listener, flags(nonblocking), 0, 0])?;
+        Ok((handle, node as u16))
+    }
+
+    /// A connection to `port` on `node` once the peer's kernel accepted it (`timeout_us`: 0 for
+    /// none): its handle; `ConnectionRefused`, `Unreachable`, `TimedOut`.
+    pub fn connect(node: u16, port: u16, timeout_us: u64) -> Result<u64, Error> {
+        let [handle, ..] = call4(nr::SOCKET_CONNECT, [u64::from(node), u64::from(port), timeout_us, 0])?;
+        Ok(handle)
+    }
+
+    /// Reads what has arrived into `len` bytes at `buf` (1..=`IO_MAX`); 0 at the end of the
+    /// stream.
+    ///
+    /// # Safety
+    ///
+    /// `buf` is `len` bytes that nothing else uses meanwhile, or memory the process does not
+    /// have writable (which the kernel refuses): the kernel writes there.
+    pub unsafe fn read(connection: u64, buf: *mut u8, len: usize, nonblocking: bool) -> Result<usize, Error> {
+        let [n, ..] = call4(nr::SOCKET_READ, [connection, buf as u64, len as u64, flags(nonblocking)])?;
+        Ok(n as usize)
+    }
+
+    /// Writes what fits in the ring now of `len` bytes at `buf` (1..=`IO_MAX`); the kernel
+    /// only reads them, and refuses memory the process cannot read.
+    pub fn write(connection: u64, buf: *const u8, len: usize, nonblocking: bool) -> Result<usize, Error> {
+        let [n, ..] = call4(nr::SOCKET_WRITE, [connection, buf as u64, len as u64, flags(nonblocking)])?;
+        Ok(n as usize)
+    }
+
+    pub fn shutdown(connection: u64, how: Shutdown) -> Result<(), Error> {
+        let how = match how {
+            Shutdown::Write => shutdown::WRITE,
+            Shutdown::Read => shutdown::READ,
+            Shutdown::Both => shutdown::BOTH,
+        };
+        call4(nr::SOCKET_SHUTDOWN, [connection, how, 0, 0]).map(drop)
+    }
+
+    /// Gives up a connection (unsent data still goes, then the end of the stream) or a listener
+    /// (its unaccepted connections are closed); the handle is gone.
+    pub fn close(handle: u64) -> Result<(), Error> {
+        call4(nr::SOCKET_CLOSE, [handle, 0, 0, 0]).map(drop)
+    }
 }
 
 /// This process's socket statistics.

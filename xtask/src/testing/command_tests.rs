@@ -28,6 +28,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::c_programs_that_fail_end_with_their_message_and_status", run: failing_c_programs },
     CommandTest { name: "runner::c_api_rdma_pair_moves_every_size_between_two_nodes", run: c_rdma_pair },
     CommandTest { name: "runner::c_api_gsas_system_and_mailbox_calls_on_two_nodes", run: c_api_calls },
+    CommandTest { name: "runner::a_c_program_echoes_over_bsd_sockets_on_two_nodes", run: c_sock_echo },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest {
@@ -201,6 +202,25 @@ fn c_api_calls() -> Verdict {
     let done = start(&["run", "c-mailbox", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
     check(&done, 0, &["every node finished cleanly"])?;
     no_check_failed(&done, "c-mailbox")
+}
+
+/// The C twin of `sock-echo` (`c-sock-echo`), with BSD sockets only: its server spawned on node
+/// 1, every size echoed whole past the end of the ring, a non-blocking socket and poll (over the
+/// socket and the mailbox event counter's descriptor), and the errno of a C programmer's
+/// mistakes; the server's count of the bytes it echoed reaches the client.
+fn c_sock_echo() -> Verdict {
+    let done = start(&["run", "c-sock-echo", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
+    check(
+        &done,
+        0,
+        &[
+            "c-sock-echo server: echoed 707848 bytes to node 0",
+            "bytes in all (the ring wrapped)",
+            "error cases gave their errno",
+            "process c-sock-echo exited with status 0",
+            "every node finished cleanly",
+        ],
+    )
 }
 
 /// The README's three socket commands, as it shows them.
@@ -403,7 +423,7 @@ mod tests {
         assert!(row.contains("program store"), "{row}");
     }
 
-    /// The socket commands the README shows are the ones `readme_sockets` runs.
+    /// The socket commands the README shows are the ones `readme_sockets` and `c_sock_echo` run.
     #[test]
     fn the_readme_socket_commands_are_the_ones_the_suite_runs() {
         let readme = std::fs::read_to_string(crate::images::workspace_root().join("README.md")).unwrap();
@@ -411,6 +431,7 @@ mod tests {
             "cargo xtask run sock-echo --nodes 2 --on 0",
             "cargo xtask run sock-perf --nodes 2 --on 0",
             "cargo xtask run sock-kv --nodes 4 --on 0",
+            "cargo xtask run c-sock-echo --nodes 2 --on 0",
         ] {
             assert!(readme.contains(&format!("{command}\n")), "{command}");
         }

@@ -4,11 +4,15 @@
 //! - [`exports`] lists every exported function once, with its Rust type (the function must have
 //!   exactly that type, or this does not compile); [`CType`] spells that type in C.
 //! - [`constants`] gives the value every header constant must have, from its Rust definition.
-//! - The tests check that the headers declare exactly the exported names, that every
-//!   `no_mangle` function is listed, that every constant the headers define is listed, and,
-//!   with `aarch64-linux-gnu-gcc` and picolibc, that each header compiles alone and that a file
-//!   assigning every export to a pointer of its Rust-derived prototype, and asserting every
-//!   constant, compiles with warnings as errors.
+//! - [`RUNTIME`] lists the functions the C runtime defines over the exports (`crt/posix.c`,
+//!   `crt/runtime.c`: `socket`, `poll`, `read`, ...), with their POSIX prototypes.
+//! - The tests check that the headers declare exactly the exported names and the runtime's,
+//!   that the runtime defines every one of its names, that every `no_mangle` function is
+//!   listed, that every constant the headers define is listed, and, with
+//!   `aarch64-linux-gnu-gcc` and picolibc, that each header compiles alone and that a file
+//!   assigning every export and runtime function to a pointer of its prototype, and asserting
+//!   every constant (picolibc's `errno` and `fcntl` values among them), compiles with warnings
+//!   as errors.
 
 use core::ffi::{c_char, c_void};
 use std::collections::BTreeSet;
@@ -27,6 +31,9 @@ use unimem_user::unim::{UnimCompCbC, UnimError};
 use unimem_user::{Error, SysError, status as lib};
 
 use crate::dma::{DmaStatus, UnimDmaBuffer, UnimDmaNode};
+use crate::sockets::addr::*;
+use crate::sockets::calls::fcntl::*;
+use crate::sockets::{Errno, PollFd};
 use crate::status::code;
 
 /// A Rust type as C spells it.
@@ -66,6 +73,7 @@ named! {
     UnimDmaBuffer => "unim_dma_buffer_t",
     UnimDmaNode => "struct unim_dma_node",
     DmaStatus => "unim_dma_status_t",
+    PollFd => "struct pollfd",
 }
 
 impl<T: CType> CType for *mut T {
@@ -216,7 +224,57 @@ exports! {
     sys::unimem_sys_yield: extern "C" fn();
     sys::unimem_sys_node: extern "C" fn() -> u64;
     sys::unimem_sys_nodes: extern "C" fn() -> u64;
+
+    sockets::unimem_sock_socket: extern "C" fn(i32, i32, i32) -> i32;
+    sockets::unimem_sock_bind: unsafe extern "C" fn(i32, *const c_void, u32) -> i32;
+    sockets::unimem_sock_listen: extern "C" fn(i32, i32) -> i32;
+    sockets::unimem_sock_accept: unsafe extern "C" fn(i32, *mut c_void, *mut u32) -> i32;
+    sockets::unimem_sock_connect: unsafe extern "C" fn(i32, *const c_void, u32) -> i32;
+    sockets::unimem_sock_read: unsafe extern "C" fn(i32, *mut c_void, usize) -> i64;
+    sockets::unimem_sock_write: extern "C" fn(i32, *const c_void, usize) -> i64;
+    sockets::unimem_sock_recv: unsafe extern "C" fn(i32, *mut c_void, usize, i32) -> i64;
+    sockets::unimem_sock_send: extern "C" fn(i32, *const c_void, usize, i32) -> i64;
+    sockets::unimem_sock_shutdown: extern "C" fn(i32, i32) -> i32;
+    sockets::unimem_sock_close: extern "C" fn(i32) -> i32;
+    sockets::unimem_sock_poll: unsafe extern "C" fn(*mut PollFd, u64, i32) -> i32;
+    sockets::unimem_sock_fcntl: extern "C" fn(i32, i32, i64) -> i32;
+    sockets::unimem_sock_getsockopt: unsafe extern "C" fn(i32, i32, i32, *mut c_void, *mut u32) -> i32;
+    sockets::unimem_sock_setsockopt: unsafe extern "C" fn(i32, i32, i32, *const c_void, u32) -> i32;
+    sockets::unimem_sock_getsockname: unsafe extern "C" fn(i32, *mut c_void, *mut u32) -> i32;
+    sockets::unimem_sock_getpeername: unsafe extern "C" fn(i32, *mut c_void, *mut u32) -> i32;
+    sockets::unimem_sock_event_fd: extern "C" fn() -> i32;
 }
+
+/// The functions the C runtime defines over the exports (`crt/posix.c`, `crt/runtime.c`): the
+/// name, and how C declares a pointer `{}` to it (POSIX's prototype). `declared` is false for
+/// those picolibc's headers declare (`unistd.h`, `fcntl.h`), true for those ours declare.
+pub(crate) struct Runtime {
+    pub name: &'static str,
+    pub decl: &'static str,
+    pub declared: bool,
+}
+
+/// Every function of the runtime that programs call in place of a system's.
+pub(crate) const RUNTIME: &[Runtime] = &[
+    Runtime { name: "socket", decl: "int (*{})(int, int, int)", declared: true },
+    Runtime { name: "bind", decl: "int (*{})(int, const struct sockaddr *, socklen_t)", declared: true },
+    Runtime { name: "listen", decl: "int (*{})(int, int)", declared: true },
+    Runtime { name: "accept", decl: "int (*{})(int, struct sockaddr *, socklen_t *)", declared: true },
+    Runtime { name: "connect", decl: "int (*{})(int, const struct sockaddr *, socklen_t)", declared: true },
+    Runtime { name: "send", decl: "ssize_t (*{})(int, const void *, size_t, int)", declared: true },
+    Runtime { name: "recv", decl: "ssize_t (*{})(int, void *, size_t, int)", declared: true },
+    Runtime { name: "shutdown", decl: "int (*{})(int, int)", declared: true },
+    Runtime { name: "getsockopt", decl: "int (*{})(int, int, int, void *, socklen_t *)", declared: true },
+    Runtime { name: "setsockopt", decl: "int (*{})(int, int, int, const void *, socklen_t)", declared: true },
+    Runtime { name: "getsockname", decl: "int (*{})(int, struct sockaddr *, socklen_t *)", declared: true },
+    Runtime { name: "getpeername", decl: "int (*{})(int, struct sockaddr *, socklen_t *)", declared: true },
+    Runtime { name: "poll", decl: "int (*{})(struct pollfd *, nfds_t, int)", declared: true },
+    Runtime { name: "unimem_mailbox_event_fd", decl: "int (*{})(void)", declared: true },
+    Runtime { name: "read", decl: "ssize_t (*{})(int, void *, size_t)", declared: false },
+    Runtime { name: "write", decl: "ssize_t (*{})(int, const void *, size_t)", declared: false },
+    Runtime { name: "close", decl: "int (*{})(int)", declared: false },
+    Runtime { name: "fcntl", decl: "int (*{})(int, int, ...)", declared: false },
+];
 
 /// `SomeName(..)` as `SOME_NAME`: how the headers spell a Rust variant.
 fn screaming(debug: &str) -> String {
@@ -294,6 +352,7 @@ pub(crate) fn constants() -> Vec<(String, u64)> {
     for s in [DmaStatus::Pending, DmaStatus::Started, DmaStatus::Completed, DmaStatus::Failed, DmaStatus::Unknown] {
         c.push((format!("DMA_{}", screaming(&format!("{s:?}"))), s as u64));
     }
+    c.extend(socket_constants());
     let message = Notification::new(MailboxOpcode::new(9).unwrap(), 0x1234).unwrap();
     c.extend([
         ("UNIMEM_MESSAGE(9, 0x1234)".into(), message.raw()),
@@ -304,21 +363,118 @@ pub(crate) fn constants() -> Vec<(String, u64)> {
     c
 }
 
+/// The socket layer's constants and layouts (`sys/socket.h`, `poll.h`, `unimem_socket.h`), and
+/// the picolibc values it returns and takes (`errno.h`, `fcntl.h`).
+fn socket_constants() -> Vec<(String, u64)> {
+    let int = |v: i32| v as i64 as u64;
+    let mut c: Vec<(String, u64)> = [
+        ("AF_UNSPEC", AF_UNSPEC),
+        ("AF_INET", AF_INET),
+        ("AF_INET6", AF_INET6),
+        ("AF_UNIMEM", AF_UNIMEM),
+        ("PF_UNSPEC", AF_UNSPEC),
+        ("PF_INET", AF_INET),
+        ("PF_INET6", AF_INET6),
+        ("PF_UNIMEM", AF_UNIMEM),
+        ("SOCK_STREAM", SOCK_STREAM),
+        ("SOCK_DGRAM", SOCK_DGRAM),
+        ("SOCK_NONBLOCK", SOCK_NONBLOCK),
+        ("SOCK_CLOEXEC", SOCK_CLOEXEC),
+        ("SOMAXCONN", SOMAXCONN),
+        ("SOL_SOCKET", SOL_SOCKET),
+        ("SO_REUSEADDR", SO_REUSEADDR),
+        ("SO_TYPE", SO_TYPE),
+        ("SO_ERROR", SO_ERROR),
+        ("SO_KEEPALIVE", SO_KEEPALIVE),
+        ("SO_ACCEPTCONN", SO_ACCEPTCONN),
+        ("MSG_DONTWAIT", MSG_DONTWAIT),
+        ("MSG_WAITALL", MSG_WAITALL),
+        ("MSG_NOSIGNAL", MSG_NOSIGNAL),
+        ("SHUT_RD", SHUT_RD),
+        ("SHUT_WR", SHUT_WR),
+        ("SHUT_RDWR", SHUT_RDWR),
+        ("F_GETFD", F_GETFD),
+        ("F_SETFD", F_SETFD),
+        ("F_GETFL", F_GETFL),
+        ("F_SETFL", F_SETFL),
+        ("O_RDWR", O_RDWR),
+        ("O_NONBLOCK", O_NONBLOCK),
+        ("EWOULDBLOCK", Errno::EWOULDBLOCK.0),
+    ]
+    .map(|(name, v)| (name.to_string(), int(v)))
+    .to_vec();
+    c.extend(Errno::ALL.iter().map(|(name, e)| (name.to_string(), int(e.0))));
+    for (name, v) in [
+        ("POLLIN", POLLIN),
+        ("POLLPRI", POLLPRI),
+        ("POLLOUT", POLLOUT),
+        ("POLLERR", POLLERR),
+        ("POLLHUP", POLLHUP),
+        ("POLLNVAL", POLLNVAL),
+        ("POLLRDHUP", POLLRDHUP),
+    ] {
+        c.push((name.to_string(), int(v.into())));
+    }
+    c.push(("UNIMEM_NODE_ANY".into(), u64::from(UNIMEM_NODE_ANY)));
+    // The layouts the Rust side reads and writes.
+    let sockaddr = SOCKADDR_LEN as u64;
+    c.extend([
+        ("sizeof(struct sockaddr_unimem)".into(), sockaddr),
+        ("sizeof(struct sockaddr)".into(), sockaddr),
+        ("offsetof(struct sockaddr_unimem, su_family)".into(), FAMILY_AT as u64),
+        ("offsetof(struct sockaddr_unimem, su_port)".into(), PORT_AT as u64),
+        ("offsetof(struct sockaddr_unimem, su_node)".into(), NODE_AT as u64),
+        ("sizeof(struct sockaddr_storage)".into(), 128),
+        ("sizeof(socklen_t)".into(), size_of::<u32>() as u64),
+        ("sizeof(struct pollfd)".into(), size_of::<PollFd>() as u64),
+        ("offsetof(struct pollfd, events)".into(), core::mem::offset_of!(PollFd, events) as u64),
+        ("offsetof(struct pollfd, revents)".into(), core::mem::offset_of!(PollFd, revents) as u64),
+        ("sizeof(nfds_t)".into(), size_of::<u64>() as u64),
+    ]);
+    c
+}
+
 /// The headers, in `a53-kernel/user/include/`.
 fn include_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../include")
 }
 
-/// Every header: its file name and its text, in name order.
+/// Every header, `sys/` included: its name as `#include` gives it and its text, in name order.
 fn headers() -> Vec<(String, String)> {
-    let mut all: Vec<(String, String)> = std::fs::read_dir(include_dir())
+    let mut all = Vec::new();
+    for sub in ["", "sys/"] {
+        for path in std::fs::read_dir(include_dir().join(sub)).unwrap().map(|e| e.unwrap().path()) {
+            if path.extension().is_some_and(|x| x == "h") {
+                let name = format!("{sub}{}", path.file_name().unwrap().to_string_lossy());
+                all.push((name, std::fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    all.sort();
+    all
+}
+
+/// The C runtime's sources (`a53-kernel/user/crt/*.c`): name and text.
+fn runtime_sources() -> Vec<(String, String)> {
+    let crt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crt");
+    let mut all: Vec<(String, String)> = std::fs::read_dir(crt)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "h"))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
         .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
         .collect();
     all.sort();
     all
+}
+
+/// Whether `source` defines function `name`: a line at the left margin that names it with its
+/// parameters and is no declaration (it does not end in `;`).
+fn defines(source: &str, name: &str) -> bool {
+    source.lines().any(|line| {
+        let starts_at_margin = line.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        let named = [" ", "*"].iter().any(|before| line.contains(&format!("{before}{name}(")));
+        starts_at_margin && named && !line.trim_end().ends_with(';')
+    })
 }
 
 /// The text without comments, preprocessor lines and `extern "C"` braces.
@@ -380,7 +536,62 @@ fn the_headers_declare_exactly_the_exported_functions() {
     }
     let exported: BTreeSet<String> = exports().iter().map(|e| e.name.to_string()).collect();
     assert_eq!(exports().len(), exported.len(), "an export is listed twice");
-    assert_eq!(declared, exported, "declared in include/*.h (left) against exported (right)");
+    let runtime = RUNTIME.iter().filter(|r| r.declared).map(|r| r.name.to_string());
+    let provided: BTreeSet<String> = exported.iter().cloned().chain(runtime).collect();
+    assert_eq!(declared, provided, "declared in include/*.h (left) against exported or the runtime's (right)");
+}
+
+/// `cargo xtask` checks that the archive defines what the library's headers declare, and leaves
+/// out the POSIX layer's headers, whose functions the runtime defines: so no header may mix
+/// the two.
+#[test]
+fn a_header_declares_the_librarys_functions_or_the_runtimes() {
+    let exported: BTreeSet<String> = exports().iter().map(|e| e.name.to_string()).collect();
+    for (file, text) in headers() {
+        let functions = declared_functions(&text);
+        let library = functions.iter().filter(|f| exported.contains(*f)).count();
+        assert!(
+            library == 0 || library == functions.len(),
+            "{file} mixes the library's and the runtime's: {functions:?}"
+        );
+    }
+}
+
+#[test]
+fn the_runtime_defines_every_function_listed_for_it() {
+    let sources = runtime_sources();
+    for r in RUNTIME {
+        let defined: Vec<&str> =
+            sources.iter().filter(|(_, text)| defines(text, r.name)).map(|(file, _)| file.as_str()).collect();
+        assert_eq!(defined.len(), 1, "{} is defined in {defined:?} of crt/*.c, not once", r.name);
+    }
+    // Every call of a C program's POSIX sockets is there, as POSIX names it.
+    let names: BTreeSet<&str> = RUNTIME.iter().map(|r| r.name).collect();
+    for posix in [
+        "socket",
+        "bind",
+        "listen",
+        "accept",
+        "connect",
+        "read",
+        "write",
+        "send",
+        "recv",
+        "shutdown",
+        "close",
+        "poll",
+        "fcntl",
+        "getsockopt",
+        "setsockopt",
+        "getsockname",
+        "getpeername",
+    ] {
+        assert!(names.contains(posix), "{posix}");
+    }
+    assert!(defines("int socket(int domain, int type, int protocol)\n{", "socket"));
+    assert!(!defines("int socket(int domain, int type, int protocol);", "socket"), "a declaration");
+    assert!(!defines("    return socket(1, 2, 3)", "socket"), "a call");
+    assert!(!defines("int unimem_socket(int)", "socket"), "another name");
 }
 
 #[test]
@@ -413,7 +624,7 @@ fn every_no_mangle_function_is_listed_with_its_type() {
 fn every_constant_of_the_headers_is_checked() {
     let checked: BTreeSet<String> = constants().into_iter().map(|(name, _)| name).collect();
     for (file, text) in headers() {
-        let guard = file.to_uppercase().replace('.', "_");
+        let guard = file.to_uppercase().replace(['.', '/'], "_");
         for name in declared_constants(&text).into_iter().filter(|n| *n != guard) {
             assert!(checked.contains(&name), "{file} defines {name}, which `constants()` does not check");
         }
@@ -455,14 +666,18 @@ fn the_headers_compile_and_agree_with_the_rust_side() {
     let headers = headers();
     for (file, _) in &headers {
         let alone = format!("#include \"{file}\"\n");
-        compile(&gcc, &specs, &file.replace('.', "_"), &alone).unwrap_or_else(|e| panic!("{file} alone:\n{e}"));
+        compile(&gcc, &specs, &file.replace(['.', '/'], "_"), &alone).unwrap_or_else(|e| panic!("{file} alone:\n{e}"));
     }
-    let mut check = String::new();
+    // picolibc's, for the runtime functions it declares and the values the sockets share.
+    let mut check = String::from("#include <errno.h>\n#include <fcntl.h>\n#include <stddef.h>\n#include <unistd.h>\n");
     for (file, _) in &headers {
         check += &format!("#include \"{file}\"\n");
     }
     for e in exports() {
         check += &format!("{} = {};\n", (e.decl)(&format!("check_{}", e.name)), e.name);
+    }
+    for r in RUNTIME {
+        check += &format!("{} = {};\n", r.decl.replace("{}", &format!("check_{}", r.name)), r.name);
     }
     for (expr, value) in constants() {
         check += &format!("_Static_assert(({expr}) == {value:#x}ull, \"{expr} == {value:#x}\");\n");
@@ -487,6 +702,10 @@ fn a_wrong_prototype_or_constant_is_caught() {
     assert!(compile(&gcc, &specs, "wrong_prototype", &wrong).is_err());
     let wrong = "#include \"unimem_error.h\"\n_Static_assert(UNIMEM_E_NULL == 0x401ull, \"\");\n";
     assert!(compile(&gcc, &specs, "wrong_constant", wrong).is_err());
+    let wrong = "#include <sys/socket.h>\nssize_t (*check_send)(int, void *, size_t, int) = send;\n";
+    assert!(compile(&gcc, &specs, "wrong_runtime_prototype", wrong).is_err(), "send's buffer is const");
+    let wrong = "#include <errno.h>\n_Static_assert(ECONNREFUSED == 111 + 1, \"\");\n";
+    assert!(compile(&gcc, &specs, "wrong_errno", wrong).is_err(), "picolibc's errno is held too");
     let callback = <Option<UnimCompCbC> as CType>::decl("");
     assert_eq!(callback, "void (*)(void *)");
     let returning = <extern "C" fn(u16, u64) -> *mut c_void as CType>::decl("p");

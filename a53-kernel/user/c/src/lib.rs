@@ -7,6 +7,8 @@
 //! - `unim_dma.h` ([`dma`]): user-level RDMA (§3.4);
 //! - `unimem_mailbox.h` ([`mailbox`]): notifications (§3.2);
 //! - `unimem_sys.h` ([`sys`]): the system calls a C runtime is built on;
+//! - `unimem_sock.h` ([`sockets`]): BSD sockets over file descriptors, which the C runtime
+//!   gives programs under their POSIX names (`sys/socket.h`, `poll.h`, `unimem_socket.h`);
 //! - `unimem_error.h` ([`status`]): status numbers and `unimem_last_error`.
 //!
 //! The library defines neither `_start` nor `main` (a C runtime does). From the user library's
@@ -20,6 +22,7 @@
 pub mod dma;
 pub mod gsas;
 pub mod mailbox;
+pub mod sockets;
 pub mod status;
 pub mod sys;
 
