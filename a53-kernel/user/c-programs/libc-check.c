@@ -6,11 +6,13 @@
  *   cargo xtask run libc-check -- -n 3 -v word
  */
 #include <assert.h>
+#include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,7 +114,23 @@ static void clock_and_sleeps(void)
     start = now_us();
     usleep(100);
     CHECK("usleep(100) lasts at least 100 us", now_us() - start >= 100);
+    start = now_us();
+    struct timespec half_ms = { .tv_sec = 0, .tv_nsec = 500000 }, left = { 1, 1 };
+    CHECK("nanosleep", nanosleep(&half_ms, &left) == 0 && left.tv_sec == 0 && left.tv_nsec == 0);
+    CHECK("nanosleep lasts what it was asked", now_us() - start >= 500);
+    struct timespec bad = { .tv_sec = 0, .tv_nsec = 1000000000 };
+    CHECK("nanosleep refuses a bad request", nanosleep(&bad, NULL) == -1 && errno == EINVAL);
+    struct timeval tv;
+    uint64_t before = now_us();
+    CHECK("gettimeofday", gettimeofday(&tv, NULL) == 0);
+    uint64_t tv_us = (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
+    CHECK("gettimeofday is the clock", tv_us >= before && tv_us <= now_us());
     CHECK("time() is the clock in seconds", time(NULL) >= 1);
+}
+
+static void environment(void)
+{
+    CHECK("getenv finds no variable (there is no environment)", getenv("HOME") == NULL);
 }
 
 int main(int argc, char **argv)
@@ -122,6 +140,7 @@ int main(int argc, char **argv)
     sorting();
     options(argc, argv);
     clock_and_sleeps();
+    environment();
     assert(failed >= 0);
     printf("libc-check: %d checks failed\n", failed);
     return failed;
