@@ -3,8 +3,10 @@
  * own while other processes take turns on its core: its thread-local storage (TPIDR_EL0 points
  * at a block of its own, at an address that differs between copies), the floating-point
  * rounding mode (FPCR) and floating-point values held in registers across calls. Several
- * copies run at once, each with its index as thread argument (the kernel test `process::` runs
- * four on the two process cores); each yields at every step, so the copies take turns.
+ * copies run at once (the kernel test `process::` runs four on the two process cores), each
+ * with the thread argument START << 8 | INDEX: all of them begin their rounds at the node's
+ * time START (microseconds since boot), whenever each was spawned, and go on for at least
+ * RUN_US; each yields at every step, so the copies take turns.
  *
  * Exit status: 0 when every round found its own; else the bits of what was lost in some round:
  * 1 the TLS pointer or a thread-local value, 2 the rounding mode, 4 a floating-point result.
@@ -20,10 +22,9 @@
 #define ROUNDS 100
 #define STEPS 20
 #define COPIES_MAX 8
-/* Microseconds every copy waits before its rounds: the copies are spawned one right after the
- * other, and all of them must be there before any starts, or they would not take turns (each
- * copy's rounds take about 15 ms). */
-#define START_US 300000
+/* Microseconds each copy runs its rounds at least (they take about 15 ms): long enough for the
+ * copies to overlap even if one began late. */
+#define RUN_US 200000
 
 /* Each copy's TLS block: a different address in each copy, so a TPIDR_EL0 left behind by
  * another copy points at the wrong one. */
@@ -51,7 +52,7 @@ static double walk(double x, int yield)
 
 int main(void)
 {
-    uint64_t index = readThreadArgument() % COPIES_MAX;
+    uint64_t argument = readThreadArgument(), index = (argument & 0xff) % COPIES_MAX, start = argument >> 8;
     if (_tls_size() > sizeof blocks[0]) {
         printf("c-keep-context: TLS of %zu bytes does not fit\n", _tls_size());
         return 0x10;
@@ -61,9 +62,10 @@ int main(void)
     uint64_t tp = tpidr();
     int mode = index % 2 ? FE_UPWARD : FE_DOWNWARD;
     fesetround(mode);
-    unimem_sys_sleep_us(START_US);
+    for (uint64_t now = unimem_sys_time_us(); now < start; now = unimem_sys_time_us())
+        unimem_sys_sleep_us(start - now);
     int lost = 0;
-    for (int round = 1; round <= ROUNDS; round++) {
+    for (int round = 1; round <= ROUNDS || unimem_sys_time_us() < start + RUN_US; round++) {
         mark = 0xc0de0000 + index * 1000 + round;
         double start = (double)index + round / 7.0;
         double shared = walk(start, 1);
