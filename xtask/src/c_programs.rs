@@ -88,18 +88,26 @@ pub fn build(opts: Options, taken: &[String]) -> anyhow::Result<Vec<(String, Pat
     let dir = images::a53_target_dir(opts).join(images::A53_TARGET).join("c-programs");
     let scratch = dir.join("link");
     std::fs::create_dir_all(&scratch)?;
-    std::fs::write(scratch.join("unimem-user-memory.ld"), memory_script())?;
+    images::write_if_changed(&scratch.join("unimem-user-memory.ld"), memory_script().as_bytes())?;
+    let shared = shared_inputs(&lib, &scratch)?;
     let mut built: Vec<(String, PathBuf)> = Vec::new();
     for program in &programs {
         if taken.contains(&program.name) || built.iter().any(|(name, _)| *name == program.name) {
             bail!("C program `{}`: another program has that name", program.name);
         }
         let fresh = scratch.join(&program.name);
-        compile(program, &fresh, &lib, &scratch)?;
-        let (bytes, out) = (std::fs::read(&fresh)?, dir.join(&program.name));
-        if std::fs::read(&out).ok().as_ref() != Some(&bytes) {
-            std::fs::write(&out, &bytes)?;
+        let command = compile_command(program, &fresh, &lib, &scratch);
+        // The command line, kept beside the ELF: a changed flag, source list or library path
+        // makes the ELF stale as a changed input does.
+        let line = scratch.join(format!("{}.command", program.name));
+        let said = format!("{command:?}");
+        let inputs = shared.iter().chain(&program.sources);
+        if std::fs::read_to_string(&line).ok().as_deref() != Some(said.as_str()) || !newer_than(&fresh, inputs) {
+            run_compiler(command, program)?;
+            std::fs::write(&line, &said)?;
         }
+        let out = dir.join(&program.name);
+        images::write_if_changed(&out, &std::fs::read(&fresh)?)?;
         built.push((program.name.clone(), out));
     }
     Ok(built)
@@ -147,14 +155,54 @@ fn compiler_args(scratch: &Path) -> Vec<String> {
     args
 }
 
-/// Compiles and links `program` into `out`; the compiler's messages go to the terminal as it
-/// printed them.
-fn compile(program: &CProgram, out: &Path, lib: &Path, scratch: &Path) -> anyhow::Result<()> {
+/// What every C program is built from besides its sources: the runtime, the headers (the
+/// library's and the test programs' own), the linker scripts, the library and picolibc's specs.
+fn shared_inputs(lib: &Path, scratch: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    fn files_below(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                files_below(&path, keep, out)?;
+            } else if keep(&path) {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let user = workspace_root().join("a53-kernel/user");
+    let mut inputs = vec![
+        lib.to_path_buf(),
+        scratch.join("unimem-user-memory.ld"),
+        user.join("link/unimem-c.ld"),
+        PathBuf::from(PICOLIBC_SPECS),
+    ];
+    files_below(&user.join("crt"), &|_| true, &mut inputs)?;
+    files_below(&crate::c_lib::include_dir(), &|_| true, &mut inputs)?;
+    files_below(&repository_dir(), &|p| p.extension().is_some_and(|e| e == "h"), &mut inputs)?;
+    Ok(inputs)
+}
+
+/// Whether `out` exists and was written after every one of `inputs` (an input that cannot be
+/// read counts as newer).
+fn newer_than<'a>(out: &Path, inputs: impl IntoIterator<Item = &'a PathBuf>) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(built) = modified(out) else { return false };
+    inputs.into_iter().all(|input| modified(input).is_some_and(|m| m <= built))
+}
+
+/// The compiler's command that compiles and links `program` into `out`.
+fn compile_command(program: &CProgram, out: &Path, lib: &Path, scratch: &Path) -> Command {
     let mut cmd = Command::new(C_COMPILER);
     cmd.args(compiler_args(scratch));
     cmd.args(&program.sources);
     cmd.arg(lib);
     cmd.arg("-o").arg(out);
+    cmd
+}
+
+/// Runs the compiler's command for `program`; its messages go to the terminal as it printed
+/// them.
+fn run_compiler(mut cmd: Command, program: &CProgram) -> anyhow::Result<()> {
     let status = cmd.status().with_context(|| format!("cannot run {C_COMPILER}"))?;
     if !status.success() {
         bail!("compiling the C program `{}` failed (the compiler's messages are above)", program.name);
@@ -225,6 +273,26 @@ mod tests {
         let script = memory_script();
         assert!(script.contains(&format!("IMAGE_BASE = {:#x};", proto::syscall::layout::IMAGE_BASE)));
         assert!(script.contains(&format!("IMAGE_END = {:#x};", proto::syscall::layout::IMAGE_END)));
+    }
+
+    /// A program is compiled again when it is missing or any input is newer, never otherwise.
+    #[test]
+    fn an_elf_is_up_to_date_only_when_written_after_every_input() {
+        use std::time::{Duration, SystemTime};
+        let dir = std::env::temp_dir().join(format!("c-programs-newer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let at = |name: &str, seconds: u64| {
+            let path = dir.join(name);
+            let file = std::fs::File::create(&path).unwrap();
+            file.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)).unwrap();
+            path
+        };
+        let (old, new, out) = (at("old.c", 1_000), at("new.h", 3_000), at("prog", 2_000));
+        assert!(newer_than(&out, [&old]));
+        assert!(!newer_than(&out, [&old, &new]), "an input written after the ELF");
+        assert!(!newer_than(&out, [&dir.join("gone.c")]), "an input that cannot be read");
+        assert!(!newer_than(&dir.join("missing"), [&old]), "no ELF yet");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

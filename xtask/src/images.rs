@@ -143,10 +143,7 @@ pub fn build_user(opts: Options) -> anyhow::Result<PathBuf> {
         if let Some(exe) = msg["executable"].as_str() {
             let exe = Path::new(exe);
             let name = exe.file_name().context("executable without a name")?;
-            let (bytes, copy) = (std::fs::read(exe)?, dir.join(name));
-            if std::fs::read(&copy).ok().as_ref() != Some(&bytes) {
-                std::fs::write(&copy, &bytes)?;
-            }
+            write_if_changed(&dir.join(name), &std::fs::read(exe)?)?;
             wanted.insert(name.to_os_string());
         }
     }
@@ -178,10 +175,17 @@ pub fn build_store(opts: Options, extra: &[(String, PathBuf)]) -> anyhow::Result
     programs.extend(extra.iter().cloned());
     let store = store_bytes(programs)?;
     let path = paths(opts).store;
-    if std::fs::read(&path).ok().as_ref() != Some(&store) {
-        std::fs::write(&path, &store).with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    write_if_changed(&path, &store)?;
     Ok(path)
+}
+
+/// Writes `bytes` to `path` unless it holds them already, so that its modification time (which
+/// later builds compare) stays.
+pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    if std::fs::read(path).ok().as_deref() != Some(bytes) {
+        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// The program store of `programs` (name, ELF file), sorted by name.
