@@ -284,7 +284,7 @@ int main(int argc, char **argv)
         }
         domains_and_fork(me, other, nodes);
     }
-    printf("c-gsas-calls: %d of %d checks failed\n", failed, checks);
+    int status = verdict("c-gsas-calls");
     fflush(stdout);
-    unimem_sys_exit(failed > 255 ? 255 : (uint64_t)failed);
+    unimem_sys_exit((uint64_t)status);
 }

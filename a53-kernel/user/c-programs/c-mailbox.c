@@ -236,13 +236,12 @@ static void unregistered(uint64_t peer_node)
     CHECK("the peer's send found no receiver", take(OP_REPLY, NULL) == NO_RECEIVER);
 }
 
-static int initiator(void)
+static void initiator(void)
 {
     uint64_t me = getBoardPid(), nodes = getNumberBoards(), sender = 0;
-    if (nodes < 2) {
-        printf("c-mailbox: needs two nodes (--nodes 2)\n");
-        return 1;
-    }
+    CHECK("two nodes at least (--nodes 2)", nodes >= 2);
+    if (nodes < 2)
+        return;
     uint64_t peer_node = (me + 1) % nodes;
     refusals(me, nodes);
     nothing_yet();
@@ -255,7 +254,6 @@ static int initiator(void)
     CHECK_RETURNS("the last command", unimem_mailbox_send(peer_node, UNIMEM_MESSAGE(OP_COMMAND, CMD_DONE)), UNIMEM_OK, 1);
     CHECK("the peer's checks", take(OP_REPLY, NULL) == DONE);
     CHECK_RETURNS("unregister 'r'", unimem_mailbox_unregister(OP_REPLY), UNIMEM_OK, 1);
-    return failed;
 }
 
 int main(void)
@@ -263,7 +261,6 @@ int main(void)
     uint64_t arg = readThreadArgument();
     if (arg != _EMPTY_THREAD_ARGUMENT_ && arg >> 16 == PEER_ROLE)
         return peer(arg & 0xffff);
-    int status = initiator();
-    printf("c-mailbox: %d of %d checks failed\n", status, checks);
-    return status > 255 ? 255 : status;
+    initiator();
+    return verdict("c-mailbox");
 }

@@ -332,13 +332,12 @@ static void refusals(struct pair *p, uint64_t me, uint64_t address)
     CHECK("a transfer id never given", unim_dma_status(0x5eed) == DMA_UNKNOWN);
 }
 
-static int initiator(void)
+static void initiator(void)
 {
     uint64_t me = getBoardPid(), nodes = getNumberBoards();
-    if (nodes < 2) {
-        printf("c-rdma-pair: needs two nodes (--nodes 2)\n");
-        return 1;
-    }
+    CHECK("two nodes at least (--nodes 2)", nodes >= 2);
+    if (nodes < 2)
+        return;
     struct pair p = { .peer_node = (me + 1) % nodes };
 
     /* Before unim_dma_init, and with another node's id. */
@@ -354,7 +353,7 @@ static int initiator(void)
     uint64_t address = take(OP_ADDRESS);
     CHECK("the peer's buffer", address != 0 && address != ~0ull);
     if (address == 0 || address == ~0ull)
-        return failed;
+        return;
     printf("the peer on node %llu has its buffer at %#llx\n", (unsigned long long)p.peer_node,
            (unsigned long long)address);
 
@@ -368,7 +367,7 @@ static int initiator(void)
     int64_t back = unimem_sys_map(REGION_BYTES, UNIMEM_MAP_WRITABLE);
     CHECK("the buffers", p.remote != NULL && src != NULL && p.plain != NULL && back > 0);
     if (p.remote == NULL || src == NULL || p.plain == NULL || back <= 0)
-        return failed;
+        return;
     p.back = (uint8_t *)(uintptr_t)back;
     for (uint32_t i = 0; i < MIB + 64; i++)
         src[i] = (uint8_t)(((i * 0x9e3779b97f4a7c15ull) >> 56) ^ (i >> 9) ^ (i * 131));
@@ -393,7 +392,6 @@ static int initiator(void)
     unim_dma_buffer_t *again = unim_alloc_buf_l(4096);
     CHECK("a buffer after init again", again != NULL && unim_get_buf_id(again) != src_id);
     unim_dma_cleanup();
-    return failed;
 }
 
 int main(void)
@@ -401,7 +399,6 @@ int main(void)
     uint64_t arg = readThreadArgument();
     if (arg != _EMPTY_THREAD_ARGUMENT_ && arg >> 16 == PEER_ROLE)
         return peer(arg & 0xffff);
-    int status = initiator();
-    printf("c-rdma-pair: %d of %d checks failed\n", status, checks);
-    return status > 255 ? 255 : status;
+    initiator();
+    return verdict("c-rdma-pair");
 }

@@ -47,4 +47,12 @@ static int checks, failed;
         }                                                                                      \
     } while (0)
 
+/* Prints the verdict line, "NAME: N of M checks failed"; returns N as an exit status (at most
+ * 255). */
+static inline int verdict(const char *name)
+{
+    printf("%s: %d of %d checks failed\n", name, failed, checks);
+    return failed > 255 ? 255 : failed;
+}
+
 #endif
