@@ -363,12 +363,9 @@ fn poll(k: &impl Kernel, frame: &mut ExceptionFrame, owner: Owner, ptr: u64, cou
     if ready > 0 || timeout_us == 0 {
         return Ok(ready).into();
     }
-    let deadline = match frame.x[5] {
-        0 if timeout_us == u64::MAX => None,
-        0 => super::deadline_after_us(k, timeout_us),
-        d => Some(d),
-    };
-    frame.x[5] = deadline.unwrap_or(0);
+    // `u64::MAX` waits with no deadline (which `kept_deadline` gives for 0).
+    let forever = timeout_us == u64::MAX;
+    let deadline = super::kept_deadline(k, frame, if forever { 0 } else { timeout_us });
     Outcome::Wait { wait: Wait::Socket, deadline }
 }
 
