@@ -25,6 +25,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
     CommandTest { name: "runner::readme_c_example_compiles_and_runs_on_four_nodes", run: readme_c_example },
     CommandTest { name: "runner::a_c_program_checks_its_c_library", run: libc_check },
+    CommandTest { name: "runner::a_c_program_of_several_files_is_named_after_the_first", run: several_c_files },
     CommandTest { name: "runner::c_programs_that_fail_end_with_their_message_and_status", run: failing_c_programs },
     CommandTest { name: "runner::c_api_rdma_pair_moves_every_size_between_two_nodes", run: c_rdma_pair },
     CommandTest { name: "runner::c_api_gsas_system_and_mailbox_calls_on_two_nodes", run: c_api_calls },
@@ -134,14 +135,8 @@ fn failing_c_programs() -> Verdict {
     let null = start(&["run", "c-crash", "--", "null"], CLUSTER_RUN)?;
     check(&null, 1, &["process killed: data abort from EL0", "FAR 0x0", "process c-crash ended: Fault"])?;
 
-    let dir = std::env::temp_dir().join(format!("unimem-c-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| Failed { reason: format!("temp dir: {e}"), log: vec![] })?;
-    let broken = dir.join("broken.c");
-    std::fs::write(&broken, "int main(void) { return undefined_thing; }\n")
-        .map_err(|e| Failed { reason: format!("cannot write {}: {e}", broken.display()), log: vec![] })?;
-    let done = start(&["run", broken.to_str().expect("a UTF-8 temp dir")], CLUSTER_RUN);
-    let _ = std::fs::remove_dir_all(&dir);
-    let done = done?;
+    let sources = TempSources::new("broken", &[("broken.c", "int main(void) { return undefined_thing; }\n")])?;
+    let done = start(&["run", &sources.path("broken.c")], CLUSTER_RUN)?;
     let shown =
         done.stderr.contains("undefined_thing") && done.stderr.contains("compiling the C program `broken` failed");
     if done.status != Some(1) || !shown || done.stdout.contains("node0") {
@@ -151,6 +146,51 @@ fn failing_c_programs() -> Verdict {
         });
     }
     Ok(())
+}
+
+/// C sources written for one test into a directory of their own, removed when dropped.
+struct TempSources(std::path::PathBuf);
+
+impl TempSources {
+    fn new(tag: &str, files: &[(&str, &str)]) -> Result<Self, Failed> {
+        let dir = std::env::temp_dir().join(format!("unimem-c-{tag}-{}", std::process::id()));
+        let sources = Self(dir);
+        let failed =
+            |e: std::io::Error| Failed { reason: format!("cannot write {}: {e}", sources.0.display()), log: vec![] };
+        std::fs::create_dir_all(&sources.0).map_err(failed)?;
+        for (name, text) in files {
+            std::fs::write(sources.0.join(name), text).map_err(failed)?;
+        }
+        Ok(sources)
+    }
+
+    /// The path of file `name`, as a command-line word.
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for TempSources {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `cargo xtask run main.c util.c`, as the README shows it: the files make one program, named
+/// after the first, which calls into the second.
+fn several_c_files() -> Verdict {
+    let sources = TempSources::new(
+        "several",
+        &[
+            (
+                "main.c",
+                "#include <stdio.h>\nint twice(int);\nint main(void)\n{\n    printf(\"twice 21 is %d\\n\", twice(21));\n    return twice(21) == 42 ? 0 : 1;\n}\n",
+            ),
+            ("util.c", "int twice(int x)\n{\n    return 2 * x;\n}\n"),
+        ],
+    )?;
+    let done = start(&["run", &sources.path("main.c"), &sources.path("util.c")], CLUSTER_RUN)?;
+    check(&done, 0, &["] twice 21 is 42", "process main exited with status 0", "every node finished cleanly"])
 }
 
 /// A C program's verdict: its line says that no check of `program` failed, and no check
@@ -413,6 +453,8 @@ mod tests {
         assert_eq!(code, program);
         let command = "cargo xtask run a53-kernel/user/c-programs/c-shared-counter.c --nodes 4";
         assert!(section.contains(&format!("```sh\n{command}\n```")));
+        // The files of `several_c_files`.
+        assert!(section.contains("`cargo xtask run main.c util.c`"));
     }
 
     /// The size command `readme_size` runs is the README's, which describes what it reports.
