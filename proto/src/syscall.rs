@@ -103,6 +103,14 @@ pub mod nr {
     pub const SOCKET_POLL: u64 = 27;
     /// x0 = pointer to 4 words: writes the process's `socket::SocketStats`.
     pub const SOCKET_STATS: u64 = 28;
+    /// x0 = pointer, x1 = length: copies the process's program name (its name in the program
+    /// store, UTF-8, no terminating zero) there. Returns x0 = the name's full length, which may
+    /// exceed x1 (then only x1 bytes were copied).
+    pub const PROGRAM_NAME: u64 = 29;
+    /// x0 = exit status (0..=255): ends every process of the caller's protection domain (its
+    /// job) on every node of the cluster with that status, the caller too. Does not return. A
+    /// process without RDMA (PD 15, shared by unrelated jobs) ends only itself.
+    pub const JOB_EXIT: u64 = 30;
 }
 
 /// `MAILBOX_REGISTER` modes (seed §3.2.2).
@@ -117,6 +125,10 @@ pub const MAP_WRITABLE: u64 = 1;
 /// `MAP` flag: a region of device memory (Device-nGnRE for the CPU), in the device window
 /// (`layout::DEVICE_WINDOW`), which no DMA reaches.
 pub const MAP_DEVICE: u64 = 2;
+/// `MAP` flag: the region is placed at the address in x2 (page-aligned, the whole region in
+/// `layout::REGIONS_START..REGIONS_END`, overlapping no region of the process), not where `MAP`
+/// would place it; not with `MAP_DEVICE`.
+pub const MAP_FIXED: u64 = 4;
 
 /// `WAIT_MIF`: the wait is for no node in particular.
 pub const NO_NODE: u64 = u64::MAX;
@@ -203,6 +215,11 @@ pub mod layout {
     /// Regions (`nr::MAP`) are placed here, one after the other, a page apart.
     pub const REGIONS_START: u64 = 0x0000_0010_0000_0000;
     pub const REGIONS_END: u64 = 0x0000_0030_0000_0000;
+    /// Where the OpenSHMEM library maps its symmetric heap (`MAP_FIXED`), the same address in
+    /// every process of a job, and the most address space it may take there (pages are resident
+    /// only once touched).
+    pub const SYMMETRIC_HEAP: u64 = 0x0000_0020_0000_0000;
+    pub const SYMMETRIC_HEAP_MAX: u64 = 1 << 30;
     /// The device window: the gigabyte of the interface pages. Everything a process has mapped
     /// as device memory lies in it (its PIF, MIF and PD pages, its queue set, its `MAP_DEVICE`
     /// regions), and its SMMU context bank's view leaves it out: no DMA reaches it
@@ -226,6 +243,7 @@ pub mod layout {
     // The layout fits in the user half, in this order, with a guard page below the stack.
     const _: () = assert!(IMAGE_BASE < IMAGE_END && IMAGE_END <= REGIONS_START);
     const _: () = assert!(REGIONS_START < REGIONS_END && REGIONS_END <= PIF_PAGE);
+    const _: () = assert!(REGIONS_START <= SYMMETRIC_HEAP && SYMMETRIC_HEAP + SYMMETRIC_HEAP_MAX <= REGIONS_END);
     const _: () = assert!(MIF_PAGE + 0x1000 <= RDMA_QUEUE_SET);
     const _: () = assert!(PD_PAGE + 0x1000 <= STACK_TOP - STACK_SIZE - 0x1000);
     // The device window is one whole gigabyte (one entry of the first-level table, which the

@@ -30,6 +30,9 @@ pub enum ErrorCode {
     NoReceiver = 10,
     /// Notify: the receiver's queue is full; the notification was not queued.
     QueueFull = 11,
+    /// A process atomic: the sender has no protection domain (a kernel domain, or PD 15: no
+    /// RDMA), or no process of its domain lives on this node.
+    NoProcess = 12,
 }
 
 /// A 64-bit error field that is neither 0 nor an [`ErrorCode`].
@@ -37,7 +40,7 @@ pub enum ErrorCode {
 pub struct UnknownErrorCode(pub u64);
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::BadOpcode,
         ErrorCode::Unaligned,
         ErrorCode::Unmapped,
@@ -49,6 +52,7 @@ impl ErrorCode {
         ErrorCode::MemoryFault,
         ErrorCode::NoReceiver,
         ErrorCode::QueueFull,
+        ErrorCode::NoProcess,
     ];
 
     pub const fn as_u64(self) -> u64 {
@@ -76,7 +80,7 @@ mod tests {
             assert!(ErrorCode::ALL[..i].iter().all(|o| o.as_u64() != e.as_u64()));
         }
         assert_eq!(ErrorCode::try_from(0), Err(UnknownErrorCode(0)));
-        assert_eq!(ErrorCode::try_from(12), Err(UnknownErrorCode(12)));
+        assert_eq!(ErrorCode::try_from(13), Err(UnknownErrorCode(13)));
         assert_eq!(ErrorCode::try_from(u64::MAX), Err(UnknownErrorCode(u64::MAX)));
     }
 }

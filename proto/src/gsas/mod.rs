@@ -20,7 +20,7 @@ pub use notification::{
     MailboxOpcode, Message, Notification, NotificationError, OPCODES as MAILBOX_OPCODES,
     PAYLOAD_BITS as NOTIFICATION_PAYLOAD_BITS,
 };
-pub use opcode::{AddressUse, Opcode, UnknownOpcode};
+pub use opcode::{AddressUse, Opcode, UnknownOpcode, VaOp, VaWidth, va_opcode};
 pub use pid::{DomainId, GENERATIONS, INTERFACES, KERNEL_DOMAIN, PID_BITS, Pid, PidError};
 pub use request::{RawRequest, Request, RequestError};
 pub use response::{

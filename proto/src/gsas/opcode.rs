@@ -27,6 +27,96 @@ pub enum Opcode {
     /// Not in the seed: carries a 64-bit mailbox notification (seed §3.2) over the packetizer and
     /// vmbox of seed §5, so that notifications are authenticated by the PID prefix.
     Notify = 0x40,
+    /// Process atomics (not in the seed; for OpenSHMEM, `docs/hw/gsas-packets.md` "Process
+    /// atomics"): the address is a virtual address in the process of the sender's protection
+    /// domain on the target node. 64-bit forms 0x50..=0x57, 32-bit forms 0x58..=0x5F, in
+    /// [`VaOp`] order; each returns the old value.
+    VaFetch64 = 0x50,
+    VaSet64 = 0x51,
+    VaCompareSwap64 = 0x52,
+    VaSwap64 = 0x53,
+    VaFetchAdd64 = 0x54,
+    VaFetchAnd64 = 0x55,
+    VaFetchOr64 = 0x56,
+    VaFetchXor64 = 0x57,
+    VaFetch32 = 0x58,
+    VaSet32 = 0x59,
+    VaCompareSwap32 = 0x5A,
+    VaSwap32 = 0x5B,
+    VaFetchAdd32 = 0x5C,
+    VaFetchAnd32 = 0x5D,
+    VaFetchOr32 = 0x5E,
+    VaFetchXor32 = 0x5F,
+}
+
+/// What a process atomic does to the value at its address (opcode = base + the op's index).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VaOp {
+    Fetch,
+    Set,
+    /// Argument 1 = expected, argument 2 = new: swapped iff the old value is the expected one.
+    CompareSwap,
+    Swap,
+    FetchAdd,
+    FetchAnd,
+    FetchOr,
+    FetchXor,
+}
+
+/// The width of a process atomic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VaWidth {
+    W32,
+    W64,
+}
+
+impl VaOp {
+    pub const ALL: [VaOp; 8] =
+        [VaOp::Fetch, VaOp::Set, VaOp::CompareSwap, VaOp::Swap, VaOp::FetchAdd, VaOp::FetchAnd, VaOp::FetchOr, VaOp::FetchXor];
+
+    /// Applies the operation to `old` (already cut to the width); the new value, or `None` when
+    /// the memory keeps `old` (a fetch, or a compare-and-swap that did not match).
+    pub const fn apply(self, old: u64, arg1: u64, arg2: u64, width: VaWidth) -> Option<u64> {
+        let new = match self {
+            VaOp::Fetch => return None,
+            VaOp::Set | VaOp::Swap => arg1,
+            VaOp::CompareSwap => {
+                if old != arg1 {
+                    return None;
+                }
+                arg2
+            }
+            VaOp::FetchAdd => old.wrapping_add(arg1),
+            VaOp::FetchAnd => old & arg1,
+            VaOp::FetchOr => old | arg1,
+            VaOp::FetchXor => old ^ arg1,
+        };
+        Some(match width {
+            VaWidth::W32 => new & 0xffff_ffff,
+            VaWidth::W64 => new,
+        })
+    }
+}
+
+impl VaWidth {
+    pub const fn bytes(self) -> u64 {
+        match self {
+            VaWidth::W32 => 4,
+            VaWidth::W64 => 8,
+        }
+    }
+}
+
+/// The opcode of a process atomic.
+pub const fn va_opcode(op: VaOp, width: VaWidth) -> Opcode {
+    let base: u8 = match width {
+        VaWidth::W64 => 0x50,
+        VaWidth::W32 => 0x58,
+    };
+    match Opcode::decode(base + op as u8) {
+        Ok(opcode) => opcode,
+        Err(_) => panic!("0x50..=0x5F are all process atomics"),
+    }
 }
 
 /// An opcode byte that names no operation.
@@ -46,7 +136,7 @@ pub enum AddressUse {
 }
 
 impl Opcode {
-    pub const ALL: [Opcode; 15] = [
+    pub const ALL: [Opcode; 31] = [
         Opcode::Read8,
         Opcode::Read32,
         Opcode::Read64,
@@ -62,10 +152,36 @@ impl Opcode {
         Opcode::FreeSharedPage,
         Opcode::RemoteSpawn,
         Opcode::Notify,
+        Opcode::VaFetch64,
+        Opcode::VaSet64,
+        Opcode::VaCompareSwap64,
+        Opcode::VaSwap64,
+        Opcode::VaFetchAdd64,
+        Opcode::VaFetchAnd64,
+        Opcode::VaFetchOr64,
+        Opcode::VaFetchXor64,
+        Opcode::VaFetch32,
+        Opcode::VaSet32,
+        Opcode::VaCompareSwap32,
+        Opcode::VaSwap32,
+        Opcode::VaFetchAdd32,
+        Opcode::VaFetchAnd32,
+        Opcode::VaFetchOr32,
+        Opcode::VaFetchXor32,
     ];
 
     pub const fn as_u8(self) -> u8 {
         self as u8
+    }
+
+    /// The operation and width of a process atomic; `None` for the other opcodes.
+    pub const fn va_op(self) -> Option<(VaOp, VaWidth)> {
+        let byte = self as u8;
+        if byte < 0x50 || byte > 0x5F {
+            return None;
+        }
+        let width = if byte < 0x58 { VaWidth::W64 } else { VaWidth::W32 };
+        Some((VaOp::ALL[(byte & 7) as usize], width))
     }
 
     /// Seed §2.4.1 Table 1, with its typos corrected: WRITE8 aligns to 1 (table: "2 bits
@@ -82,6 +198,10 @@ impl Opcode {
             Opcode::Write128 => data(8, 16),
             Opcode::Read4K | Opcode::FreeSharedPage | Opcode::RemoteSpawn => AddressUse::Page,
             Opcode::AllocSharedPage | Opcode::Notify => AddressUse::NodeOnly,
+            Opcode::VaFetch64 | Opcode::VaSet64 | Opcode::VaCompareSwap64 | Opcode::VaSwap64 => data(8, 8),
+            Opcode::VaFetchAdd64 | Opcode::VaFetchAnd64 | Opcode::VaFetchOr64 | Opcode::VaFetchXor64 => data(8, 8),
+            Opcode::VaFetch32 | Opcode::VaSet32 | Opcode::VaCompareSwap32 | Opcode::VaSwap32 => data(4, 4),
+            Opcode::VaFetchAdd32 | Opcode::VaFetchAnd32 | Opcode::VaFetchOr32 | Opcode::VaFetchXor32 => data(4, 4),
         }
     }
 
@@ -92,6 +212,12 @@ impl Opcode {
             Opcode::Write8 | Opcode::Write32 | Opcode::Write64 | Opcode::Fad | Opcode::Swap => (true, false),
             Opcode::RemoteSpawn | Opcode::Notify => (true, false),
             Opcode::Write128 | Opcode::Cas | Opcode::AllocSharedPage => (true, true),
+            Opcode::VaFetch64 | Opcode::VaFetch32 => (false, false),
+            Opcode::VaCompareSwap64 | Opcode::VaCompareSwap32 => (true, true),
+            Opcode::VaSet64 | Opcode::VaSwap64 | Opcode::VaFetchAdd64 | Opcode::VaFetchAnd64 => (true, false),
+            Opcode::VaFetchOr64 | Opcode::VaFetchXor64 => (true, false),
+            Opcode::VaSet32 | Opcode::VaSwap32 | Opcode::VaFetchAdd32 | Opcode::VaFetchAnd32 => (true, false),
+            Opcode::VaFetchOr32 | Opcode::VaFetchXor32 => (true, false),
         }
     }
 }
@@ -102,6 +228,13 @@ impl TryFrom<u8> for Opcode {
     /// A `match`, not a search of [`Opcode::ALL`]: the atomic service decodes every request
     /// with it (the test below checks the two agree).
     fn try_from(value: u8) -> Result<Self, Self::Error> {
+        Opcode::decode(value)
+    }
+}
+
+impl Opcode {
+    /// [`TryFrom<u8>`], usable in `const` code.
+    pub const fn decode(value: u8) -> Result<Self, UnknownOpcode> {
         Ok(match value {
             0x01 => Opcode::Read8,
             0x02 => Opcode::Read32,
@@ -118,6 +251,22 @@ impl TryFrom<u8> for Opcode {
             0x32 => Opcode::FreeSharedPage,
             0x33 => Opcode::RemoteSpawn,
             0x40 => Opcode::Notify,
+            0x50 => Opcode::VaFetch64,
+            0x51 => Opcode::VaSet64,
+            0x52 => Opcode::VaCompareSwap64,
+            0x53 => Opcode::VaSwap64,
+            0x54 => Opcode::VaFetchAdd64,
+            0x55 => Opcode::VaFetchAnd64,
+            0x56 => Opcode::VaFetchOr64,
+            0x57 => Opcode::VaFetchXor64,
+            0x58 => Opcode::VaFetch32,
+            0x59 => Opcode::VaSet32,
+            0x5A => Opcode::VaCompareSwap32,
+            0x5B => Opcode::VaSwap32,
+            0x5C => Opcode::VaFetchAdd32,
+            0x5D => Opcode::VaFetchAnd32,
+            0x5E => Opcode::VaFetchOr32,
+            0x5F => Opcode::VaFetchXor32,
             _ => return Err(UnknownOpcode(value)),
         })
     }
@@ -150,6 +299,35 @@ mod tests {
         }
         assert_eq!(known, Opcode::ALL.len());
         assert_eq!(Opcode::try_from(0), Err(UnknownOpcode(0)));
+    }
+
+    #[test]
+    fn process_atomics_are_their_op_and_width() {
+        for width in [VaWidth::W32, VaWidth::W64] {
+            for op in VaOp::ALL {
+                let opcode = va_opcode(op, width);
+                assert_eq!(opcode.va_op(), Some((op, width)));
+                assert_eq!(opcode.address_use(), AddressUse::Data { align: width.bytes(), width: width.bytes() });
+                assert_eq!(opcode.uses_args(), (op != VaOp::Fetch, op == VaOp::CompareSwap));
+            }
+        }
+        assert_eq!(Opcode::ALL.iter().filter(|op| op.va_op().is_some()).count(), 16);
+        assert_eq!(Opcode::Cas.va_op(), None);
+    }
+
+    #[test]
+    fn process_atomics_compute_the_new_value_at_their_width() {
+        use VaWidth::*;
+        assert_eq!(VaOp::Fetch.apply(5, 0, 0, W64), None);
+        assert_eq!(VaOp::FetchAdd.apply(0xffff_ffff, 1, 0, W32), Some(0));
+        assert_eq!(VaOp::FetchAdd.apply(0xffff_ffff, 1, 0, W64), Some(1 << 32));
+        assert_eq!(VaOp::CompareSwap.apply(3, 3, 9, W64), Some(9));
+        assert_eq!(VaOp::CompareSwap.apply(3, 4, 9, W64), None);
+        assert_eq!(VaOp::FetchAnd.apply(0b1100, 0b1010, 0, W32), Some(0b1000));
+        assert_eq!(VaOp::FetchOr.apply(0b1100, 0b1010, 0, W32), Some(0b1110));
+        assert_eq!(VaOp::FetchXor.apply(0b1100, 0b1010, 0, W32), Some(0b0110));
+        assert_eq!(VaOp::Set.apply(1, 7, 0, W64), Some(7));
+        assert_eq!(VaOp::Swap.apply(1, 7, 0, W64), Some(7));
     }
 
     #[test]

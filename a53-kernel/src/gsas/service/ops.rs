@@ -77,6 +77,8 @@ impl<H: PageHasher> AtomicService<H> {
                     Err(DeliverError::Forbidden) => Err(ErrorCode::PermissionDenied),
                 }
             }
+            // Process atomics: not served yet (issue #25 adds the process memory back end).
+            _ => Err(ErrorCode::NoProcess),
         }
     }
 
