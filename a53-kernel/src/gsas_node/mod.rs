@@ -22,7 +22,8 @@ use crate::gsas::mailbox::{DeliverError, Delivery, KernelHandler, MailboxService
 use crate::gsas::node::memory::LinearMemory;
 use crate::gsas::node::{self, Outbox, Recipients, base_dest_value, launch_for, ping_nonce, pong_for, pong_nonce};
 use crate::gsas::service::{
-    AtomicService, Env, FrameAllocator, NotificationSink, Outcome, ServiceConfig, SpawnError, SpawnRequest, Spawner,
+    AtomicService, Env, FrameAllocator, MemoryFault, NotificationSink, Outcome, ProcessMemory, ServiceConfig,
+    SpawnError, SpawnRequest, Spawner, VaFault,
 };
 use crate::gsas::softmmu::Frame;
 use crate::irq::{self, IntId, sgi};
@@ -207,6 +208,22 @@ impl Spawner for Spawn {
     }
 }
 
+/// Process atomics, under the process table's lock (`process::paging::with_process_word`): the
+/// service holds no other lock around `handle`.
+struct Processes;
+
+impl ProcessMemory for Processes {
+    fn with_word(
+        &mut self,
+        pd: hal::pldma::Pd,
+        va: u64,
+        write: bool,
+        apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+    ) -> Result<u64, VaFault> {
+        crate::process::paging::with_process_word(pd, va, write, apply)
+    }
+}
+
 /// Notifications: the mailbox lock is taken per delivery, never across the service's work
 /// (which may spawn, and so take the process table: the table comes first in lock order).
 #[derive(Default)]
@@ -359,8 +376,13 @@ pub fn service_core_main() -> ! {
             let Some(words) = mif0.read_packet() else { break };
             worked = true;
             let mut sink = Sink::default();
-            let mut env =
-                Env { memory: &mut memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
+            let mut env = Env {
+                memory: &mut memory,
+                frames: &mut Frames,
+                spawner: &mut Spawn,
+                notifications: &mut sink,
+                processes: &mut Processes,
+            };
             let begun = profile::begin();
             let outcome = service.handle_words(words_from_words128(words), &mut env);
             profile::end(begun);

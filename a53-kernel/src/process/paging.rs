@@ -7,7 +7,9 @@
 use super::hooks;
 use super::lifecycle::TABLE;
 use super::scheduler;
+use super::demand::ProcessWords;
 use super::table::Process;
+use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::arch;
 use crate::exception::esr::{ExceptionClass, FaultStatus};
 use crate::exception::{Fault, FaultNote, Resolution};
@@ -92,6 +94,22 @@ pub fn on_fault(_frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
 /// find the page.
 pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<usize, TouchError> {
     TABLE.lock().resolve_rdma_fault(pd, va, write, rdma_touch(), hooks::pd_resources())
+}
+
+/// A process atomic's word (`gsas::service::ProcessMemory`, `demand::ProcessWords`): the table's
+/// lock is held for the whole look-up, first touch and `apply`, so the process and its frame
+/// stay meanwhile. Lock order: the caller (the atomic service) holds no lock; under the table
+/// only the frame source's own lock and the tables' publication (as in a CPU fault) are taken.
+/// A process that faults on the same page at the same time takes the table too and waits for
+/// it, then finds the page resident: neither holds a lock the other waits for.
+pub fn with_process_word(
+    pd: Pd,
+    va: u64,
+    write: bool,
+    apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+) -> Result<u64, VaFault> {
+    let mut table = TABLE.lock();
+    ProcessWords { table: &mut table, resources: hooks::pd_resources() }.with_word(pd, va, write, apply)
 }
 
 /// Makes `[va, va + len)` resident in `process` for a system call that reads (or `write`s) it
