@@ -12,6 +12,7 @@
 //! over the devices and the process table.
 
 pub mod handlers;
+pub mod job_exit;
 pub mod kernel_client;
 pub mod profile;
 
@@ -123,6 +124,7 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     }
     mailbox();
     register_ping();
+    job_exit::register();
     if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
         defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
     }

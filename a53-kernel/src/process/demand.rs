@@ -9,7 +9,7 @@ use crate::elf::Permissions;
 use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::mm::user_space::{AddressSpace, FrameSource, SpaceError, Touch, TouchError};
 use hal::pldma::Pd;
-use proto::syscall::{Error, MAP_DEVICE, MAP_WRITABLE};
+use proto::syscall::{Error, MAP_DEVICE, MAP_FIXED, MAP_WRITABLE};
 
 /// What taking pages back from a process leaves to do once the table is let go: empty the TLBs
 /// of its ASID and, if it holds its PD, of the SMMU bank.
@@ -23,14 +23,21 @@ pub struct TakenBack {
 
 impl<F: FrameSource> TableOf<F> {
     /// `MAP` for the process in `slot`: a new region of `len` bytes, readable, and writable with
-    /// `MAP_WRITABLE`, of device memory in the device window with `MAP_DEVICE`; its address.
-    pub fn map(&mut self, slot: usize, len: u64, flags: u64) -> Result<u64, Error> {
-        if flags & !(MAP_WRITABLE | MAP_DEVICE) != 0 {
+    /// `MAP_WRITABLE`, of device memory in the device window with `MAP_DEVICE`, at `address`
+    /// with `MAP_FIXED` (not with `MAP_DEVICE`; `address` is ignored without it); its address.
+    pub fn map(&mut self, slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error> {
+        let (device, fixed) = (flags & MAP_DEVICE != 0, flags & MAP_FIXED != 0);
+        if flags & !(MAP_WRITABLE | MAP_DEVICE | MAP_FIXED) != 0 || (device && fixed) {
             return Err(Error::BadArgument);
         }
         let permissions = Permissions { read: true, write: flags & MAP_WRITABLE != 0, execute: false };
         let p = self.slots[slot].as_mut().ok_or(Error::BadArgument)?;
-        p.space.map_region(len, permissions, flags & MAP_DEVICE != 0).map_err(|_| Error::BadArgument)
+        let mapped = if fixed {
+            p.space.map_region_at(address, len, permissions)
+        } else {
+            p.space.map_region(len, permissions, device)
+        };
+        mapped.map_err(|_| Error::BadArgument)
     }
 
     /// Changes the space of the process in `slot` with `f` (an unmap, an eviction), and shows
@@ -209,15 +216,24 @@ mod tests {
     #[test]
     fn map_takes_the_flags_the_abi_names_and_places_device_regions_in_the_window() {
         let (mut t, _) = one_process(false);
-        assert_eq!(t.map(0, 4096, 0x4), Err(Error::BadArgument));
-        assert_eq!(t.map(1, 4096, 0), Err(Error::BadArgument), "no process in slot 1");
-        let plain = t.map(0, 4096, 0).unwrap();
-        let writable = t.map(0, 4096, MAP_WRITABLE).unwrap();
-        let device = t.map(0, 4096, MAP_DEVICE).unwrap();
+        assert_eq!(t.map(0, 4096, 0x8, 0), Err(Error::BadArgument));
+        let window = DEVICE_WINDOW + 0x1000_0000;
+        assert_eq!(t.map(0, 4096, MAP_FIXED | MAP_DEVICE, window), Err(Error::BadArgument), "no fixed device region");
+        assert_eq!(t.map(1, 4096, 0, 0), Err(Error::BadArgument), "no process in slot 1");
+        let plain = t.map(0, 4096, 0, 0).unwrap();
+        let writable = t.map(0, 4096, MAP_WRITABLE, 0).unwrap();
+        let device = t.map(0, 4096, MAP_DEVICE, 0).unwrap();
         let space = &t.slots[0].as_ref().unwrap().space;
         assert!(!space.region(plain).unwrap().permissions.write);
         assert!(space.region(writable).unwrap().permissions.write);
         assert!(!in_device_window(plain) && in_device_window(device));
+        let heap = proto::syscall::layout::SYMMETRIC_HEAP;
+        assert_eq!(t.map(0, 2 * 4096, MAP_FIXED | MAP_WRITABLE, heap), Ok(heap));
+        assert!(t.slots[0].as_ref().unwrap().space.region(heap + 4096).unwrap().permissions.write);
+        assert_eq!(t.map(0, 4096, MAP_FIXED, heap + 4096), Err(Error::BadArgument), "it overlaps");
+        assert_eq!(t.map(0, 4096, MAP_FIXED, heap + 4095), Err(Error::BadArgument), "not page-aligned");
+        assert_eq!(t.map(0, 4096, MAP_FIXED, 0x40_0000), Err(Error::BadArgument), "outside the regions range");
+        assert_eq!(t.map(0, 4096, 0, heap), Ok(writable + 2 * 4096), "the address means nothing without MAP_FIXED");
     }
 
     #[test]
@@ -225,7 +241,7 @@ mod tests {
         let (mut t, pd) = one_process(true);
         let pd = pd.unwrap();
         let r = resources();
-        let region = t.map(0, 8 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(0, 8 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         assert_eq!(t.resolve_rdma_fault(pd, region + PAGE_SIZE, true, Touch::Block, Some(&r)), Ok(4));
         assert_eq!(published(), before + 1);
@@ -237,7 +253,7 @@ mod tests {
         );
         assert_eq!(published(), before + 2, "nothing changed, nothing to show");
 
-        let device = t.map(0, PAGE_SIZE, MAP_DEVICE).unwrap();
+        let device = t.map(0, PAGE_SIZE, MAP_DEVICE, 0).unwrap();
         assert_eq!(t.resolve_rdma_fault(pd, device, true, Touch::Block, Some(&r)), Err(TouchError::Outside(device)));
         assert_eq!(
             t.resolve_rdma_fault(pd, DEVICE_WINDOW, true, Touch::Block, Some(&r)),
@@ -260,13 +276,13 @@ mod tests {
         let member = node.spawn(&mut t, &launch).unwrap().slot;
         assert!(!t.slots[member].as_ref().unwrap().holds_pd);
         let r = resources();
-        let region = t.map(member, 4 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(member, 4 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         assert!(matches!(t.touch(member, region, true, Touch::Block, Some(&r)), Ok(n) if n > 0));
         let p = t.slots[member].as_deref_mut().unwrap();
         make_resident(p, region, 4 * PAGE_SIZE as usize, true, Some(&r)).unwrap();
         assert_eq!(published(), before, "the engine never walks a member's tables");
-        let region = t.map(holder, PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(holder, PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         assert_eq!(t.touch(holder, region, true, Touch::Page, Some(&r)), Ok(1));
         assert_eq!(published(), before + 1, "the holder's, it does");
     }
@@ -286,7 +302,7 @@ mod tests {
         let text = t.slots[0].as_ref().unwrap().space.page(image).copied().unwrap();
         assert_eq!(word(&mut t, pd, image + 8, false), Ok(text.pa + 8), "a read of a resident page");
         assert_eq!(word(&mut t, pd, image, true), Err(VaFault::ReadOnly), "the program's text is read-only");
-        let region = t.map(0, 2 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(0, 2 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         let pa = word(&mut t, pd, region + PAGE_SIZE + 16, true).unwrap();
         let page = *t.slots[0].as_ref().unwrap().space.page(region + PAGE_SIZE).unwrap();
@@ -294,10 +310,10 @@ mod tests {
         assert!(t.slots[0].as_ref().unwrap().space.page(region).is_none(), "that page only");
         assert_eq!(published(), before + 1, "and the PLDMA's walker was shown it");
         assert_eq!(word(&mut t, pd, region + PAGE_SIZE + 16, true), Ok(pa), "the same frame again");
-        let ro = t.map(0, PAGE_SIZE, 0).unwrap();
+        let ro = t.map(0, PAGE_SIZE, 0, 0).unwrap();
         assert_eq!(word(&mut t, pd, ro, true), Err(VaFault::ReadOnly));
         assert!(word(&mut t, pd, ro, false).is_ok(), "a fetch on a read-only region");
-        let device = t.map(0, PAGE_SIZE, MAP_DEVICE | MAP_WRITABLE).unwrap();
+        let device = t.map(0, PAGE_SIZE, MAP_DEVICE | MAP_WRITABLE, 0).unwrap();
         for va in [device, DEVICE_WINDOW, region + 2 * PAGE_SIZE, 0, 1 << 39, u64::MAX & !7] {
             assert_eq!(word(&mut t, pd, va, false), Err(VaFault::Unmapped), "{va:#x}");
         }
@@ -326,7 +342,7 @@ mod tests {
     fn taking_pages_back_says_whose_tlbs_to_empty() {
         let (mut t, pd) = one_process(true);
         let r = resources();
-        let region = t.map(0, 4 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(0, 4 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         t.touch(0, region, true, Touch::Block, Some(&r)).unwrap();
         let asid = t.slots[0].as_ref().unwrap().space.asid();
         let before = published();

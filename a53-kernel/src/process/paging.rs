@@ -34,8 +34,8 @@ pub fn rdma_touch() -> Touch {
 }
 
 /// `MAP` (`TableOf::map`).
-pub fn map(slot: usize, len: u64, flags: u64) -> Result<u64, Error> {
-    TABLE.lock().map(slot, len, flags)
+pub fn map(slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error> {
+    TABLE.lock().map(slot, len, flags, address)
 }
 
 /// `UNMAP`: the whole region at `va` of `len` bytes goes, its pages freed.
