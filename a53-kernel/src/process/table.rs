@@ -360,7 +360,7 @@ impl<F: FrameSource> TableOf<F> {
         if matches!(p.state, State::Exited(_)) {
             return None;
         }
-        let process = ExitedProcess { slot, domain: p.domain };
+        let process = ExitedProcess { slot, domain: p.domain, name: p.name, exit };
         Some(Ended { process, teardown: self.end(slot, exit) })
     }
 
@@ -454,6 +454,10 @@ pub struct Ended {
 pub struct ExitedProcess {
     pub slot: usize,
     pub domain: u16,
+    /// Its program's name.
+    pub name: &'static str,
+    /// How it ended.
+    pub exit: Exit,
 }
 
 /// What the RDMA subsystem sets up for a process that holds its PD, given by it at boot
@@ -606,7 +610,7 @@ pub(crate) mod tests {
         let mut t = table();
         let s = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
         let ended = t.exit(s.slot, Exit::Status(5)).unwrap();
-        assert_eq!(ended.process.slot, s.slot);
+        assert_eq!((ended.process.slot, ended.process.name, ended.process.exit), (s.slot, "prog", Exit::Status(5)));
         assert!(ended.teardown.is_none(), "nothing to take down without RDMA");
         assert!(t.exit(s.slot, Exit::Status(6)).is_none(), "it ended once");
         assert!(t.run_queue.is_empty());
