@@ -69,7 +69,8 @@ fn job_exit() -> TestResult {
     barrier(2011)?;
     let copies = if me == TARGET {
         let ended = wait_for(COPIES_END_WITHIN_S, || WITH_STATUS.load(Ordering::Acquire) >= 2);
-        let alive = TABLE.lock().slots.iter().flatten().any(|p| p.name == JOB_PROGRAM && !matches!(p.state, State::Exited(_)));
+        let alive =
+            TABLE.lock().slots.iter().flatten().any(|p| p.name == JOB_PROGRAM && !matches!(p.state, State::Exited(_)));
         defmt::println!(
             "job exit on node {=u16}: {=u64} copies ended with the status, {=u64} otherwise",
             me,

@@ -473,7 +473,9 @@ impl<F: FrameSource> AddressSpace<F> {
             .checked_next_multiple_of(PAGE_SIZE)
             .filter(|&l| l > 0)
             .and_then(|l| start.checked_add(l))
-            .filter(|&end| start.is_multiple_of(PAGE_SIZE) && start >= layout::REGIONS_START && end <= layout::REGIONS_END)
+            .filter(|&end| {
+                start.is_multiple_of(PAGE_SIZE) && start >= layout::REGIONS_START && end <= layout::REGIONS_END
+            })
             .ok_or(SpaceError::BadAddress(start))?;
         if self.regions.iter().any(|r| r.start < end && start < r.end) {
             return Err(SpaceError::BadAddress(start));

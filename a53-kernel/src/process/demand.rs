@@ -107,7 +107,8 @@ impl<F: FrameSource> TableOf<F> {
     /// The live process of `pd` that process atomics reach here: its holder (the process the
     /// PLDMA reaches), else its first live member.
     pub fn atomics_target(&self, pd: Pd) -> Option<usize> {
-        let alive = |slot: usize| self.slots[slot].as_ref().is_some_and(|p| p.pd == pd && !matches!(p.state, State::Exited(_)));
+        let alive =
+            |slot: usize| self.slots[slot].as_ref().is_some_and(|p| p.pd == pd && !matches!(p.state, State::Exited(_)));
         self.holder_of_pd(pd).filter(|&s| alive(s)).or_else(|| (0..self.slots.len()).find(|&s| alive(s)))
     }
 }

@@ -4,15 +4,15 @@
 //! takes it back. The decisions are `AddressSpace`'s and `process::demand`'s (host-tested);
 //! this module applies them to the running processes, the TLBs and the SMMU.
 
+use super::demand::ProcessWords;
 use super::hooks;
 use super::lifecycle::TABLE;
 use super::scheduler;
-use super::demand::ProcessWords;
 use super::table::Process;
-use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::arch;
 use crate::exception::esr::{ExceptionClass, FaultStatus};
 use crate::exception::{Fault, FaultNote, Resolution};
+use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::mm::PAGE_SIZE;
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError, Touch, TouchError};

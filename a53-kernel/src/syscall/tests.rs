@@ -5,8 +5,8 @@
 use super::*;
 use crate::elf::Permissions;
 use crate::mm::test_frames::Arena;
-use crate::process::table::{Launch, PdRequest};
 use crate::process::table::tests::{Node as TableNode, table};
+use crate::process::table::{Launch, PdRequest};
 use crate::socket::node::tests::{TWO_SLOTS, TestEngine, carry, node as socket_node};
 use alloc::string::String;
 use alloc::vec::Vec;

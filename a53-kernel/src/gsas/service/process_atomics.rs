@@ -58,10 +58,10 @@ mod tests {
     use super::*;
     use crate::gsas::fakes::FakeBackends;
     use crate::gsas::service::{LocalMemory, Outcome, ServiceConfig, Width};
+    use ErrorCode::*;
     use proto::gsas::{GlobalAddress, Opcode, PAGE_SIZE, Response, va_opcode};
     use proto::rdma::domain::domain_of;
     use std::vec::Vec;
-    use ErrorCode::*;
 
     const NODE: u16 = 1;
     const JOB: Pd = match Pd::new(3) {

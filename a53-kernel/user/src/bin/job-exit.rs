@@ -16,7 +16,8 @@ use proto::gsas::{VaOp, va_opcode};
 use proto::syscall::nr;
 use unimem_user::channel::{op, send, take};
 use unimem_user::{
-    Error, arguments, GlobalAddress, SysError, board_id, ensure, register, remote_spawn, request, sys, thread_argument, with_client,
+    Error, GlobalAddress, SysError, arguments, board_id, ensure, register, remote_spawn, request, sys, thread_argument,
+    with_client,
 };
 
 unimem_user::entry!(main);

@@ -28,8 +28,8 @@ use proto::gsas::{VaOp, VaWidth, va_opcode};
 use proto::syscall::{MAP_DEVICE, MAP_FIXED, MAP_WRITABLE, layout, nr};
 use unimem_user::channel::{send, take};
 use unimem_user::{
-    Error, arguments, ErrorCode, GlobalAddress, PAGE_SIZE, SysError, board_id, ensure, log, register, remote_spawn, request, sys,
-    thread_argument, with_client,
+    Error, ErrorCode, GlobalAddress, PAGE_SIZE, SysError, arguments, board_id, ensure, log, register, remote_spawn,
+    request, sys, thread_argument, with_client,
 };
 
 unimem_user::entry!(main);
@@ -254,7 +254,8 @@ fn copy(initiator: u16) -> Result<u64, Error> {
     let remote_adds = take(OP_RELEASE)?;
     let heap = layout::SYMMETRIC_HEAP as *const u64;
     // SAFETY: the heap's two pages are this process's region (mapped above); plain loads.
-    let (fresh64, fresh32) = unsafe { (heap.add(PAGE_SIZE as usize / 8 + 1).read_volatile(), heap.add(2).read_volatile()) };
+    let (fresh64, fresh32) =
+        unsafe { (heap.add(PAGE_SIZE as usize / 8 + 1).read_volatile(), heap.add(2).read_volatile()) };
     let report = if COUNTER.load(Ordering::SeqCst) != LOCAL_ADDS + remote_adds {
         1
     } else if fresh64 != 5 {
