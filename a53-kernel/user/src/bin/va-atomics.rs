@@ -79,8 +79,11 @@ fn main() -> Result<u64, Error> {
     }
 }
 
-/// A process atomic to `node` at `va`: the service's answer, its error code included.
-fn va(node: u16, op: VaOp, width: VaWidth, va: u64, arg1: u64, arg2: u64) -> Result<Result<u64, ErrorCode>, Error> {
+/// The service's answer to a process atomic: the old value, or its error code.
+type Answer = Result<u64, ErrorCode>;
+
+/// A process atomic to `node` at `va`.
+fn va(node: u16, op: VaOp, width: VaWidth, va: u64, arg1: u64, arg2: u64) -> Result<Answer, Error> {
     let address = GlobalAddress::new(node, va).map_err(|_| Error::NoArgument)?;
     let raw = request(va_opcode(op, width), address, arg1, arg2);
     let response = with_client(|g| g.call_raw(node, &raw))?;
@@ -215,7 +218,7 @@ fn every_op(target: u16) -> Result<Option<u64>, Error> {
 /// A page never touched, the refusals. `None` when all went as the protocol says.
 fn errors_and_fresh_pages(target: u16) -> Result<Option<u64>, Error> {
     let heap = layout::SYMMETRIC_HEAP;
-    let cases: [(VaOp, VaWidth, u64, u64, u64, Result<u64, ErrorCode>); 10] = [
+    let cases: [(VaOp, VaWidth, u64, u64, u64, Answer); 10] = [
         (VaOp::FetchAdd, VaWidth::W64, heap + PAGE_SIZE + 8, 5, 0, Ok(0)),
         (VaOp::Fetch, VaWidth::W64, heap + PAGE_SIZE + 8, 0, 0, Ok(5)),
         (VaOp::FetchAdd, VaWidth::W32, heap + 16, 7, 0, Ok(0)),
