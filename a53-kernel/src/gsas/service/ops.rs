@@ -94,7 +94,7 @@ impl<H: PageHasher> AtomicService<H> {
             | Opcode::VaFetchOr32
             | Opcode::VaFetchXor32 => {
                 let (op, width) = r.opcode.va_op().ok_or(ErrorCode::BadOpcode)?;
-                self.process_atomic(r, op, width, env).map(Done::Value)
+                super::process_atomics::serve(r, op, width, env).map(Done::Value)
             }
         }
     }

@@ -10,39 +10,32 @@
 //! (`PermissionDenied`); a page not resident yet gets its frame as at a first touch
 //! (`OutOfMemory` when none is left). Then the op, one atomic read-modify-write.
 
-use super::{AtomicService, Env, VaFault};
-use crate::gsas::softmmu::PageHasher;
+use super::{Env, VaFault};
 use hal::pldma::Pd;
 use proto::gsas::{ErrorCode, Pid, Request, VaOp, VaWidth};
 use proto::rdma::domain::{NO_RDMA, PD_BITS, pd_of_domain};
 
-impl<H: PageHasher> AtomicService<H> {
-    pub(super) fn process_atomic(
-        &mut self,
-        r: &Request,
-        op: VaOp,
-        width: VaWidth,
-        env: &mut Env<'_>,
-    ) -> Result<u64, ErrorCode> {
-        let limit = match width {
-            VaWidth::W32 => u64::from(u32::MAX),
-            VaWidth::W64 => u64::MAX,
-        };
-        if r.arg1 > limit || r.arg2 > limit {
-            return Err(ErrorCode::BadArgument);
-        }
-        let pd = job_pd(r.sender).ok_or(ErrorCode::NoProcess)?;
-        let Env { memory, processes, .. } = env;
-        let (arg1, arg2) = (r.arg1, r.arg2);
-        let mut apply = |pa: u64| memory.va_atomic(pa, op, width, arg1, arg2);
-        processes.with_word(pd, r.address.offset(), op != VaOp::Fetch, &mut apply).map_err(|fault| match fault {
-            VaFault::NoProcess => ErrorCode::NoProcess,
-            VaFault::Unmapped => ErrorCode::Unmapped,
-            VaFault::ReadOnly => ErrorCode::PermissionDenied,
-            VaFault::NoFrame => ErrorCode::OutOfMemory,
-            VaFault::Memory => ErrorCode::MemoryFault,
-        })
+/// Serves process atomic `op` at `width` (`r`'s opcode, after the static checks): the old value.
+/// The software MMU has no part in it.
+pub(super) fn serve(r: &Request, op: VaOp, width: VaWidth, env: &mut Env<'_>) -> Result<u64, ErrorCode> {
+    let limit = match width {
+        VaWidth::W32 => u64::from(u32::MAX),
+        VaWidth::W64 => u64::MAX,
+    };
+    if r.arg1 > limit || r.arg2 > limit {
+        return Err(ErrorCode::BadArgument);
     }
+    let pd = job_pd(r.sender).ok_or(ErrorCode::NoProcess)?;
+    let Env { memory, processes, .. } = env;
+    let (arg1, arg2) = (r.arg1, r.arg2);
+    let mut apply = |pa: u64| memory.va_atomic(pa, op, width, arg1, arg2);
+    processes.with_word(pd, r.address.offset(), op != VaOp::Fetch, &mut apply).map_err(|fault| match fault {
+        VaFault::NoProcess => ErrorCode::NoProcess,
+        VaFault::Unmapped => ErrorCode::Unmapped,
+        VaFault::ReadOnly => ErrorCode::PermissionDenied,
+        VaFault::NoFrame => ErrorCode::OutOfMemory,
+        VaFault::Memory => ErrorCode::MemoryFault,
+    })
 }
 
 /// The job PD of the sender: none for a kernel domain (serial 0, `proto::rdma::domain`) or for
@@ -57,7 +50,7 @@ pub fn job_pd(sender: Pid) -> Option<Pd> {
 mod tests {
     use super::*;
     use crate::gsas::fakes::FakeBackends;
-    use crate::gsas::service::{LocalMemory, Outcome, ServiceConfig, Width};
+    use crate::gsas::service::{AtomicService, LocalMemory, Outcome, ServiceConfig, Width};
     use ErrorCode::*;
     use proto::gsas::{GlobalAddress, Opcode, PAGE_SIZE, Response, va_opcode};
     use proto::rdma::domain::domain_of;
