@@ -5,9 +5,11 @@
 //! - `PROGRAM_NAME` names this program, and `MAP_FIXED` places a region at
 //!   `layout::SYMMETRIC_HEAP` and refuses what the ABI refuses (overlap, unaligned, outside the
 //!   regions range, with `MAP_DEVICE`); `MAP` places its regions clear of it.
-//! - The copy maps the same two pages at `layout::SYMMETRIC_HEAP` (touching none), says it is
-//!   ready (channel 8), then adds 1 to its global `COUNTER` `LOCAL_ADDS` times with its own CPU
-//!   atomics while this process adds 1 there `REMOTE_ADDS` times with `VaFetchAdd64`.
+//! - The copy maps the same three pages at `layout::SYMMETRIC_HEAP` (touching none) and says it
+//!   is ready (channel 8). Then both add 1 to a word of the third page at once, each the page's
+//!   first touch (the copy's CPU faults it in while the service may be giving it a frame), and
+//!   the copy adds 1 to its global `COUNTER` `LOCAL_ADDS` times with its own CPU atomics while
+//!   this process adds 1 there `REMOTE_ADDS` times with `VaFetchAdd64`.
 //! - Every op once at both widths on the copy's globals (`WORD`, and the low half of `PAIR`,
 //!   whose high half must not change), each answering the old value; a page of the copy's
 //!   heap never touched (`VaFetchAdd` finds zeros there); an unmapped address and the device
@@ -15,7 +17,8 @@
 //!   fetch); a 32-bit form's argument above 32 bits (`BadArgument`); the same request to this
 //!   node reaches this process's own globals.
 //! - Released (channel 9, with `REMOTE_ADDS`), the copy checks with its own loads that it sees
-//!   what the atomics wrote (the counter, the heap words) and reports (channel 10); once it has
+//!   what the atomics wrote (the counter, the heap words, 2 in the raced word) and reports
+//!   (channel 10); once it has
 //!   ended, a process atomic there answers `NoProcess`.
 //!
 //! The copy's thread argument is `COPY | NODE` (this node). Exit status: 0; 1..=0x3f a failed
@@ -42,8 +45,10 @@ const OP_REPORT: u8 = 10;
 /// Increments by the copy's CPU, and by this process's process atomics, on `COUNTER`.
 const LOCAL_ADDS: u64 = 2_000_000;
 const REMOTE_ADDS: u64 = 64;
-/// Pages of the symmetric heap both map.
-const HEAP_PAGES: u64 = 2;
+/// Pages of the symmetric heap both map; the last is the one both touch first at once.
+const HEAP_PAGES: u64 = 3;
+/// The word both add to first.
+const RACED: u64 = layout::SYMMETRIC_HEAP + (HEAP_PAGES - 1) * PAGE_SIZE + 24;
 /// A VA no process maps (below the image, above the null page).
 const UNMAPPED: u64 = 0x10_0000;
 /// How long a copy that has ended may still answer (its exit is being collected).
@@ -137,6 +142,8 @@ fn initiator(target: u16) -> Result<u64, Error> {
     register(unimem_user::channel::op(OP_REPORT))?;
     remote_spawn(env!("CARGO_BIN_NAME"), COPY | u64::from(me), target)?;
     ensure!(take(OP_READY)? == 1, 5, "the copy could not map the heap or name itself");
+    let raced = va(target, VaOp::FetchAdd, VaWidth::W64, RACED, 1, 0)?;
+    ensure!(matches!(raced, Ok(0 | 1)), 14, "the raced first touch answered {:?}", raced);
 
     // While the copy adds with its CPU.
     let counter = COUNTER.as_ptr() as u64;
@@ -251,6 +258,8 @@ fn copy(initiator: u16) -> Result<u64, Error> {
     register(unimem_user::channel::op(OP_RELEASE))?;
     let ready = heap() == layout::SYMMETRIC_HEAP && name_is_ours();
     send(initiator, OP_READY, u64::from(ready))?;
+    // SAFETY: a word of the heap mapped above (its first touch, the initiator's may race it).
+    unsafe { AtomicU64::from_ptr(RACED as *mut u64) }.fetch_add(1, Ordering::SeqCst);
     for _ in 0..LOCAL_ADDS {
         COUNTER.fetch_add(1, Ordering::SeqCst);
     }
@@ -259,6 +268,8 @@ fn copy(initiator: u16) -> Result<u64, Error> {
     // SAFETY: the heap's two pages are this process's region (mapped above); plain loads.
     let (fresh64, fresh32) =
         unsafe { (heap.add(PAGE_SIZE as usize / 8 + 1).read_volatile(), heap.add(2).read_volatile()) };
+    // SAFETY: a word of the heap mapped above.
+    let raced = unsafe { (RACED as *const u64).read_volatile() };
     let report = if COUNTER.load(Ordering::SeqCst) != LOCAL_ADDS + remote_adds {
         1
     } else if fresh64 != 5 {
@@ -267,11 +278,14 @@ fn copy(initiator: u16) -> Result<u64, Error> {
         3
     } else if PAIR.high.load(Ordering::SeqCst) != HIGH {
         4
+    } else if raced != 2 {
+        5
     } else {
         0
     };
     if report != 0 {
-        log!("check {} failed: counter {}, heap {} and {}", report, COUNTER.load(Ordering::SeqCst), fresh64, fresh32);
+        let counter = COUNTER.load(Ordering::SeqCst);
+        log!("check {} failed: counter {}, heap {}, {} and {}", report, counter, fresh64, fresh32, raced);
     }
     send(initiator, OP_REPORT, report)?;
     Ok(report)
