@@ -3,7 +3,9 @@
 //! on node NODE (a remote spawn keeps this process's PD): one waits for a message that never
 //! comes, the other spins on its CPU. Each checks `PROGRAM_NAME` (a remote spawn's name is its
 //! program's too) and says it is ready (channel 8). Then a status above 255 is refused
-//! (`BadArgument`, and both copies still answer a process atomic), and `JOB_EXIT(STATUS)` ends
+//! (`BadArgument`), a job-exit notification this process forges (kernel opcode 0x7, naming its
+//! own PD) is refused (`PermissionDenied`), both copies still answer a process atomic, and
+//! `JOB_EXIT(STATUS)` ends
 //! this process and both copies with STATUS: the test that runs it checks this process's exit,
 //! and node NODE's kernel the copies'.
 //!
@@ -16,8 +18,8 @@ use proto::gsas::{VaOp, va_opcode};
 use proto::syscall::nr;
 use unimem_user::channel::{op, send, take};
 use unimem_user::{
-    Error, GlobalAddress, SysError, arguments, board_id, ensure, register, remote_spawn, request, sys, thread_argument,
-    with_client,
+    Error, ErrorCode, GlobalAddress, MailboxOpcode, Notification, SysError, arguments, board_id, ensure, my_pid,
+    notify, register, remote_spawn, request, sys, thread_argument, with_client,
 };
 
 unimem_user::entry!(main);
@@ -79,6 +81,11 @@ fn initiator(target: u16, status: u64) -> Result<u64, Error> {
     }
     let refused = sys::raw(nr::JOB_EXIT, [256, 0, 0, 0, 0, 0])[0];
     ensure!(refused == SysError::BadArgument as i64 as u64, 2, "JOB_EXIT took status 256: {:#x}", refused);
+    let pd = u64::from(my_pid()?.domain() & 0xf);
+    let forged = MailboxOpcode::new(0x7).and_then(|op| Notification::new(op, pd | status << 4));
+    let forged = forged.map_err(|_| Error::NoArgument)?;
+    let sent = notify(target, forged);
+    ensure!(sent == Err(Error::Service(ErrorCode::PermissionDenied)), 5, "a forged job exit: {:?}", sent);
     // The copies are still there: their PD answers.
     let address = GlobalAddress::new(target, core::ptr::addr_of!(WORD) as u64).map_err(|_| Error::NoArgument)?;
     let fetch = request(va_opcode(VaOp::Fetch, proto::gsas::VaWidth::W64), address, 0, 0);
