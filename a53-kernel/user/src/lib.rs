@@ -54,7 +54,7 @@ pub mod unim;
 pub use api::{
     alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify,
     notify_when_ready, read4k, read8, read32, read64, receive, register, remote_spawn, set_request_timeout_us, stats,
-    swap64, thread_argument, unregister, with_client, write8, write32, write64, write128,
+    swap64, thread_argument, unregister, va_atomic, with_client, write8, write32, write64, write128,
 };
 pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
@@ -66,7 +66,8 @@ pub use proto::syscall::Error as SysError;
 
 /// The GSAS types programs use, re-exported from `proto::gsas`.
 pub use proto::gsas::{
-    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response, Sharing,
+    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response, Sharing, VaOp,
+    VaWidth,
 };
 
 /// In a `main` returning `Result<u64, Error>` (or a closure returning one): unless `cond`
