@@ -47,6 +47,7 @@ pub mod rdma;
 pub use proto::rand;
 pub mod channel;
 pub mod rt;
+pub mod shmem;
 pub mod socket;
 pub mod sys;
 pub mod unim;
