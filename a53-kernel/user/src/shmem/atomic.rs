@@ -11,15 +11,18 @@ use super::{Pe, ShmemError, Transport};
 /// The widths the atomics take, as Rust types (`i32`, `u32`, `i64`, `u64`).
 pub trait AtomicWord: Copy {
     const WIDTH: VaWidth;
+    /// Whether waits compare it as signed.
+    const SIGNED: bool;
     /// The value as the wire carries it (zero-extended to 64 bits).
     fn to_bits(self) -> u64;
     fn from_bits(bits: u64) -> Self;
 }
 
 macro_rules! atomic_word {
-    ($($t:ty => $w:ident, $u:ty;)*) => {$(
+    ($($t:ty => $w:ident, $u:ty, $s:expr;)*) => {$(
         impl AtomicWord for $t {
             const WIDTH: VaWidth = VaWidth::$w;
+            const SIGNED: bool = $s;
             fn to_bits(self) -> u64 {
                 self as $u as u64
             }
@@ -31,10 +34,10 @@ macro_rules! atomic_word {
 }
 
 atomic_word! {
-    u32 => W32, u32;
-    i32 => W32, u32;
-    u64 => W64, u64;
-    i64 => W64, u64;
+    u32 => W32, u32, false;
+    i32 => W32, u32, true;
+    u64 => W64, u64, false;
+    i64 => W64, u64, true;
 }
 
 /// `op` on the local word at `address` with CPU atomics; the old value.

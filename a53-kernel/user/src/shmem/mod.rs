@@ -28,7 +28,6 @@ pub mod rma;
 mod tests;
 pub mod transport;
 pub mod wait;
-#[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod world;
 
 pub use atomic::AtomicWord;
@@ -38,8 +37,7 @@ pub use heap::Reserved;
 pub use launch::MAX_PES;
 pub use transport::Transport;
 pub use wait::{Cmp, Kind, Mode};
-#[cfg(all(target_arch = "aarch64", target_os = "none"))]
-pub use world::{Symmetric, World, init, init_with_heap, with_pe};
+pub use world::{Reducible, Symmetric, World, finalize, init, init_with_heap, with_pe};
 
 use heap::Heap;
 

@@ -26,6 +26,16 @@ fn all_ok(out: &Outcome, n: u16) {
     }
 }
 
+/// `result`, after a pause when it is an error: a PE that meets a dead one ends too, and the
+/// others should meet the first death, not this one (on target, a process also takes a while
+/// to log its error and end).
+fn linger<R>(result: Result<R, ShmemError>) -> Result<R, ShmemError> {
+    if result.is_err() {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    result
+}
+
 /// A slice of `len` bytes at `address` (a symmetric object of this PE).
 fn bytes<'a>(address: u64, len: usize) -> &'a mut [u8] {
     // SAFETY: the tests give addresses of live arenas of this PE.
@@ -359,7 +369,7 @@ fn realloc_keeps_contents_and_free_of_a_foreign_pointer_is_an_error_others_see()
             return Ok(7);
         }
         let started = std::time::Instant::now();
-        let e = pe.barrier_all().unwrap_err();
+        let e = linger(pe.barrier_all()).unwrap_err();
         assert!(started.elapsed() < std::time::Duration::from_secs(10), "no hang");
         Err(e)
     });
@@ -429,13 +439,10 @@ fn a_wait_or_barrier_after_a_pe_died_names_it_instead_of_hanging() {
             value: 0,
         };
         if pe.my_pe() == 1 {
-            let result = pe.wait(&w, true, None).map(|_| 0);
-            // Stays a while, so that PE 0 meets PE 2's death, not this one's.
-            std::thread::sleep(std::time::Duration::from_millis(300));
-            return result;
+            return linger(pe.wait(&w, true, None).map(|_| 0));
         }
         // PE 0 waits for PE 2's sync signal.
-        pe.barrier_all().map(|_| 0)
+        linger(pe.barrier_all().map(|_| 0))
     });
     assert_eq!(out.results[2], Some(Ok(9)));
     assert_eq!(out.results[0], Some(Err(ShmemError::PeGone(2))));

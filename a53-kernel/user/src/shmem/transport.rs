@@ -44,8 +44,8 @@ pub trait Transport {
 }
 
 /// The real transport: `unimem_user::rdma` for RMA, process atomics (`crate::va_atomic`), the
-/// system calls for the rest.
-#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+/// system calls for the rest. Host builds have no kernel: there every call fails
+/// (`NoSuchCall`), as the system calls do.
 pub mod hw {
     use super::*;
     use crate::rdma::{HwDoorbell, Rdma, Status};
@@ -60,6 +60,7 @@ pub mod hw {
         posted: heapless::Vec<(u64, u16), { proto::rdma::queue::WQ_ENTRIES }>,
     }
 
+    #[cfg(all(target_arch = "aarch64", target_os = "none"))]
     unsafe extern "C" {
         /// The end of the program's image (both linker scripts define it).
         static __image_end: u8;
@@ -94,8 +95,11 @@ pub mod hw {
         }
 
         fn image(&mut self) -> (u64, u64) {
-            // SAFETY: only the symbol's address is taken.
-            (layout::IMAGE_BASE, unsafe { core::ptr::addr_of!(__image_end) } as u64)
+            #[cfg(all(target_arch = "aarch64", target_os = "none"))]
+            let end = core::ptr::addr_of!(__image_end) as u64;
+            #[cfg(not(all(target_arch = "aarch64", target_os = "none")))]
+            let end = layout::IMAGE_BASE;
+            (layout::IMAGE_BASE, end)
         }
 
         unsafe fn post(&mut self, direction: Direction, pe: u16, local: u64, len: usize, remote: u64) -> Result<(), Error> {
