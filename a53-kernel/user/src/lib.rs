@@ -12,6 +12,8 @@
 //!
 //! - [`held`]: the registers a process owns beyond the general ones (FP/SIMD, TPIDR_EL0) and a
 //!   check that the kernel keeps them.
+//! - [`shmem`]: OpenSHMEM 1.5 (one PE per node) over RDMA and process atomics
+//!   ([`va_atomic`]), the implementation under the Rust API and the C one (`unimem-c`).
 //! - [`rdma`]: user-level RDMA on ordinary virtual addresses (write/read, transfer handles,
 //!   polling); [`unim`]: the seed's `unim_dma_*` calls over it (buffers, transfers, callbacks).
 //!

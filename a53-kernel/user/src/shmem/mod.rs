@@ -89,10 +89,19 @@ impl<T: Transport> Pe<T> {
             return Err(ShmemError::BadArgument("symmetric heap size"));
         }
         let heap_bytes = heap_bytes.next_multiple_of(proto::gsas::PAGE_SIZE);
-        let heap_base = t.map_heap(heap_bytes)?;
+        let heap_base = match t.map_heap(heap_bytes) {
+            Ok(base) => base,
+            Err(e) => {
+                t.log(format_args!("shmem_init: cannot map the symmetric heap ({heap_bytes} bytes, MAP_FIXED): {e:?}"));
+                return Err(e.into());
+            }
+        };
         if role.starts_the_others {
             for pe in 1..role.n_pes {
-                t.spawn(launch::tag(pe, role.n_pes), pe).map_err(|e| ShmemError::at(pe, e))?;
+                if let Err(e) = t.spawn(launch::tag(pe, role.n_pes), pe) {
+                    t.log(format_args!("shmem_init: cannot start PE {pe} on node {pe}: {e:?}"));
+                    return Err(ShmemError::at(pe, e));
+                }
             }
         }
         let image = t.image();
