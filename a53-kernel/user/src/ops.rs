@@ -160,7 +160,15 @@ impl<L: Link> Gsas<L> {
     /// `va` beyond 48 bits or not aligned to the width (`Local(Unaligned)` /
     /// `Local(BadArgument)`), a 32-bit form's argument above `u32::MAX` (`Local(BadArgument)`).
     /// `Service(NoProcess)`: no process of this PD on `node` (or this process has no PD).
-    pub fn va_atomic(&mut self, op: VaOp, width: VaWidth, node: u16, va: u64, arg1: u64, arg2: u64) -> Result<u64, Error> {
+    pub fn va_atomic(
+        &mut self,
+        op: VaOp,
+        width: VaWidth,
+        node: u16,
+        va: u64,
+        arg1: u64,
+        arg2: u64,
+    ) -> Result<u64, Error> {
         let address = GlobalAddress::new(node, va).map_err(|_| Error::Local(ErrorCode::BadArgument))?;
         let (uses1, uses2) = va_opcode(op, width).uses_args();
         let (arg1, arg2) = (if uses1 { arg1 } else { 0 }, if uses2 { arg2 } else { 0 });

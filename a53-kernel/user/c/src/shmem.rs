@@ -276,7 +276,14 @@ fn va_op(op: i32, width: i32) -> Result<(VaOp, VaWidth), ShmemError> {
 /// The generic atomic: the old value, zero-extended. COMPARE_SWAP: `value` = new,
 /// `compare` = expected.
 #[unsafe(no_mangle)]
-pub extern "C" fn unimem_shmem_atomic(op: i32, width: i32, dest: *mut c_void, value: u64, compare: u64, pe: i32) -> u64 {
+pub extern "C" fn unimem_shmem_atomic(
+    op: i32,
+    width: i32,
+    dest: *mut c_void,
+    value: u64,
+    compare: u64,
+    pe: i32,
+) -> u64 {
     let r = va_op(op, width).and_then(|(op, width)| {
         let (a1, a2) = if op == VaOp::CompareSwap { (compare, value) } else { (value, 0) };
         with_pe(|p| p.atomic(op, width, dest as u64, a1, a2, i64::from(pe)))

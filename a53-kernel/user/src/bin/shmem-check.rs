@@ -87,14 +87,36 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     let strided: [u64; 12] = core::array::from_fn(|i| (i as u64) << 8 | u64::from(me));
     with_pe(|p| {
         // SAFETY: `strided` is live memory of this PE.
-        unsafe { p.strided(unimem_user::rdma::Direction::Write, global(), strided.as_ptr() as u64, 2, 3, 4, 8, i64::from(next)) }
+        unsafe {
+            p.strided(
+                unimem_user::rdma::Direction::Write,
+                global(),
+                strided.as_ptr() as u64,
+                2,
+                3,
+                4,
+                8,
+                i64::from(next),
+            )
+        }
     })?;
     world.barrier_all()?;
     ensure!((0..4).all(|k| global_word(2 * k) == (3 * k as u64) << 8 | u64::from(prev)), 8, "iput");
     let mut fetched = [0u64; 4];
     with_pe(|p| {
         // SAFETY: `fetched` is live memory of this PE.
-        unsafe { p.strided(unimem_user::rdma::Direction::Read, fetched.as_mut_ptr() as u64, global(), 1, 2, 4, 8, i64::from(next)) }
+        unsafe {
+            p.strided(
+                unimem_user::rdma::Direction::Read,
+                fetched.as_mut_ptr() as u64,
+                global(),
+                1,
+                2,
+                4,
+                8,
+                i64::from(next),
+            )
+        }
     })?;
     ensure!((0..4).all(|k| fetched[k] == (3 * k as u64) << 8 | u64::from(me)), 9, "iget");
 
@@ -196,13 +218,13 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     }
     world.alltoall(&dst, &src, team)?;
     ensure!(
-        (0..usize::from(n)).all(|j| dst.read(4 * j).ok() == Some((j as u64) << 16 | 4 * u64::from(me))),
+        (0..usize::from(n)).all(|j| dst.read(4 * j).ok() == Some(((j as u64) << 16) | (4 * u64::from(me)))),
         28,
         "alltoall"
     );
     with_pe(|p| p.alltoalls(dst.address(), src.address(), 2, 1, 2, 8, team))?;
     ensure!(
-        (0..usize::from(n)).all(|j| dst.read(4 * j + 2).ok() == Some((j as u64) << 16 | 2 * u64::from(me) + 1)),
+        (0..usize::from(n)).all(|j| dst.read(4 * j + 2).ok() == Some(((j as u64) << 16) | (2 * u64::from(me) + 1))),
         29,
         "alltoalls"
     );
@@ -227,7 +249,8 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     bits.as_mut_slice()[0] = 1 << me;
     world.reduce(ReduceOp::Or, &bits, &bits, team)?;
     ensure!(u32::from(bits.read(0)?) == (1u32 << n) - 1, 33, "or u16");
-    let long_double = with_pe(|p| p.reduce(ReduceOp::Sum, ReduceType::from_raw(0x210)?, z.address(), z.address(), 1, team));
+    let long_double =
+        with_pe(|p| p.reduce(ReduceOp::Sum, ReduceType::from_raw(0x210)?, z.address(), z.address(), 1, team));
     ensure!(matches!(long_double, Err(ShmemError::BadArgument(_))), 34, "long double not refused");
 
     // A strided set: the even PEs (or PE 0 alone on 2 nodes... with stride 1 there).
@@ -235,9 +258,17 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     if me % 2 == 0 {
         with_pe(|p| p.barrier(evens))?;
         with_pe(|p| p.fcollect(dst.address(), s_addr, 8, evens))?;
-        ensure!((0..evens.size as usize).all(|j| dst.read(j).ok() == Some((2 * j as u64) << 16)), 35, "even set fcollect");
+        ensure!(
+            (0..evens.size as usize).all(|j| dst.read(j).ok() == Some((2 * j as u64) << 16)),
+            35,
+            "even set fcollect"
+        );
     } else {
-        ensure!(matches!(with_pe(|p| p.sync(evens)), Err(ShmemError::BadActiveSet { .. })), 36, "odd PE in the even set");
+        ensure!(
+            matches!(with_pe(|p| p.sync(evens)), Err(ShmemError::BadActiveSet { .. })),
+            36,
+            "odd PE in the even set"
+        );
     }
     with_pe(|p| p.sync_all())?;
 
@@ -282,8 +313,17 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     let refused = with_pe(|p| p.putmem(local, &stack, i64::from(next)));
     ensure!(refused == Err(ShmemError::NotSymmetric(local, 8)), 43, "a stack address accepted: {refused:?}");
     ensure!(with_pe(|p| p.free(local)) == Err(ShmemError::ForeignFree(local)), 44, "a foreign free accepted");
-    ensure!(with_pe(|p| Ok(p.addr_accessible(out.address(), i64::from(next)) && !p.addr_accessible(local, 0)))?, 45, "addr_accessible");
-    ensure!(with_pe(|p| Ok(p.ptr(out.address(), i64::from(me)) == Some(out.address()) && p.ptr(out.address(), i64::from(next)).is_none()))?, 46, "ptr");
+    ensure!(
+        with_pe(|p| Ok(p.addr_accessible(out.address(), i64::from(next)) && !p.addr_accessible(local, 0)))?,
+        45,
+        "addr_accessible"
+    );
+    ensure!(
+        with_pe(|p| Ok(p.ptr(out.address(), i64::from(me)) == Some(out.address())
+            && p.ptr(out.address(), i64::from(next)).is_none()))?,
+        46,
+        "ptr"
+    );
     ensure!(with_pe(|p| p.pe_accessible(i64::from(next)))?, 47, "the next PE not accessible");
     world.free(data)?;
     Ok(0)

@@ -82,10 +82,18 @@ impl<T: Transport> Pe<T> {
     /// `unimem_shmem_atomic`: `op` on the symmetric word `address` of PE `pe`; the old value
     /// (zero-extended). CompareSwap: `arg1` = expected, `arg2` = new. Arguments are cut to the
     /// width. Refused: a bad PE, a non-symmetric or unaligned address, a PE that has ended.
-    pub fn atomic(&mut self, op: VaOp, width: VaWidth, address: u64, arg1: u64, arg2: u64, pe: i64) -> Result<u64, ShmemError> {
+    pub fn atomic(
+        &mut self,
+        op: VaOp,
+        width: VaWidth,
+        address: u64,
+        arg1: u64,
+        arg2: u64,
+        pe: i64,
+    ) -> Result<u64, ShmemError> {
         let pe = self.check_pe(pe)?;
         let bytes = width.bytes();
-        if address % bytes != 0 {
+        if !address.is_multiple_of(bytes) {
             return Err(ShmemError::BadArgument("atomic address not aligned to its width"));
         }
         self.check_symmetric(address, bytes)?;
@@ -97,7 +105,15 @@ impl<T: Transport> Pe<T> {
     }
 
     /// The atomic without the checks (the library's own words).
-    pub(crate) fn atomic_at(&mut self, op: VaOp, width: VaWidth, pe: u16, address: u64, a1: u64, a2: u64) -> Result<u64, ShmemError> {
+    pub(crate) fn atomic_at(
+        &mut self,
+        op: VaOp,
+        width: VaWidth,
+        pe: u16,
+        address: u64,
+        a1: u64,
+        a2: u64,
+    ) -> Result<u64, ShmemError> {
         if pe == self.me {
             // SAFETY: a symmetric, aligned word: mapped in this process.
             return Ok(unsafe { local(op, width, address, a1, a2) });
@@ -133,7 +149,14 @@ impl<T: Transport> Pe<T> {
     }
 
     /// Typed form of [`atomic`](Self::atomic).
-    pub fn atomic_typed<W: AtomicWord>(&mut self, op: VaOp, address: u64, value: W, compare: W, pe: i64) -> Result<W, ShmemError> {
+    pub fn atomic_typed<W: AtomicWord>(
+        &mut self,
+        op: VaOp,
+        address: u64,
+        value: W,
+        compare: W,
+        pe: i64,
+    ) -> Result<W, ShmemError> {
         let (a1, a2) = match op {
             VaOp::CompareSwap => (compare.to_bits(), value.to_bits()),
             _ => (value.to_bits(), 0),

@@ -53,7 +53,12 @@ impl<T: Transport> Pe<T> {
         if offset < 0 || offset % stride != 0 || offset / stride >= set.size {
             return Err(bad);
         }
-        Ok(Members { start: set.start as u16, stride: stride as u16, size: set.size as u16, mine: (offset / stride) as u16 })
+        Ok(Members {
+            start: set.start as u16,
+            stride: stride as u16,
+            size: set.size as u16,
+            mine: (offset / stride) as u16,
+        })
     }
 
     /// `shmem_sync`: every member has reached it (no quiet).
@@ -88,11 +93,9 @@ impl<T: Transport> Pe<T> {
         loop {
             match self.atomic_at(VaOp::FetchAdd, VaWidth::W64, to, counter, 1, 0) {
                 Ok(_) => return Ok(()),
-                Err(ShmemError::PeGone(_) | ShmemError::Lib(crate::Error::Service(proto::gsas::ErrorCode::Unmapped)))
-                    if self.starting() =>
-                {
-                    self.t.sleep_us(10_000)
-                }
+                Err(
+                    ShmemError::PeGone(_) | ShmemError::Lib(crate::Error::Service(proto::gsas::ErrorCode::Unmapped)),
+                ) if self.starting() => self.t.sleep_us(10_000),
                 Err(e) => return Err(e),
             }
         }
@@ -123,7 +126,15 @@ impl<T: Transport> Pe<T> {
     /// `shmem_broadcast`: `nbytes` of the root's `src` (root = its index in the set) into
     /// `dest` of every member; the root's own `dest` too when `with_root`.
     #[allow(clippy::too_many_arguments)]
-    pub fn broadcast(&mut self, dest: u64, src: u64, nbytes: usize, root: i64, with_root: bool, set: ActiveSet) -> Result<(), ShmemError> {
+    pub fn broadcast(
+        &mut self,
+        dest: u64,
+        src: u64,
+        nbytes: usize,
+        root: i64,
+        with_root: bool,
+        set: ActiveSet,
+    ) -> Result<(), ShmemError> {
         let m = self.members(set)?;
         if root < 0 || root >= i64::from(m.size) {
             return Err(ShmemError::BadArgument("broadcast root outside the set"));
@@ -199,7 +210,16 @@ impl<T: Transport> Pe<T> {
     /// `shmem_alltoalls`: as alltoall with strides (in elements of `elem` bytes) on both sides:
     /// `nelems` elements per member.
     #[allow(clippy::too_many_arguments)]
-    pub fn alltoalls(&mut self, dest: u64, src: u64, dst: i64, sst: i64, nelems: usize, elem: usize, set: ActiveSet) -> Result<(), ShmemError> {
+    pub fn alltoalls(
+        &mut self,
+        dest: u64,
+        src: u64,
+        dst: i64,
+        sst: i64,
+        nelems: usize,
+        elem: usize,
+        set: ActiveSet,
+    ) -> Result<(), ShmemError> {
         let m = self.members(set)?;
         if dst < 1 || sst < 1 {
             return Err(ShmemError::BadArgument("alltoalls strides must be positive"));
@@ -220,7 +240,15 @@ impl<T: Transport> Pe<T> {
     /// member order (the same result everywhere, floating point included), a scratch chunk at
     /// a time, and writes `dest` only after every member has read its `src` for that chunk.
     #[allow(clippy::too_many_arguments)]
-    pub fn reduce(&mut self, op: ReduceOp, ty: ReduceType, dest: u64, src: u64, nreduce: usize, set: ActiveSet) -> Result<(), ShmemError> {
+    pub fn reduce(
+        &mut self,
+        op: ReduceOp,
+        ty: ReduceType,
+        dest: u64,
+        src: u64,
+        nreduce: usize,
+        set: ActiveSet,
+    ) -> Result<(), ShmemError> {
         let m = self.members(set)?;
         ty.check(op)?;
         let width = ty.width();
@@ -245,7 +273,10 @@ impl<T: Transport> Pe<T> {
                 if i > 0 {
                     // SAFETY: two disjoint halves of the private scratch, `len` bytes each.
                     let (a, b) = unsafe {
-                        (core::slice::from_raw_parts_mut(acc as *mut u8, len), core::slice::from_raw_parts(part as *const u8, len))
+                        (
+                            core::slice::from_raw_parts_mut(acc as *mut u8, len),
+                            core::slice::from_raw_parts(part as *const u8, len),
+                        )
                     };
                     combine(op, ty, a, b);
                 }
@@ -277,7 +308,10 @@ impl ReduceOp {
     pub fn from_raw(raw: i32) -> Result<Self, ShmemError> {
         const ALL: [ReduceOp; 7] =
             [ReduceOp::And, ReduceOp::Or, ReduceOp::Xor, ReduceOp::Max, ReduceOp::Min, ReduceOp::Sum, ReduceOp::Prod];
-        usize::try_from(raw).ok().and_then(|i| ALL.get(i).copied()).ok_or(ShmemError::BadArgument("reduction op (0..=6)"))
+        usize::try_from(raw)
+            .ok()
+            .and_then(|i| ALL.get(i).copied())
+            .ok_or(ShmemError::BadArgument("reduction op (0..=6)"))
     }
 }
 

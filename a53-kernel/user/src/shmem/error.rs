@@ -89,7 +89,9 @@ impl core::fmt::Display for ShmemError {
                 write!(f, "bad active set (start {start}, stride {stride}, size {size}) for this PE")
             }
             ShmemError::BadArgument(what) => write!(f, "bad argument: {what}"),
-            ShmemError::BadLaunch(node) => write!(f, "cannot launch as PE 0 on node {node} (start the program on node 0)"),
+            ShmemError::BadLaunch(node) => {
+                write!(f, "cannot launch as PE 0 on node {node} (start the program on node 0)")
+            }
         }
     }
 }

@@ -218,7 +218,7 @@ impl Transport for FakeTransport {
         if !self.cluster.alive(pe) {
             return Err(Error::Service(ErrorCode::NoProcess));
         }
-        if address % width.bytes() != 0 {
+        if !address.is_multiple_of(width.bytes()) {
             return Err(Error::Local(ErrorCode::Unaligned));
         }
         let target = self.cluster.translate(self.node, address, pe).ok_or(Error::Service(ErrorCode::Unmapped))?;

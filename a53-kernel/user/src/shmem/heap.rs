@@ -70,7 +70,9 @@ impl Heap {
         if start.checked_add(size).is_none_or(|e| e > end) {
             return Err(full);
         }
-        self.blocks.insert(at, (start, size)).map_err(|_| ShmemError::BadArgument("more than 1024 live allocations"))?;
+        self.blocks
+            .insert(at, (start, size))
+            .map_err(|_| ShmemError::BadArgument("more than 1024 live allocations"))?;
         Ok(Some(start))
     }
 

@@ -15,7 +15,7 @@ const TICKET: u64 = 1 << 32;
 
 impl<T: Transport> Pe<T> {
     fn check_lock(&self, lock: u64) -> Result<(), ShmemError> {
-        if lock % 8 != 0 {
+        if !lock.is_multiple_of(8) {
             return Err(ShmemError::BadArgument("lock not 8-aligned"));
         }
         self.check_symmetric(lock, 8)

@@ -176,7 +176,8 @@ impl<T: Transport> Pe<T> {
 
     /// `shmem_calloc`: [`malloc`](Self::malloc) of `count * size` zeroed bytes.
     pub fn calloc(&mut self, count: u64, size: u64) -> Result<Option<u64>, ShmemError> {
-        let bytes = count.checked_mul(size).ok_or(ShmemError::HeapFull(u64::MAX))?;
+        // An impossible size is no room, like any other (NULL on every PE).
+        let bytes = count.saturating_mul(size);
         let offset = match self.heap.alloc(bytes, heap::MIN_ALIGN) {
             Ok(offset) => offset,
             Err(ShmemError::HeapFull(_)) => None,
@@ -230,7 +231,9 @@ impl<T: Transport> Pe<T> {
                 Ok(Some(new)) => {
                     let new = self.heap_base + new;
                     // SAFETY: two distinct allocations of this PE's heap.
-                    unsafe { core::ptr::copy_nonoverlapping(address as *const u8, new as *mut u8, old.min(size) as usize) };
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(address as *const u8, new as *mut u8, old.min(size) as usize)
+                    };
                     self.heap.free(offset, self.heap_base)?;
                     Some(new)
                 }

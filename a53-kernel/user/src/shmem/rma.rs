@@ -17,7 +17,14 @@ impl<T: Transport> Pe<T> {
     ///
     /// `local` is `len` bytes of this process, valid (and, for a read, not used otherwise)
     /// until the next quiet.
-    unsafe fn post(&mut self, direction: Direction, remote: u64, local: u64, len: usize, pe: i64) -> Result<(), ShmemError> {
+    unsafe fn post(
+        &mut self,
+        direction: Direction,
+        remote: u64,
+        local: u64,
+        len: usize,
+        pe: i64,
+    ) -> Result<(), ShmemError> {
         let pe = self.check_pe(pe)?;
         if len == 0 {
             return Ok(());
@@ -85,7 +92,8 @@ impl<T: Transport> Pe<T> {
     /// The addresses of a strided array: its lowest and its end, or `BadArgument` on overflow.
     fn span(base: u64, stride: i64, nelems: usize, elem: usize) -> Result<(u64, u64), ShmemError> {
         let bad = ShmemError::BadArgument("strided range overflows");
-        let last = i64::try_from(nelems - 1).ok().and_then(|n| n.checked_mul(stride)).and_then(|s| s.checked_mul(elem as i64));
+        let last =
+            i64::try_from(nelems - 1).ok().and_then(|n| n.checked_mul(stride)).and_then(|s| s.checked_mul(elem as i64));
         let last = last.ok_or(bad)?;
         let far = base.checked_add_signed(last).ok_or(bad)?;
         let (low, high) = if far < base { (far, base) } else { (base, far) };
@@ -135,9 +143,17 @@ impl<T: Transport> Pe<T> {
     /// `shmem_put_signal[_nbi]`: `src` to `dest` on `pe`, then the signal (set or add) on the
     /// symmetric 64-bit `signal_at` there, once the data is in place. Both forms complete the
     /// data before the signal (the `_nbi` form as well: it may complete early).
-    pub fn put_signal(&mut self, dest: u64, src: &[u8], signal_at: u64, signal: u64, add: bool, pe: i64) -> Result<(), ShmemError> {
+    pub fn put_signal(
+        &mut self,
+        dest: u64,
+        src: &[u8],
+        signal_at: u64,
+        signal: u64,
+        add: bool,
+        pe: i64,
+    ) -> Result<(), ShmemError> {
         let p = self.check_pe(pe)?;
-        if signal_at % 8 != 0 {
+        if !signal_at.is_multiple_of(8) {
             return Err(ShmemError::BadArgument("signal address not 8-aligned"));
         }
         self.check_symmetric(signal_at, 8)?;

@@ -102,7 +102,14 @@ pub mod hw {
             (layout::IMAGE_BASE, end)
         }
 
-        unsafe fn post(&mut self, direction: Direction, pe: u16, local: u64, len: usize, remote: u64) -> Result<(), Error> {
+        unsafe fn post(
+            &mut self,
+            direction: Direction,
+            pe: u16,
+            local: u64,
+            len: usize,
+            remote: u64,
+        ) -> Result<(), Error> {
             let mut done = 0;
             while done < len {
                 let piece = (len - done).min(MAX_TRANSFER);
@@ -144,7 +151,15 @@ pub mod hw {
             first
         }
 
-        fn atomic(&mut self, op: VaOp, width: VaWidth, pe: u16, address: u64, arg1: u64, arg2: u64) -> Result<u64, Error> {
+        fn atomic(
+            &mut self,
+            op: VaOp,
+            width: VaWidth,
+            pe: u16,
+            address: u64,
+            arg1: u64,
+            arg2: u64,
+        ) -> Result<u64, Error> {
             crate::va_atomic(op, width, pe, address, arg1, arg2)
         }
 

@@ -184,7 +184,7 @@ impl<T: Transport> Pe<T> {
     pub fn wait(&mut self, w: &Wait<'_>, block: bool, mut indices: Option<&mut [usize]>) -> Result<usize, ShmemError> {
         if w.n > 0 {
             let bytes = (w.n * w.kind.width) as u64;
-            if w.ivars % w.kind.width as u64 != 0 {
+            if !w.ivars.is_multiple_of(w.kind.width as u64) {
                 return Err(ShmemError::BadArgument("wait variables not aligned to their width"));
             }
             self.check_symmetric(w.ivars, bytes)?;
@@ -213,7 +213,11 @@ impl<T: Transport> Pe<T> {
     /// Polls `check` with the backoff until it gives a value; checks the liveness of
     /// `depends_on` while that takes long. `PeGone` names a dead PE if `check` still fails
     /// after it was found dead.
-    pub(crate) fn until<R>(&mut self, depends_on: &[u16], mut check: impl FnMut() -> Option<R>) -> Result<R, ShmemError> {
+    pub(crate) fn until<R>(
+        &mut self,
+        depends_on: &[u16],
+        mut check: impl FnMut() -> Option<R>,
+    ) -> Result<R, ShmemError> {
         let mut polls = 0u32;
         let mut pause = 1;
         let mut next_liveness: Option<u64> = None;

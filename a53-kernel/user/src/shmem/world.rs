@@ -5,6 +5,7 @@
 //! [`with_pe`] on the same PE.
 
 use core::marker::PhantomData;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use proto::gsas::VaOp;
 use spin::Mutex;
@@ -49,10 +50,18 @@ pub fn init_with_heap(bytes: u64) -> Result<World, ShmemError> {
     Ok(World { me: pe.my_pe(), n: pe.n_pes() })
 }
 
-/// `shmem_finalize`, then the PE is gone: later calls are `NotInitialised`.
+/// Whether `finalize` has run.
+static FINALIZED: AtomicBool = AtomicBool::new(false);
+
+/// `shmem_finalize`, then the PE is gone: later calls are `NotInitialised`, but another
+/// `finalize` does nothing.
 pub fn finalize() -> Result<(), ShmemError> {
     let mut slot = PE.try_lock().ok_or(ShmemError::Lib(Error::Busy))?;
-    slot.0.as_mut().ok_or(ShmemError::NotInitialised)?.finalize()?;
+    let Some(pe) = slot.0.as_mut() else {
+        return if FINALIZED.load(Ordering::Relaxed) { Ok(()) } else { Err(ShmemError::NotInitialised) };
+    };
+    pe.finalize()?;
+    FINALIZED.store(true, Ordering::Relaxed);
     // The RDMA queues stay open for the process's life (`rdma::open` works once).
     core::mem::forget(slot.0.take());
     Ok(())
@@ -219,12 +228,26 @@ impl World {
     }
 
     /// An atomic on `target[index]` of `pe`; the old value. `compare` only for CompareSwap.
-    pub fn atomic<W: AtomicWord>(&self, op: VaOp, target: &Symmetric<W>, index: usize, value: W, compare: W, pe: u16) -> Result<W, ShmemError> {
+    pub fn atomic<W: AtomicWord>(
+        &self,
+        op: VaOp,
+        target: &Symmetric<W>,
+        index: usize,
+        value: W,
+        compare: W,
+        pe: u16,
+    ) -> Result<W, ShmemError> {
         let at = target.at(index, 1)?;
         with_pe(|p| p.atomic_typed(op, at, value, compare, i64::from(pe)))
     }
 
-    pub fn atomic_fetch_add<W: AtomicWord>(&self, target: &Symmetric<W>, index: usize, value: W, pe: u16) -> Result<W, ShmemError> {
+    pub fn atomic_fetch_add<W: AtomicWord>(
+        &self,
+        target: &Symmetric<W>,
+        index: usize,
+        value: W,
+        pe: u16,
+    ) -> Result<W, ShmemError> {
         self.atomic(VaOp::FetchAdd, target, index, value, value, pe)
     }
 
@@ -232,29 +255,61 @@ impl World {
         self.atomic(VaOp::Fetch, target, index, W::from_bits(0), W::from_bits(0), pe)
     }
 
-    pub fn atomic_set<W: AtomicWord>(&self, target: &Symmetric<W>, index: usize, value: W, pe: u16) -> Result<(), ShmemError> {
+    pub fn atomic_set<W: AtomicWord>(
+        &self,
+        target: &Symmetric<W>,
+        index: usize,
+        value: W,
+        pe: u16,
+    ) -> Result<(), ShmemError> {
         self.atomic(VaOp::Set, target, index, value, value, pe).map(drop)
     }
 
-    pub fn atomic_swap<W: AtomicWord>(&self, target: &Symmetric<W>, index: usize, value: W, pe: u16) -> Result<W, ShmemError> {
+    pub fn atomic_swap<W: AtomicWord>(
+        &self,
+        target: &Symmetric<W>,
+        index: usize,
+        value: W,
+        pe: u16,
+    ) -> Result<W, ShmemError> {
         self.atomic(VaOp::Swap, target, index, value, value, pe)
     }
 
     /// Stores `value` if the word holds `expected`; the old value.
-    pub fn atomic_compare_swap<W: AtomicWord>(&self, target: &Symmetric<W>, index: usize, expected: W, value: W, pe: u16) -> Result<W, ShmemError> {
+    pub fn atomic_compare_swap<W: AtomicWord>(
+        &self,
+        target: &Symmetric<W>,
+        index: usize,
+        expected: W,
+        value: W,
+        pe: u16,
+    ) -> Result<W, ShmemError> {
         self.atomic(VaOp::CompareSwap, target, index, value, expected, pe)
     }
 
     /// Waits until `var[index]` (this PE's) `cmp` `value`.
-    pub fn wait_until<W: AtomicWord>(&self, var: &Symmetric<W>, index: usize, cmp: Cmp, value: W) -> Result<(), ShmemError> {
+    pub fn wait_until<W: AtomicWord>(
+        &self,
+        var: &Symmetric<W>,
+        index: usize,
+        cmp: Cmp,
+        value: W,
+    ) -> Result<(), ShmemError> {
         let at = var.at(index, 1)?;
         let kind = Kind { width: W::WIDTH.bytes() as usize, signed: W::SIGNED };
-        let w = Wait { kind, mode: Mode::All, ivars: at, n: 1, status: None, cmp, values: None, value: value.to_bits() };
+        let w =
+            Wait { kind, mode: Mode::All, ivars: at, n: 1, status: None, cmp, values: None, value: value.to_bits() };
         with_pe(|p| p.wait(&w, true, None)).map(drop)
     }
 
     /// `root`'s `src` into every PE's `dest` (the root's too).
-    pub fn broadcast<T: Copy>(&self, dest: &Symmetric<T>, src: &Symmetric<T>, root: u16, set: ActiveSet) -> Result<(), ShmemError> {
+    pub fn broadcast<T: Copy>(
+        &self,
+        dest: &Symmetric<T>,
+        src: &Symmetric<T>,
+        root: u16,
+        set: ActiveSet,
+    ) -> Result<(), ShmemError> {
         let n = size_of::<T>() * src.len.min(dest.len);
         let root = (i64::from(root) - set.start) / set.stride.max(1);
         with_pe(|p| p.broadcast(dest.address, src.address, n, root, true, set))
@@ -271,14 +326,20 @@ impl World {
     /// Block j of `src` (`src.len() / size` values) to PE j's `dest` at block (my index).
     pub fn alltoall<T: Copy>(&self, dest: &Symmetric<T>, src: &Symmetric<T>, set: ActiveSet) -> Result<(), ShmemError> {
         let size = set.size.max(1) as usize;
-        if dest.len < src.len || src.len % size != 0 {
+        if dest.len < src.len || !src.len.is_multiple_of(size) {
             return Err(ShmemError::BadArgument("alltoall arrays must hold size equal blocks"));
         }
         with_pe(|p| p.alltoall(dest.address, src.address, size_of::<T>() * (src.len / size), set))
     }
 
     /// `op` over every member's `src` into every member's `dest` (`dest` may be `src`).
-    pub fn reduce<T: Reducible>(&self, op: ReduceOp, dest: &Symmetric<T>, src: &Symmetric<T>, set: ActiveSet) -> Result<(), ShmemError> {
+    pub fn reduce<T: Reducible>(
+        &self,
+        op: ReduceOp,
+        dest: &Symmetric<T>,
+        src: &Symmetric<T>,
+        set: ActiveSet,
+    ) -> Result<(), ShmemError> {
         let n = src.len.min(dest.len);
         with_pe(|p| p.reduce(op, T::TYPE, dest.address, src.address, n, set))
     }
