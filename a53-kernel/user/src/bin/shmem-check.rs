@@ -296,7 +296,11 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     let b = with_pe(|p| p.malloc(1000, 4096))?.unwrap_or(0);
     let c = with_pe(|p| p.realloc(a, 5000))?.unwrap_or(0);
     let d = with_pe(|p| p.calloc(10, 10))?.unwrap_or(0);
-    ensure!(b.is_multiple_of(4096) && [a, b, c, d].iter().all(|&x| x != 0), 40, "heap calls: {a:#x} {b:#x} {c:#x} {d:#x}");
+    ensure!(
+        b.is_multiple_of(4096) && [a, b, c, d].iter().all(|&x| x != 0),
+        40,
+        "heap calls: {a:#x} {b:#x} {c:#x} {d:#x}"
+    );
     let mine: Symmetric<u64> = world.alloc(4)?;
     let mut mine = mine;
     mine.as_mut_slice().copy_from_slice(&[a, b, c, d]);

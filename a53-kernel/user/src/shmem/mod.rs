@@ -69,8 +69,9 @@ pub struct Pe<T: Transport> {
     heap_len: u64,
     image: (u64, u64),
     heap: Heap,
-    /// Sync signals consumed from each PE (`Reserved::ARRIVALS` counts those received).
-    consumed: [u64; MAX_PES],
+    /// Sync signals consumed from each PE (`Reserved::ARRIVALS` counts those received): the
+    /// private `Reserved::CONSUMED` words (kept off the stack, like the heap's table).
+    consumed: &'static mut [u64],
     /// Until the first barrier has passed: a PE that is not there yet is waited for.
     starting_until: Option<u64>,
     pub(crate) liveness_period_us: u64,
@@ -106,6 +107,17 @@ impl<T: Transport> Pe<T> {
         }
         let image = t.image();
         let now = t.now_us();
+        // SAFETY: the reserved area of the heap just mapped (zeroed, this PE's own), which
+        // nothing else uses: the consumed counts and the allocator's table.
+        let (consumed, table) = unsafe {
+            (
+                core::slice::from_raw_parts_mut((heap_base + Reserved::CONSUMED) as *mut u64, MAX_PES),
+                core::slice::from_raw_parts_mut(
+                    (heap_base + Reserved::TABLE) as *mut (u64, u64),
+                    heap::MAX_ALLOCATIONS,
+                ),
+            )
+        };
         let mut pe = Self {
             t,
             me: role.me,
@@ -113,8 +125,8 @@ impl<T: Transport> Pe<T> {
             heap_base,
             heap_len: heap_bytes,
             image,
-            heap: Heap::new(heap_bytes),
-            consumed: [0; MAX_PES],
+            heap: Heap::new(heap_bytes, table),
+            consumed,
             starting_until: Some(now + STARTUP_TIMEOUT_US),
             liveness_period_us: LIVENESS_PERIOD_US,
         };
