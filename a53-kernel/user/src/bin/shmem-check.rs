@@ -61,7 +61,8 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     let out: Symmetric<u32> = world.alloc(1024)?;
     world.put(&out, 0, data.as_slice(), next)?;
     world.barrier_all()?;
-    ensure!(out.as_slice().iter().enumerate().all(|(i, &v)| v == i as u32 * 3 + u32::from(prev)), 4, "put");
+    let wrong = out.as_slice().iter().enumerate().find(|&(i, &v)| v != i as u32 * 3 + u32::from(prev));
+    ensure!(wrong.is_none(), 4, "put from PE {prev}: element {:?} (of {:#x})", wrong, out.address());
     let mut back = [0u32; 100];
     world.get(&mut back, &data, 900, next)?;
     ensure!(back.iter().enumerate().all(|(i, &v)| v == (900 + i as u32) * 3 + u32::from(next)), 5, "get");
