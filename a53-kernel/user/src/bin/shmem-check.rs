@@ -66,6 +66,7 @@ fn checks(world: World) -> Result<u64, ShmemError> {
     let mut back = [0u32; 100];
     world.get(&mut back, &data, 900, next)?;
     ensure!(back.iter().enumerate().all(|(i, &v)| v == (900 + i as u32) * 3 + u32::from(next)), 5, "get");
+    world.barrier_all()?; // the next PE has checked its `out` before this writes into it
     world.p(&out, 7, 0xdead_0000 + u32::from(me), next)?;
     world.barrier_all()?;
     ensure!(world.g(&out, 7, me)? == 0xdead_0000 + u32::from(prev), 6, "p/g");
