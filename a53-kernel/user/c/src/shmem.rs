@@ -44,6 +44,34 @@ fn collective(routine: &str, r: Result<(), ShmemError>) -> i32 {
     }
 }
 
+/// `len` bytes at `ptr` as a slice; NULL with a length is `BadArgument` (never a slice).
+///
+/// # Safety
+///
+/// A non-NULL `ptr` holds `len` bytes.
+unsafe fn bytes<'a>(ptr: *const c_void, len: usize, what: &'static str) -> Result<&'a [u8], ShmemError> {
+    match (ptr.is_null(), len) {
+        (_, 0) => Ok(&[]),
+        (true, _) => Err(ShmemError::BadArgument(what)),
+        // SAFETY: the caller's.
+        (false, _) => Ok(unsafe { core::slice::from_raw_parts(ptr.cast(), len) }),
+    }
+}
+
+/// As [`bytes`], writable.
+///
+/// # Safety
+///
+/// A non-NULL `ptr` holds `len` writable bytes.
+unsafe fn bytes_mut<'a>(ptr: *mut c_void, len: usize, what: &'static str) -> Result<&'a mut [u8], ShmemError> {
+    match (ptr.is_null(), len) {
+        (_, 0) => Ok(&mut []),
+        (true, _) => Err(ShmemError::BadArgument(what)),
+        // SAFETY: the caller's.
+        (false, _) => Ok(unsafe { core::slice::from_raw_parts_mut(ptr.cast(), len) }),
+    }
+}
+
 fn set(start: i32, stride: i32, size: i32) -> ActiveSet {
     ActiveSet { start: i64::from(start), stride: i64::from(stride), size: i64::from(size) }
 }
@@ -157,13 +185,10 @@ pub extern "C" fn shmem_free(ptr: *mut c_void) {
 /// `source` holds `nelems` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shmem_putmem(dest: *mut c_void, source: *const c_void, nelems: usize, pe: i32) {
-    let src: &[u8] = if nelems == 0 {
-        &[]
-    } else {
-        // SAFETY: the caller's.
-        unsafe { core::slice::from_raw_parts(source.cast(), nelems) }
-    };
-    or_fail("shmem_putmem", with_pe(|p| p.putmem(dest as u64, src, i64::from(pe))));
+    // SAFETY: the caller's.
+    let r = unsafe { bytes(source, nelems, "NULL source") }
+        .and_then(|src| with_pe(|p| p.putmem(dest as u64, src, i64::from(pe))));
+    or_fail("shmem_putmem", r);
 }
 
 /// # Safety
@@ -171,13 +196,10 @@ pub unsafe extern "C" fn shmem_putmem(dest: *mut c_void, source: *const c_void, 
 /// `dest` holds `nelems` bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn shmem_getmem(dest: *mut c_void, source: *const c_void, nelems: usize, pe: i32) {
-    let into: &mut [u8] = if nelems == 0 {
-        &mut []
-    } else {
-        // SAFETY: the caller's.
-        unsafe { core::slice::from_raw_parts_mut(dest.cast(), nelems) }
-    };
-    or_fail("shmem_getmem", with_pe(|p| p.getmem(into, source as u64, i64::from(pe))));
+    // SAFETY: the caller's.
+    let r = unsafe { bytes_mut(dest, nelems, "NULL destination") }
+        .and_then(|into| with_pe(|p| p.getmem(into, source as u64, i64::from(pe))));
+    or_fail("shmem_getmem", r);
 }
 
 /// # Safety
@@ -344,16 +366,11 @@ pub unsafe extern "C" fn unimem_shmem_put_signal(
     nbi: i32,
 ) {
     let _ = nbi; // the _nbi form completes at once too (allowed: it may complete early)
-    let data: &[u8] = if nbytes == 0 {
-        &[]
-    } else {
-        // SAFETY: the caller's.
-        unsafe { core::slice::from_raw_parts(src.cast(), nbytes) }
-    };
-    let r = match sig_op {
+    // SAFETY: the caller's.
+    let r = unsafe { bytes(src, nbytes, "NULL source") }.and_then(|data| match sig_op {
         0 | 1 => with_pe(|p| p.put_signal(dest as u64, data, sig_addr as u64, signal, sig_op == 1, i64::from(pe))),
         _ => Err(ShmemError::BadArgument("signal op (0 SET, 1 ADD)")),
-    };
+    });
     or_fail("shmem_put_signal", r);
 }
 
@@ -514,6 +531,18 @@ mod tests {
         assert!(va_op(8, 8).is_err());
         assert!(va_op(-1, 8).is_err());
         assert!(va_op(4, 2).is_err());
+    }
+
+    #[test]
+    fn null_buffers_with_a_length_are_refused_and_empty_ones_are_empty() {
+        // SAFETY: NULL is never read; a live local otherwise.
+        unsafe {
+            assert_eq!(bytes(core::ptr::null(), 4, "x"), Err(ShmemError::BadArgument("x")));
+            assert_eq!(bytes(core::ptr::null(), 0, "x"), Ok(&[][..]));
+            assert!(bytes_mut(core::ptr::null_mut(), 1, "y").is_err());
+            let v = [1u8, 2];
+            assert_eq!(bytes(v.as_ptr().cast(), 2, "x"), Ok(&v[..]));
+        }
     }
 
     #[test]
