@@ -31,6 +31,7 @@ use unimem_user::unim::{UnimCompCbC, UnimError};
 use unimem_user::{Error, SysError, status as lib};
 
 use crate::dma::{DmaStatus, UnimDmaBuffer, UnimDmaNode};
+use crate::shmem::VolatileVoid;
 use crate::sockets::addr::*;
 use crate::sockets::calls::fcntl::*;
 use crate::sockets::{Errno, PollFd};
@@ -120,12 +121,30 @@ functions!(A, B);
 functions!(A, B, C);
 functions!(A, B, C, D);
 functions!(A, B, C, D, E);
+functions!(A, B, C, D, E, F);
 functions!(A, B, C, D, E, F, G);
+functions!(A, B, C, D, E, F, G, H);
+functions!(A, B, C, D, E, F, G, H, I);
+functions!(A, B, C, D, E, F, G, H, I, J);
 
 /// `noreturn`: C declares it with an attribute, which does not change the pointer type.
 impl CType for extern "C" fn(u64) -> ! {
     fn decl(name: &str) -> String {
         <extern "C" fn(u64)>::decl(name)
+    }
+}
+
+/// `shmem_global_exit` is `noreturn` too.
+impl CType for extern "C" fn(i32) -> ! {
+    fn decl(name: &str) -> String {
+        <extern "C" fn(i32)>::decl(name)
+    }
+}
+
+/// The variables a wait polls: `volatile void *`.
+impl CType for crate::shmem::VolatileVoid {
+    fn decl(name: &str) -> String {
+        join("volatile void", &format!("*{name}"))
     }
 }
 
@@ -224,6 +243,48 @@ exports! {
     sys::unimem_sys_yield: extern "C" fn();
     sys::unimem_sys_node: extern "C" fn() -> u64;
     sys::unimem_sys_nodes: extern "C" fn() -> u64;
+
+    shmem::shmem_init: extern "C" fn();
+    shmem::shmem_finalize: extern "C" fn();
+    shmem::shmem_my_pe: extern "C" fn() -> i32;
+    shmem::shmem_n_pes: extern "C" fn() -> i32;
+    shmem::shmem_global_exit: extern "C" fn(i32) -> !;
+    shmem::shmem_pe_accessible: extern "C" fn(i32) -> i32;
+    shmem::shmem_addr_accessible: extern "C" fn(*const c_void, i32) -> i32;
+    shmem::shmem_ptr: extern "C" fn(*const c_void, i32) -> *mut c_void;
+    shmem::shmem_info_get_version: unsafe extern "C" fn(*mut i32, *mut i32);
+    shmem::shmem_info_get_name: unsafe extern "C" fn(*mut c_char);
+    shmem::shmem_malloc: extern "C" fn(usize) -> *mut c_void;
+    shmem::shmem_calloc: extern "C" fn(usize, usize) -> *mut c_void;
+    shmem::shmem_align: extern "C" fn(usize, usize) -> *mut c_void;
+    shmem::shmem_realloc: extern "C" fn(*mut c_void, usize) -> *mut c_void;
+    shmem::shmem_free: extern "C" fn(*mut c_void);
+    shmem::shmem_putmem: unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32);
+    shmem::shmem_getmem: unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32);
+    shmem::shmem_putmem_nbi: unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32);
+    shmem::shmem_getmem_nbi: unsafe extern "C" fn(*mut c_void, *const c_void, usize, i32);
+    shmem::shmem_quiet: extern "C" fn();
+    shmem::shmem_fence: extern "C" fn();
+    shmem::shmem_barrier_all: extern "C" fn();
+    shmem::shmem_sync_all: extern "C" fn();
+    shmem::shmem_set_lock: extern "C" fn(*mut i64);
+    shmem::shmem_clear_lock: extern "C" fn(*mut i64);
+    shmem::shmem_test_lock: extern "C" fn(*mut i64) -> i32;
+    shmem::shmem_signal_fetch: extern "C" fn(*const u64) -> u64;
+    shmem::shmem_signal_wait_until: extern "C" fn(*mut u64, i32, u64) -> u64;
+    shmem::unimem_shmem_atomic: extern "C" fn(i32, i32, *mut c_void, u64, u64, i32) -> u64;
+    shmem::unimem_shmem_wait: unsafe extern "C" fn(i32, i32, i32, VolatileVoid, usize, *const i32, *mut usize, i32, *const c_void, u64) -> usize;
+    shmem::unimem_shmem_put_signal: unsafe extern "C" fn(*mut c_void, *const c_void, usize, *mut u64, u64, i32, i32, i32);
+    shmem::unimem_shmem_iput: unsafe extern "C" fn(*mut c_void, *const c_void, i64, i64, usize, usize, i32);
+    shmem::unimem_shmem_iget: unsafe extern "C" fn(*mut c_void, *const c_void, i64, i64, usize, usize, i32);
+    shmem::unimem_shmem_sync: extern "C" fn(i32, i32, i32) -> i32;
+    shmem::unimem_shmem_barrier: extern "C" fn(i32, i32, i32) -> i32;
+    shmem::unimem_shmem_broadcast: extern "C" fn(*mut c_void, *const c_void, usize, i32, i32, i32, i32, i32) -> i32;
+    shmem::unimem_shmem_collect: extern "C" fn(*mut c_void, *const c_void, usize, i32, i32, i32) -> i32;
+    shmem::unimem_shmem_fcollect: extern "C" fn(*mut c_void, *const c_void, usize, i32, i32, i32) -> i32;
+    shmem::unimem_shmem_alltoall: extern "C" fn(*mut c_void, *const c_void, usize, i32, i32, i32) -> i32;
+    shmem::unimem_shmem_alltoalls: extern "C" fn(*mut c_void, *const c_void, i64, i64, usize, usize, i32, i32, i32) -> i32;
+    shmem::unimem_shmem_reduce: extern "C" fn(i32, i32, *mut c_void, *const c_void, usize, i32, i32, i32) -> i32;
 
     sockets::unimem_sock_socket: extern "C" fn(i32, i32, i32) -> i32;
     sockets::unimem_sock_bind: unsafe extern "C" fn(i32, *const c_void, u32) -> i32;
