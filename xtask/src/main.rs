@@ -202,9 +202,9 @@ enum Command {
         baud: u32,
     },
     /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
-    /// sockets, idle.
+    /// sockets, idle, shmem.
     Bench {
-        /// The benchmark: platform, gsas, rdma, pagefault, sockets or idle.
+        /// The benchmark: platform, gsas, rdma, pagefault, sockets, idle or shmem.
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]

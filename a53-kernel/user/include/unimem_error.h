@@ -83,6 +83,7 @@ uint64_t unimem_last_error(void);
 #define UNIMEM_GSAS_MEMORY_FAULT 9
 #define UNIMEM_GSAS_NO_RECEIVER 10
 #define UNIMEM_GSAS_QUEUE_FULL 11
+#define UNIMEM_GSAS_NO_PROCESS 12
 
 /* System-call errors, as n of -n (docs/hw/syscalls.md). */
 #define UNIMEM_SYS_BAD_ARGUMENT 1

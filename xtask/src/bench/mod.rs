@@ -3,6 +3,7 @@
 
 mod figures;
 pub mod idle;
+mod shmem;
 
 use crate::qemu_run::{Load, RuntimeDir, node_specs};
 use crate::{images, setup};
@@ -571,7 +572,10 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "pagefault" => pagefault(&bench),
         "sockets" => sockets(&bench),
         "idle" => idle_cluster(&bench),
-        other => bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets` or `idle`"),
+        "shmem" => shmem::run(&bench),
+        other => {
+            bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle` or `shmem`")
+        }
     }
 }
 
