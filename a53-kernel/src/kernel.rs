@@ -106,7 +106,9 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
 /// Lock order, outermost first: the process table; then the mailbox service, the sockets, the
 /// PLDMA engine or the SMMU (one of them at a time); then the IPC ring. A hook runs with none of
 /// them held unless its registration says otherwise (the tick's and the interrupts' run in
-/// interrupt context).
+/// interrupt context). The atomic service's process atomics hold the process table alone
+/// (`process::paging::with_process_word`), and the job-exit handler (`gsas_node::job_exit`)
+/// ends processes as a kill does, with no lock of its own held.
 fn wire() {
     use crate::process::{hooks, paging, scheduler};
     use crate::{cluster, gsas_node, rdma_node, socket_node};

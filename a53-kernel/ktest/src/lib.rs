@@ -50,6 +50,8 @@ mod rpu;
 #[cfg(target_arch = "aarch64")]
 mod rpu_rdma;
 #[cfg(target_arch = "aarch64")]
+mod shmem;
+#[cfg(target_arch = "aarch64")]
 mod smp;
 #[cfg(target_arch = "aarch64")]
 mod sockets;

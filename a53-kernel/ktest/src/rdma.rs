@@ -56,7 +56,7 @@ pub const CLUSTER_TESTS: &[Test] = &[
 /// Seconds an RDMA program may take.
 const SECONDS: u64 = 300;
 
-fn expect_zero(name: &str, exit: Exit) -> TestResult {
+pub(crate) fn expect_zero(name: &str, exit: Exit) -> TestResult {
     match exit {
         Exit::Status(0) => Ok(()),
         other => {

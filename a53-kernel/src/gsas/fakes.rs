@@ -3,17 +3,19 @@
 //! hiding them.
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeSet;
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::num::NonZeroU64;
 
 use crate::gsas::mailbox::DeliverError;
 use crate::gsas::service::{
-    Env, FrameAllocator, LocalMemory, MemoryFault, NotificationSink, SpawnError, SpawnRequest, Spawner, Width,
+    Env, FrameAllocator, LocalMemory, MemoryFault, NotificationSink, ProcessMemory, SpawnError, SpawnRequest, Spawner,
+    VaFault, Width,
 };
 use crate::gsas::softmmu::Frame;
-use proto::gsas::{Notification, PAGE_SIZE, Pid};
+use hal::pldma::Pd;
+use proto::gsas::{Notification, PAGE_SIZE, Pid, VaOp, VaWidth};
 
 const PAGE: usize = PAGE_SIZE as usize;
 
@@ -95,6 +97,82 @@ impl LocalMemory for FakeMemory {
     fn zero_frame(&mut self, frame: Frame) -> Result<(), MemoryFault> {
         self.range(frame.addr(), PAGE, PAGE_SIZE)?.fill(0);
         Ok(())
+    }
+
+    fn va_atomic(&mut self, pa: u64, op: VaOp, width: VaWidth, arg1: u64, arg2: u64) -> Result<u64, MemoryFault> {
+        let n = width.bytes() as usize;
+        let cell = self.range(pa, n, n as u64)?;
+        let mut word = [0; 8];
+        word[..n].copy_from_slice(cell);
+        let old = u64::from_le_bytes(word);
+        if let Some(new) = op.apply(old, arg1, arg2, width) {
+            cell.copy_from_slice(&new.to_le_bytes()[..n]);
+        }
+        Ok(old)
+    }
+}
+
+/// A page of a [`FakeProcess`]: its frame once resident, and whether the process may write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FakePage {
+    pub pa: Option<u64>,
+    pub writable: bool,
+}
+
+/// A process as the service sees it: its PD, whether it is alive, its pages by address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FakeProcess {
+    pub pd: Pd,
+    pub alive: bool,
+    pub pages: BTreeMap<u64, FakePage>,
+}
+
+/// The node's processes; a page that is not resident gets the next frame of `spare` at its
+/// first touch. Counts the calls that found their word.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FakeProcesses {
+    pub processes: Vec<FakeProcess>,
+    pub spare: Vec<u64>,
+    pub applied: usize,
+}
+
+impl FakeProcesses {
+    /// Adds a live process of `pd` with no pages; its index.
+    pub fn add(&mut self, pd: Pd) -> usize {
+        self.processes.push(FakeProcess { pd, alive: true, pages: BTreeMap::new() });
+        self.processes.len() - 1
+    }
+
+    /// Gives process `index` the page at `va` (page-aligned): resident at `pa`, or not yet.
+    pub fn page(&mut self, index: usize, va: u64, pa: Option<u64>, writable: bool) {
+        self.processes[index].pages.insert(va, FakePage { pa, writable });
+    }
+}
+
+impl ProcessMemory for FakeProcesses {
+    fn with_word(
+        &mut self,
+        pd: Pd,
+        va: u64,
+        write: bool,
+        apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+    ) -> Result<u64, VaFault> {
+        let p = self.processes.iter_mut().find(|p| p.pd == pd && p.alive).ok_or(VaFault::NoProcess)?;
+        let page = p.pages.get_mut(&(va & !(PAGE_SIZE - 1))).ok_or(VaFault::Unmapped)?;
+        if write && !page.writable {
+            return Err(VaFault::ReadOnly);
+        }
+        let frame = match page.pa {
+            Some(pa) => pa,
+            None => {
+                let pa = self.spare.pop().ok_or(VaFault::NoFrame)?;
+                page.pa = Some(pa);
+                pa
+            }
+        };
+        let old = apply(frame + (va & (PAGE_SIZE - 1)))?;
+        self.applied += 1;
+        Ok(old)
     }
 }
 
@@ -185,24 +263,31 @@ impl NotificationSink for RecordingSink {
     }
 }
 
-/// All four fakes over one RAM region.
+/// All five fakes over one RAM region: `frames` frames for shared pages, then
+/// [`PROCESS_FRAMES`](Self::PROCESS_FRAMES) for the processes' pages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FakeBackends {
     pub memory: FakeMemory,
     pub frames: FakeFrames,
     pub spawner: FakeSpawner,
     pub sink: RecordingSink,
+    pub processes: FakeProcesses,
 }
 
 impl FakeBackends {
     pub const RAM_BASE: u64 = 0x4000_0000;
+    /// Frames after the shared pages' for the processes: the spare ones of [`FakeProcesses`].
+    pub const PROCESS_FRAMES: usize = 8;
 
     pub fn new(frames: usize) -> Self {
+        let process_base = Self::RAM_BASE + frames as u64 * PAGE_SIZE;
+        let spare = (0..Self::PROCESS_FRAMES as u64).rev().map(|i| process_base + i * PAGE_SIZE).collect();
         Self {
-            memory: FakeMemory::new(Self::RAM_BASE, frames),
+            memory: FakeMemory::new(Self::RAM_BASE, frames + Self::PROCESS_FRAMES),
             frames: FakeFrames::contiguous(Self::RAM_BASE, frames),
             spawner: FakeSpawner::new(&["worker"]),
             sink: RecordingSink::default(),
+            processes: FakeProcesses { spare, ..FakeProcesses::default() },
         }
     }
 
@@ -212,6 +297,7 @@ impl FakeBackends {
             frames: &mut self.frames,
             spawner: &mut self.spawner,
             notifications: &mut self.sink,
+            processes: &mut self.processes,
         }
     }
 

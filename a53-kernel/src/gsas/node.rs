@@ -8,6 +8,7 @@
 //! vmbox and the process table.
 
 pub mod client;
+pub mod job_exit;
 pub mod memory;
 #[cfg(test)]
 mod tests;

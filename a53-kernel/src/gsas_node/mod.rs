@@ -12,6 +12,7 @@
 //! over the devices and the process table.
 
 pub mod handlers;
+pub mod job_exit;
 pub mod kernel_client;
 pub mod profile;
 
@@ -22,7 +23,8 @@ use crate::gsas::mailbox::{DeliverError, Delivery, KernelHandler, MailboxService
 use crate::gsas::node::memory::LinearMemory;
 use crate::gsas::node::{self, Outbox, Recipients, base_dest_value, launch_for, ping_nonce, pong_for, pong_nonce};
 use crate::gsas::service::{
-    AtomicService, Env, FrameAllocator, NotificationSink, Outcome, ServiceConfig, SpawnError, SpawnRequest, Spawner,
+    AtomicService, Env, FrameAllocator, MemoryFault, NotificationSink, Outcome, ProcessMemory, ServiceConfig,
+    SpawnError, SpawnRequest, Spawner, VaFault,
 };
 use crate::gsas::softmmu::Frame;
 use crate::irq::{self, IntId, sgi};
@@ -122,6 +124,7 @@ pub fn init(packetizer: Packetizer, vmbox: Vmbox) {
     }
     mailbox();
     register_ping();
+    job_exit::register();
     if let Err(e) = irq::register_pl(pl::irq_line::VMBOX, on_vmbox_irq, 1 << cpu::core_id()) {
         defmt::error!("vmbox interrupt: {}", defmt::Debug2Format(&e));
     }
@@ -204,6 +207,22 @@ struct Spawn;
 impl Spawner for Spawn {
     fn spawn(&mut self, request: &SpawnRequest<'_>) -> Result<NonZeroU64, SpawnError> {
         node::spawned(lifecycle::launch(&launch_for(request)))
+    }
+}
+
+/// Process atomics, under the process table's lock (`process::paging::with_process_word`): the
+/// service holds no other lock around `handle`.
+struct Processes;
+
+impl ProcessMemory for Processes {
+    fn with_word(
+        &mut self,
+        pd: hal::pldma::Pd,
+        va: u64,
+        write: bool,
+        apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+    ) -> Result<u64, VaFault> {
+        crate::process::paging::with_process_word(pd, va, write, apply)
     }
 }
 
@@ -359,8 +378,13 @@ pub fn service_core_main() -> ! {
             let Some(words) = mif0.read_packet() else { break };
             worked = true;
             let mut sink = Sink::default();
-            let mut env =
-                Env { memory: &mut memory, frames: &mut Frames, spawner: &mut Spawn, notifications: &mut sink };
+            let mut env = Env {
+                memory: &mut memory,
+                frames: &mut Frames,
+                spawner: &mut Spawn,
+                notifications: &mut sink,
+                processes: &mut Processes,
+            };
             let begun = profile::begin();
             let outcome = service.handle_words(words_from_words128(words), &mut env);
             profile::end(begun);

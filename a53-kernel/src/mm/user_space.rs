@@ -439,21 +439,48 @@ impl<F: FrameSource> AddressSpace<F> {
     /// A new region of `len` bytes (rounded up to pages) with no page resident; its address.
     /// A page-sized gap separates regions, so an overrun faults. A `device` region lies in the
     /// device window and its pages are device memory for the CPU.
+    /// Placement skips the regions placed at fixed addresses ([`map_region_at`]), a page
+    /// apart from them too.
+    ///
+    /// [`map_region_at`]: Self::map_region_at
     pub fn map_region(&mut self, len: u64, permissions: Permissions, device: bool) -> Result<u64, SpaceError> {
-        let (next, limit) = if device {
-            (&mut self.next_device_region, layout::DEVICE_REGIONS_END)
+        let (mut start, limit) = if device {
+            (self.next_device_region, layout::DEVICE_REGIONS_END)
         } else {
-            (&mut self.next_region, layout::REGIONS_END)
+            (self.next_region, layout::REGIONS_END)
         };
-        let start = *next;
+        let bytes = len.checked_next_multiple_of(PAGE_SIZE).filter(|&l| l > 0).ok_or(SpaceError::BadAddress(start))?;
+        let end = loop {
+            let end = start.checked_add(bytes).filter(|&end| end <= limit).ok_or(SpaceError::BadAddress(start))?;
+            // The first region in the way (with the page between), if any: go past it.
+            let blocking = self.regions.iter().filter(|r| r.start < end + PAGE_SIZE && start < r.end + PAGE_SIZE);
+            match blocking.map(|r| r.end).max() {
+                Some(past) => start = past + PAGE_SIZE,
+                None => break end,
+            }
+        };
+        let next = if device { &mut self.next_device_region } else { &mut self.next_region };
+        *next = end + PAGE_SIZE;
+        self.regions.push(Region { start, end, permissions, device });
+        Ok(start)
+    }
+
+    /// A new region of `len` bytes (rounded up to pages) at `start` (`MAP_FIXED`), with no page
+    /// resident: `start` page-aligned, the whole region inside the regions range
+    /// (`layout::REGIONS_START..REGIONS_END`), overlapping no region of the process.
+    pub fn map_region_at(&mut self, start: u64, len: u64, permissions: Permissions) -> Result<u64, SpaceError> {
         let end = len
             .checked_next_multiple_of(PAGE_SIZE)
             .filter(|&l| l > 0)
             .and_then(|l| start.checked_add(l))
-            .filter(|&end| end <= limit)
+            .filter(|&end| {
+                start.is_multiple_of(PAGE_SIZE) && start >= layout::REGIONS_START && end <= layout::REGIONS_END
+            })
             .ok_or(SpaceError::BadAddress(start))?;
-        *next = end + PAGE_SIZE;
-        self.regions.push(Region { start, end, permissions, device });
+        if self.regions.iter().any(|r| r.start < end && start < r.end) {
+            return Err(SpaceError::BadAddress(start));
+        }
+        self.regions.push(Region { start, end, permissions, device: false });
         Ok(start)
     }
 
@@ -941,6 +968,53 @@ mod tests {
         assert!(space.map_region(layout::REGIONS_END - layout::REGIONS_START, rw, false).is_err(), "past the area");
         drop(space);
         assert_eq!(arena.used(), 0);
+    }
+
+    #[test]
+    fn fixed_regions_go_where_asked_and_placement_goes_around_them() {
+        let arena = Arena::new(64);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let start = layout::REGIONS_START;
+        // Fixed at the third page: the first placed region (two pages) would touch it.
+        let fixed = start + 2 * PAGE_SIZE;
+        assert_eq!(space.map_region_at(fixed, 3 * PAGE_SIZE, rw), Ok(fixed));
+        let placed = space.map_region(2 * PAGE_SIZE, rw, false).unwrap();
+        assert_eq!(placed, fixed + 4 * PAGE_SIZE, "past the fixed region and a page of gap");
+        assert_eq!(space.map_region(PAGE_SIZE, rw, false), Ok(placed + 3 * PAGE_SIZE));
+        let refused = [
+            (fixed + 2 * PAGE_SIZE, PAGE_SIZE, "overlaps the fixed region"),
+            (fixed - PAGE_SIZE, 2 * PAGE_SIZE, "overlaps its start"),
+            (placed + 1, PAGE_SIZE, "not page-aligned"),
+            (start - PAGE_SIZE, PAGE_SIZE, "below the regions range"),
+            (layout::REGIONS_END - PAGE_SIZE, 2 * PAGE_SIZE, "past its end"),
+            (layout::SYMMETRIC_HEAP, 0, "empty"),
+            (layout::SYMMETRIC_HEAP, u64::MAX, "too long"),
+            (layout::DEVICE_REGIONS_START, PAGE_SIZE, "device window"),
+        ];
+        for (at, len, why) in refused {
+            assert_eq!(space.map_region_at(at, len, rw), Err(SpaceError::BadAddress(at)), "{why}");
+        }
+        let heap = space.map_region_at(layout::SYMMETRIC_HEAP, layout::SYMMETRIC_HEAP_MAX, rw).unwrap();
+        assert_eq!(heap, layout::SYMMETRIC_HEAP);
+        assert!(space.page(heap).is_none(), "nothing resident");
+        assert_eq!(space.touch(heap + layout::SYMMETRIC_HEAP_MAX - 8, true, Touch::Page), Ok(1));
+        assert_eq!(space.map_region_at(fixed + 3 * PAGE_SIZE, PAGE_SIZE, rw), Ok(fixed + 3 * PAGE_SIZE), "adjacent");
+        assert_eq!(space.unmap_region(fixed, 3 * PAGE_SIZE), Ok(0), "a fixed region is unmapped as any other");
+        assert_eq!(space.map_region_at(fixed, 3 * PAGE_SIZE, rw), Ok(fixed), "and its range may be taken again");
+    }
+
+    #[test]
+    fn placement_skips_a_fixed_region_that_fills_the_rest_of_the_range() {
+        let arena = Arena::new(64);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let end = layout::REGIONS_END - PAGE_SIZE;
+        space.map_region_at(layout::REGIONS_START + PAGE_SIZE, end - layout::REGIONS_START - PAGE_SIZE, rw).unwrap();
+        let past = layout::REGIONS_END;
+        assert_eq!(space.map_region(PAGE_SIZE, rw, false), Err(SpaceError::BadAddress(past)), "no room after the gap");
+        assert_eq!(space.map_region(PAGE_SIZE, rw, false), Err(SpaceError::BadAddress(past)), "nothing was taken");
+        assert!(space.map_region(PAGE_SIZE, rw, true).is_ok(), "device regions are elsewhere");
     }
 
     #[test]

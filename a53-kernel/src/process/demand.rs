@@ -4,11 +4,12 @@
 //! logic over the table, host-tested; `process::paging` applies it to the running processes,
 //! the TLBs and the SMMU.
 
-use super::table::{PdResources, ProcessOf, TableOf};
+use super::table::{PdResources, ProcessOf, State, TableOf};
 use crate::elf::Permissions;
+use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::mm::user_space::{AddressSpace, FrameSource, SpaceError, Touch, TouchError};
 use hal::pldma::Pd;
-use proto::syscall::{Error, MAP_DEVICE, MAP_WRITABLE};
+use proto::syscall::{Error, MAP_DEVICE, MAP_FIXED, MAP_WRITABLE};
 
 /// What taking pages back from a process leaves to do once the table is let go: empty the TLBs
 /// of its ASID and, if it holds its PD, of the SMMU bank.
@@ -22,14 +23,21 @@ pub struct TakenBack {
 
 impl<F: FrameSource> TableOf<F> {
     /// `MAP` for the process in `slot`: a new region of `len` bytes, readable, and writable with
-    /// `MAP_WRITABLE`, of device memory in the device window with `MAP_DEVICE`; its address.
-    pub fn map(&mut self, slot: usize, len: u64, flags: u64) -> Result<u64, Error> {
-        if flags & !(MAP_WRITABLE | MAP_DEVICE) != 0 {
+    /// `MAP_WRITABLE`, of device memory in the device window with `MAP_DEVICE`, at `address`
+    /// with `MAP_FIXED` (not with `MAP_DEVICE`; `address` is ignored without it); its address.
+    pub fn map(&mut self, slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error> {
+        let (device, fixed) = (flags & MAP_DEVICE != 0, flags & MAP_FIXED != 0);
+        if flags & !(MAP_WRITABLE | MAP_DEVICE | MAP_FIXED) != 0 || (device && fixed) {
             return Err(Error::BadArgument);
         }
         let permissions = Permissions { read: true, write: flags & MAP_WRITABLE != 0, execute: false };
         let p = self.slots[slot].as_mut().ok_or(Error::BadArgument)?;
-        p.space.map_region(len, permissions, flags & MAP_DEVICE != 0).map_err(|_| Error::BadArgument)
+        let mapped = if fixed {
+            p.space.map_region_at(address, len, permissions)
+        } else {
+            p.space.map_region(len, permissions, device)
+        };
+        mapped.map_err(|_| Error::BadArgument)
     }
 
     /// Changes the space of the process in `slot` with `f` (an unmap, an eviction), and shows
@@ -82,6 +90,61 @@ impl<F: FrameSource> TableOf<F> {
         }
         let slot = self.holder_of_pd(pd).ok_or(TouchError::Outside(va))?;
         self.touch(slot, va, write, touch, resources)
+    }
+}
+
+/// The node's processes as the atomic service's process atomics reach them
+/// (`gsas::service::ProcessMemory`): the table, locked by the caller for the whole call, so the
+/// process and its page stay while the atomic is applied. A process that faults on the same
+/// page meanwhile waits for the table, then finds the page resident: the two touches give it
+/// one frame.
+pub struct ProcessWords<'a, F: FrameSource> {
+    pub table: &'a mut TableOf<F>,
+    pub resources: Option<&'a PdResources<F>>,
+}
+
+impl<F: FrameSource> TableOf<F> {
+    /// The live process of `pd` that process atomics reach here: its holder (the process the
+    /// PLDMA reaches), else its first live member.
+    pub fn atomics_target(&self, pd: Pd) -> Option<usize> {
+        let alive =
+            |slot: usize| self.slots[slot].as_ref().is_some_and(|p| p.pd == pd && !matches!(p.state, State::Exited(_)));
+        self.holder_of_pd(pd).filter(|&s| alive(s)).or_else(|| (0..self.slots.len()).find(|&s| alive(s)))
+    }
+}
+
+impl<F: FrameSource> ProcessMemory for ProcessWords<'_, F> {
+    fn with_word(
+        &mut self,
+        pd: Pd,
+        va: u64,
+        write: bool,
+        apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+    ) -> Result<u64, VaFault> {
+        let slot = self.table.atomics_target(pd).ok_or(VaFault::NoProcess)?;
+        // User memory only: the device window holds device pages and pages the process does
+        // not own (its interface pages, its queue set).
+        if proto::syscall::layout::in_device_window(va) || va >= proto::syscall::layout::USER_END {
+            return Err(VaFault::Unmapped);
+        }
+        let resident = self.table.slots[slot].as_ref().and_then(|p| p.space.page(va).copied());
+        let page = match resident {
+            Some(page) if write && !page.permissions.write => return Err(VaFault::ReadOnly),
+            Some(page) => page,
+            None => {
+                self.table.touch(slot, va, write, Touch::Page, self.resources).map_err(|e| match e {
+                    TouchError::Outside(_) => VaFault::Unmapped,
+                    TouchError::ReadOnly(_) => VaFault::ReadOnly,
+                    TouchError::Space(_) => VaFault::NoFrame,
+                })?;
+                let p = self.table.slots[slot].as_ref().ok_or(VaFault::NoProcess)?;
+                *p.space.page(va).ok_or(VaFault::Unmapped)?
+            }
+        };
+        if !page.permissions.read {
+            return Err(VaFault::Unmapped);
+        }
+        Ok(apply(page.pa + (va - page.va))?)
     }
 }
 
@@ -154,15 +217,24 @@ mod tests {
     #[test]
     fn map_takes_the_flags_the_abi_names_and_places_device_regions_in_the_window() {
         let (mut t, _) = one_process(false);
-        assert_eq!(t.map(0, 4096, 0x4), Err(Error::BadArgument));
-        assert_eq!(t.map(1, 4096, 0), Err(Error::BadArgument), "no process in slot 1");
-        let plain = t.map(0, 4096, 0).unwrap();
-        let writable = t.map(0, 4096, MAP_WRITABLE).unwrap();
-        let device = t.map(0, 4096, MAP_DEVICE).unwrap();
+        assert_eq!(t.map(0, 4096, 0x8, 0), Err(Error::BadArgument));
+        let window = DEVICE_WINDOW + 0x1000_0000;
+        assert_eq!(t.map(0, 4096, MAP_FIXED | MAP_DEVICE, window), Err(Error::BadArgument), "no fixed device region");
+        assert_eq!(t.map(1, 4096, 0, 0), Err(Error::BadArgument), "no process in slot 1");
+        let plain = t.map(0, 4096, 0, 0).unwrap();
+        let writable = t.map(0, 4096, MAP_WRITABLE, 0).unwrap();
+        let device = t.map(0, 4096, MAP_DEVICE, 0).unwrap();
         let space = &t.slots[0].as_ref().unwrap().space;
         assert!(!space.region(plain).unwrap().permissions.write);
         assert!(space.region(writable).unwrap().permissions.write);
         assert!(!in_device_window(plain) && in_device_window(device));
+        let heap = proto::syscall::layout::SYMMETRIC_HEAP;
+        assert_eq!(t.map(0, 2 * 4096, MAP_FIXED | MAP_WRITABLE, heap), Ok(heap));
+        assert!(t.slots[0].as_ref().unwrap().space.region(heap + 4096).unwrap().permissions.write);
+        assert_eq!(t.map(0, 4096, MAP_FIXED, heap + 4096), Err(Error::BadArgument), "it overlaps");
+        assert_eq!(t.map(0, 4096, MAP_FIXED, heap + 4095), Err(Error::BadArgument), "not page-aligned");
+        assert_eq!(t.map(0, 4096, MAP_FIXED, 0x40_0000), Err(Error::BadArgument), "outside the regions range");
+        assert_eq!(t.map(0, 4096, 0, heap), Ok(writable + 2 * 4096), "the address means nothing without MAP_FIXED");
     }
 
     #[test]
@@ -170,7 +242,7 @@ mod tests {
         let (mut t, pd) = one_process(true);
         let pd = pd.unwrap();
         let r = resources();
-        let region = t.map(0, 8 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(0, 8 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         assert_eq!(t.resolve_rdma_fault(pd, region + PAGE_SIZE, true, Touch::Block, Some(&r)), Ok(4));
         assert_eq!(published(), before + 1);
@@ -182,7 +254,7 @@ mod tests {
         );
         assert_eq!(published(), before + 2, "nothing changed, nothing to show");
 
-        let device = t.map(0, PAGE_SIZE, MAP_DEVICE).unwrap();
+        let device = t.map(0, PAGE_SIZE, MAP_DEVICE, 0).unwrap();
         assert_eq!(t.resolve_rdma_fault(pd, device, true, Touch::Block, Some(&r)), Err(TouchError::Outside(device)));
         assert_eq!(
             t.resolve_rdma_fault(pd, DEVICE_WINDOW, true, Touch::Block, Some(&r)),
@@ -205,22 +277,73 @@ mod tests {
         let member = node.spawn(&mut t, &launch).unwrap().slot;
         assert!(!t.slots[member].as_ref().unwrap().holds_pd);
         let r = resources();
-        let region = t.map(member, 4 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(member, 4 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         assert!(matches!(t.touch(member, region, true, Touch::Block, Some(&r)), Ok(n) if n > 0));
         let p = t.slots[member].as_deref_mut().unwrap();
         make_resident(p, region, 4 * PAGE_SIZE as usize, true, Some(&r)).unwrap();
         assert_eq!(published(), before, "the engine never walks a member's tables");
-        let region = t.map(holder, PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(holder, PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         assert_eq!(t.touch(holder, region, true, Touch::Page, Some(&r)), Ok(1));
         assert_eq!(published(), before + 1, "the holder's, it does");
+    }
+
+    /// Process atomics' look-up: (the frame address `apply` was given, what it returned).
+    fn word(t: &mut TableOf<&'static Arena>, pd: Pd, va: u64, write: bool) -> Result<u64, VaFault> {
+        let r = resources();
+        let mut words = ProcessWords { table: t, resources: Some(&r) };
+        words.with_word(pd, va, write, &mut |pa| Ok(pa))
+    }
+
+    #[test]
+    fn process_atomics_reach_user_memory_of_the_pds_process_and_touch_what_is_not_resident() {
+        let (mut t, pd) = one_process(true);
+        let pd = pd.unwrap();
+        let image = proto::syscall::layout::IMAGE_BASE;
+        let text = t.slots[0].as_ref().unwrap().space.page(image).copied().unwrap();
+        assert_eq!(word(&mut t, pd, image + 8, false), Ok(text.pa + 8), "a read of a resident page");
+        assert_eq!(word(&mut t, pd, image, true), Err(VaFault::ReadOnly), "the program's text is read-only");
+        let region = t.map(0, 2 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
+        let before = published();
+        let pa = word(&mut t, pd, region + PAGE_SIZE + 16, true).unwrap();
+        let page = *t.slots[0].as_ref().unwrap().space.page(region + PAGE_SIZE).unwrap();
+        assert_eq!(pa, page.pa + 16, "the page got a frame, as at a first touch");
+        assert!(t.slots[0].as_ref().unwrap().space.page(region).is_none(), "that page only");
+        assert_eq!(published(), before + 1, "and the PLDMA's walker was shown it");
+        assert_eq!(word(&mut t, pd, region + PAGE_SIZE + 16, true), Ok(pa), "the same frame again");
+        let ro = t.map(0, PAGE_SIZE, 0, 0).unwrap();
+        assert_eq!(word(&mut t, pd, ro, true), Err(VaFault::ReadOnly));
+        assert!(word(&mut t, pd, ro, false).is_ok(), "a fetch on a read-only region");
+        let device = t.map(0, PAGE_SIZE, MAP_DEVICE | MAP_WRITABLE, 0).unwrap();
+        for va in [device, DEVICE_WINDOW, region + 2 * PAGE_SIZE, 0, 1 << 39, !7] {
+            assert_eq!(word(&mut t, pd, va, false), Err(VaFault::Unmapped), "{va:#x}");
+        }
+        let other = Pd::new((pd.raw() + 1) % 14).unwrap();
+        assert_eq!(word(&mut t, other, region, false), Err(VaFault::NoProcess));
+        let _ = t.exit(0, crate::process::table::Exit::Status(0)).unwrap();
+        assert_eq!(word(&mut t, pd, region + PAGE_SIZE, false), Err(VaFault::NoProcess), "it ended");
+    }
+
+    #[test]
+    fn process_atomics_go_to_the_pd_holder_else_a_live_member() {
+        let node = Node::new(false);
+        let mut t = table();
+        let first = node.spawn(&mut t, &Launch::new("prog", None)).unwrap().slot;
+        let pd = t.slots[first].as_ref().unwrap().pd;
+        let launch = Launch { pd: crate::process::pds::PdRequest::Inherit(pd), ..Launch::new("prog", None) };
+        let second = node.spawn(&mut t, &launch).unwrap().slot;
+        assert_eq!(t.atomics_target(pd), Some(first));
+        let _ = t.exit(first, crate::process::table::Exit::Killed).unwrap();
+        assert_eq!(t.atomics_target(pd), Some(second), "the holder ended: a live member");
+        let _ = t.exit(second, crate::process::table::Exit::Killed).unwrap();
+        assert_eq!(t.atomics_target(pd), None);
     }
 
     #[test]
     fn taking_pages_back_says_whose_tlbs_to_empty() {
         let (mut t, pd) = one_process(true);
         let r = resources();
-        let region = t.map(0, 4 * PAGE_SIZE, MAP_WRITABLE).unwrap();
+        let region = t.map(0, 4 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         t.touch(0, region, true, Touch::Block, Some(&r)).unwrap();
         let asid = t.slots[0].as_ref().unwrap().space.asid();
         let before = published();

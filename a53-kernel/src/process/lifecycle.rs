@@ -10,6 +10,7 @@ use crate::mm::kernel_frames::KernelFrames;
 use crate::sync::IrqMutex;
 use board::Board as _;
 use core::time::Duration;
+use hal::pldma::Pd;
 
 /// Taken from interrupt handlers too (wake-ups): IRQs are masked while it is held. Lock order:
 /// the table before the mailbox service, never the other way round.
@@ -79,21 +80,37 @@ pub fn take_down(t: Teardown) {
 /// Ends the process: at once if it is not running, otherwise at its next exception (a tick at
 /// the latest). Its exit is [`Exit::Killed`], collected with [`wait`] as any other.
 pub fn kill(handle: Handle) {
+    end(handle, Exit::Killed);
+}
+
+/// Ends the process with `exit` (`Killed`, or a status the kernel imposes: a job's exit), as
+/// [`kill`] does: its resources are released as at any exit.
+pub fn end(handle: Handle, exit: Exit) {
     let down = {
         let mut table = TABLE.lock();
         let Some((slot, p)) = table.process(handle) else { return };
         match p.state {
             State::Exited(_) => None,
             State::Running(_) => {
-                super::scheduler::kill_running(slot);
+                super::scheduler::kill_running(slot, exit);
                 None
             }
-            State::Runnable | State::Blocked { .. } => table.exit(slot, Exit::Killed),
+            State::Runnable | State::Blocked { .. } => table.exit(slot, exit),
         }
     };
     if let Some(ended) = down {
         ended.finish();
     }
+}
+
+/// Ends every live process of job `pd` on this node with status `status` (`JOB_EXIT`, from any
+/// node's kernel); returns how many it ended.
+pub fn end_job(pd: Pd, status: u8) -> usize {
+    let members = TABLE.lock().members_of(pd);
+    for &handle in &members {
+        end(handle, Exit::Status(u64::from(status)));
+    }
+    members.len()
 }
 
 /// Waits (asleep, on the calling kernel thread) until the process ends or `timeout` passes;

@@ -4,6 +4,7 @@
 //! takes it back. The decisions are `AddressSpace`'s and `process::demand`'s (host-tested);
 //! this module applies them to the running processes, the TLBs and the SMMU.
 
+use super::demand::ProcessWords;
 use super::hooks;
 use super::lifecycle::TABLE;
 use super::scheduler;
@@ -11,6 +12,7 @@ use super::table::Process;
 use crate::arch;
 use crate::exception::esr::{ExceptionClass, FaultStatus};
 use crate::exception::{Fault, FaultNote, Resolution};
+use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::mm::PAGE_SIZE;
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::user_space::{AddressSpace, SpaceError, Touch, TouchError};
@@ -32,8 +34,8 @@ pub fn rdma_touch() -> Touch {
 }
 
 /// `MAP` (`TableOf::map`).
-pub fn map(slot: usize, len: u64, flags: u64) -> Result<u64, Error> {
-    TABLE.lock().map(slot, len, flags)
+pub fn map(slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error> {
+    TABLE.lock().map(slot, len, flags, address)
 }
 
 /// `UNMAP`: the whole region at `va` of `len` bytes goes, its pages freed.
@@ -92,6 +94,22 @@ pub fn on_fault(_frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
 /// find the page.
 pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<usize, TouchError> {
     TABLE.lock().resolve_rdma_fault(pd, va, write, rdma_touch(), hooks::pd_resources())
+}
+
+/// A process atomic's word (`gsas::service::ProcessMemory`, `demand::ProcessWords`): the table's
+/// lock is held for the whole look-up, first touch and `apply`, so the process and its frame
+/// stay meanwhile. Lock order: the caller (the atomic service) holds no lock; under the table
+/// only the frame source's own lock and the tables' publication (as in a CPU fault) are taken.
+/// A process that faults on the same page at the same time takes the table too and waits for
+/// it, then finds the page resident: neither holds a lock the other waits for.
+pub fn with_process_word(
+    pd: Pd,
+    va: u64,
+    write: bool,
+    apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+) -> Result<u64, VaFault> {
+    let mut table = TABLE.lock();
+    ProcessWords { table: &mut table, resources: hooks::pd_resources() }.with_word(pd, va, write, apply)
 }
 
 /// Makes `[va, va + len)` resident in `process` for a system call that reads (or `write`s) it

@@ -10,13 +10,14 @@
 
 use super::MAX_DOMAINS;
 use super::lifecycle::TABLE;
-use super::table::{Next, Slice, Switch, Wait};
+use super::state::KillMark;
+use super::table::{Exit, Next, Slice, Switch, Wait};
 use crate::CORES;
 use crate::arch::cpu;
 use crate::arch::mmu::switch_user_table;
 use crate::irq::{self, sgi};
 use boot::a53::{ExceptionFrame, resume_frame, run_on_stack};
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The cores that run processes.
 pub const PROCESS_CORES: u8 = 0b1100;
@@ -35,9 +36,10 @@ static CURRENT: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES]
 static CURRENT_INTERFACE: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
 /// Per core: the running process's time slice (counted by the core's tick, without the table).
 static SLICES: [Slice; CORES] = [const { Slice::new() }; CORES];
-/// Per slot: the running process is to end at its next exception ([`kill_running`]). An atomic
-/// beside the table, not in it: [`switch_point`] looks at it without the table's lock.
-static KILL: [AtomicBool; MAX_DOMAINS] = [const { AtomicBool::new(false) }; MAX_DOMAINS];
+/// Per slot: the running process is to end at its next exception, and how ([`kill_running`],
+/// a [`KillMark`]). An atomic beside the table, not in it: [`switch_point`] looks at it without
+/// the table's lock.
+static KILL: [AtomicU64; MAX_DOMAINS] = [const { AtomicU64::new(KillMark::NONE) }; MAX_DOMAINS];
 /// Per core: the slot of the process it ran last (kept while it idles), for [`CHANGES`].
 static LAST_RAN: [AtomicUsize; CORES] = [const { AtomicUsize::new(NONE) }; CORES];
 /// How often a core started running a process other than the one it ran last: the registers
@@ -150,12 +152,12 @@ pub fn switch_point(frame: &mut ExceptionFrame, event: Event) {
     // The common case (a forwarded access, a call that returns at once) needs no table: only a
     // kill could change it, and a kill that comes after this look is taken at the next
     // exception (the tick, at the latest), as it would if it came after the table was looked at.
-    if event == Event::Continue && !KILL[slot].load(Ordering::Acquire) {
+    if event == Event::Continue && KILL[slot].load(Ordering::Acquire) == KillMark::NONE {
         return;
     }
     let switch = {
         let mut table = TABLE.lock();
-        let killed = || KILL[slot].swap(false, Ordering::AcqRel);
+        let killed = || KillMark::exit(KILL[slot].swap(KillMark::NONE, Ordering::AcqRel));
         let switch = table.switch(slot, core, frame, event, killed, || switch_user_table(None));
         if let Switch::Leave { next, .. } = switch {
             set_running(core, next);
@@ -212,11 +214,13 @@ pub fn wake_mif_waiters(_lost: u16) {
     }
 }
 
-/// Marks the process in `slot`, running on some core, to be killed when it next enters the
-/// kernel. The caller holds the table and has seen it running: its next [`switch_point`] looks
-/// at the mark after that, so it sees it.
-pub(super) fn kill_running(slot: usize) {
-    KILL[slot].store(true, Ordering::Release);
+/// Marks the process in `slot`, running on some core, to end with `exit` (`Killed`, or a
+/// job's status) when it next enters the kernel. The caller holds the table and has seen it
+/// running: its next [`switch_point`] looks at the mark after that, so it sees it. An exit that
+/// cannot be marked ends it as `Killed`.
+pub(super) fn kill_running(slot: usize, exit: Exit) {
+    let mark = KillMark::of(exit).or(KillMark::of(Exit::Killed)).unwrap_or(KillMark::NONE);
+    KILL[slot].store(mark, Ordering::Release);
 }
 
 /// Per-core tick on the process cores: ask for a reschedule once the slice is used up.

@@ -47,6 +47,33 @@ pub enum Exit {
     Killed,
 }
 
+/// How a running process that the kernel ends (`lifecycle::end`) is to end at its next
+/// exception, as one word the scheduler keeps per slot beside the table: 0 = not to end,
+/// 1 = [`Exit::Killed`], `2 + s` = [`Exit::Status`]`(s)` (a job's exit, `JOB_EXIT`).
+pub struct KillMark;
+
+impl KillMark {
+    pub const NONE: u64 = 0;
+
+    /// The mark of `exit`; `None` for an exit the kernel never imposes (a fault, a status too
+    /// large to mark).
+    pub const fn of(exit: Exit) -> Option<u64> {
+        match exit {
+            Exit::Killed => Some(1),
+            Exit::Status(s) if s <= u64::MAX - 2 => Some(s + 2),
+            Exit::Status(_) | Exit::Fault { .. } => None,
+        }
+    }
+
+    pub const fn exit(mark: u64) -> Option<Exit> {
+        match mark {
+            0 => None,
+            1 => Some(Exit::Killed),
+            m => Some(Exit::Status(m - 2)),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     Runnable,
@@ -85,13 +112,15 @@ impl Event {
     }
 
     /// The event that stands, with the process table held: a kill wins over anything (`killed`
-    /// is always asked, and consumes the mark); a block that a wake-up overtook becomes a yield,
+    /// is always asked, consumes the mark, and says how the process ends: [`KillMark`]); a block that a wake-up overtook becomes a yield,
     /// so that the call runs again and finds what woke it (`woken` is asked only for a block
     /// that something can wake: a sleep ends at its deadline, so a wake-up meant for an earlier
     /// wait must not cut it short).
-    pub fn settle(self, killed: impl FnOnce() -> bool, woken: impl FnOnce() -> bool) -> Self {
+    pub fn settle(self, killed: impl FnOnce() -> Option<Exit>, woken: impl FnOnce() -> bool) -> Self {
+        if let Some(exit) = killed() {
+            return Event::Exit(exit);
+        }
         match self {
-            _ if killed() => Event::Exit(Exit::Killed),
             Event::Block { wait, .. } if wait != Wait::Sleep && woken() => Event::Yield,
             e => e,
         }
@@ -261,15 +290,28 @@ mod tests {
     }
 
     #[test]
+    fn a_kill_mark_says_how_the_process_ends() {
+        for exit in [Exit::Killed, Exit::Status(0), Exit::Status(255), Exit::Status(u64::MAX - 2)] {
+            let mark = KillMark::of(exit).unwrap();
+            assert_ne!(mark, KillMark::NONE);
+            assert_eq!(KillMark::exit(mark), Some(exit));
+        }
+        assert_eq!(KillMark::exit(KillMark::NONE), None);
+        assert_eq!(KillMark::of(Exit::Status(u64::MAX)), None);
+        assert_eq!(KillMark::of(Exit::Fault { esr: 0, far: 0, elr: 0 }), None);
+    }
+
+    #[test]
     fn a_kill_wins_and_a_woken_block_becomes_a_yield() {
-        assert_eq!(BLOCK.settle(|| true, || true), Event::Exit(Exit::Killed));
-        assert_eq!(Event::Continue.settle(|| true, || false), Event::Exit(Exit::Killed));
-        assert_eq!(BLOCK.settle(|| false, || true), Event::Yield);
-        assert_eq!(BLOCK.settle(|| false, || false), BLOCK);
+        assert_eq!(BLOCK.settle(|| Some(Exit::Killed), || true), Event::Exit(Exit::Killed));
+        assert_eq!(Event::Continue.settle(|| Some(Exit::Killed), || false), Event::Exit(Exit::Killed));
+        assert_eq!(Event::Continue.settle(|| Some(Exit::Status(7)), || false), Event::Exit(Exit::Status(7)));
+        assert_eq!(BLOCK.settle(|| None, || true), Event::Yield);
+        assert_eq!(BLOCK.settle(|| None, || false), BLOCK);
         let mut asked = false;
         assert_eq!(
             Event::Preempt.settle(
-                || false,
+                || None,
                 || {
                     asked = true;
                     true
@@ -281,7 +323,7 @@ mod tests {
         let sleep = Event::Block { wait: Wait::Sleep, deadline: Some(5) };
         assert_eq!(
             sleep.settle(
-                || false,
+                || None,
                 || {
                     asked = true;
                     true

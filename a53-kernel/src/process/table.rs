@@ -274,6 +274,16 @@ impl<F: FrameSource> TableOf<F> {
         Ok(Spawned { handle: Handle::from(domain), slot, rdma })
     }
 
+    /// The handles of the live processes of job `pd` on this node (`JOB_EXIT` ends them).
+    pub fn members_of(&self, pd: Pd) -> heapless::Vec<Handle, MAX_DOMAINS> {
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|p| p.pd == pd && !matches!(p.state, State::Exited(_)))
+            .map(|p| Handle::from(p.domain))
+            .collect()
+    }
+
     /// Whether a process of this node (alive) belongs to `pd`.
     fn has_member(&self, pd: Pd) -> bool {
         self.slots.iter().flatten().any(|p| p.pd == pd && !matches!(p.state, State::Exited(_)))
@@ -350,7 +360,7 @@ impl<F: FrameSource> TableOf<F> {
         if matches!(p.state, State::Exited(_)) {
             return None;
         }
-        let process = ExitedProcess { slot, domain: p.domain };
+        let process = ExitedProcess { slot, domain: p.domain, name: p.name, exit };
         Some(Ended { process, teardown: self.end(slot, exit) })
     }
 
@@ -444,6 +454,10 @@ pub struct Ended {
 pub struct ExitedProcess {
     pub slot: usize,
     pub domain: u16,
+    /// Its program's name.
+    pub name: &'static str,
+    /// How it ended.
+    pub exit: Exit,
 }
 
 /// What the RDMA subsystem sets up for a process that holds its PD, given by it at boot
@@ -596,7 +610,7 @@ pub(crate) mod tests {
         let mut t = table();
         let s = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
         let ended = t.exit(s.slot, Exit::Status(5)).unwrap();
-        assert_eq!(ended.process.slot, s.slot);
+        assert_eq!((ended.process.slot, ended.process.name, ended.process.exit), (s.slot, "prog", Exit::Status(5)));
         assert!(ended.teardown.is_none(), "nothing to take down without RDMA");
         assert!(t.exit(s.slot, Exit::Status(6)).is_none(), "it ended once");
         assert!(t.run_queue.is_empty());
@@ -631,6 +645,9 @@ pub(crate) mod tests {
         let member = Launch { pd: PdRequest::Inherit(setup.pd), ..Launch::new("prog", None) };
         let m = node.spawn(&mut t, &member).unwrap();
         assert_eq!((m.rdma, t.holder_of_pd(setup.pd)), (None, Some(s.slot)));
+        let other = node.spawn(&mut t, &Launch::new("prog", None)).unwrap();
+        assert_eq!(&t.members_of(setup.pd)[..], [s.handle, m.handle], "a job's exit ends both, not the other job");
+        assert_eq!(&t.members_of(t.slots[other.slot].as_ref().unwrap().pd)[..], [other.handle]);
         // The holder ends: its resources come down before its slot and PD go.
         let ended = t.exit(s.slot, Exit::Status(0)).unwrap();
         assert_eq!(ended.teardown, Some(Teardown { slot: s.slot, pd: setup.pd }));

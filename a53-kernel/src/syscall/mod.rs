@@ -49,8 +49,9 @@ pub trait Kernel {
         len: usize,
         write: bool,
     ) -> Result<(), SpaceError>;
-    /// `MAP`, `UNMAP` and `EVICT` for the process in `slot` (`process::paging`).
-    fn map(&self, slot: usize, len: u64, flags: u64) -> Result<u64, Error>;
+    /// `MAP` (at `address` with `MAP_FIXED`), `UNMAP` and `EVICT` for the process in `slot`
+    /// (`process::paging`).
+    fn map(&self, slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error>;
     fn unmap(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error>;
     fn evict(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error>;
 
@@ -84,6 +85,10 @@ pub trait Kernel {
 
     /// Prints a process's log line.
     fn log(&self, name: &str, domain: u16, line: &str);
+
+    /// Ends job `pd` with `status` on every node, this one included (`JOB_EXIT`: each node's
+    /// kernel ends its members, `gsas_node::job_exit`). The caller's own end is the call's.
+    fn end_job(&self, pd: Pd, status: u8);
 }
 
 /// The MIF operations `WAIT_MIF` uses (`hal::vmbox::driver::MifIrq`'s).
@@ -173,7 +178,7 @@ pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event
             None => err(frame, Error::NoPd),
         },
         nr::RDMA_WAIT => rdma_wait(k, frame, slot, args[0]),
-        nr::MAP => answer(frame, k.map(slot, args[0], args[1])),
+        nr::MAP => answer(frame, k.map(slot, args[0], args[1], args[2])),
         nr::UNMAP => answer(frame, k.unmap(slot, args[0], args[1])),
         nr::EVICT => answer(frame, k.evict(slot, args[0], args[1])),
         nr::MAILBOX_EVENT => mailbox_event(k, frame, slot, args[0]),
@@ -182,6 +187,8 @@ pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event
             ok(frame, &[raised])
         }
         nr::SOCKET_LISTEN..=nr::SOCKET_STATS => socket::handle(k, frame, slot),
+        nr::PROGRAM_NAME => program_name(k, frame, slot, args[0], args[1]),
+        nr::JOB_EXIT => job_exit(k, frame, slot, args[0]),
         _ => err(frame, Error::NoSuchCall),
     }
 }
@@ -224,6 +231,34 @@ fn copy_args(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, ptr: u64,
         Ok(p.args.len() as u64)
     });
     answer(frame, copied)
+}
+
+/// The process's program-store name into its buffer; returns the name's whole length.
+fn program_name(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, ptr: u64, len: u64) -> Event {
+    let copied = k.table(|t| {
+        let p = t.slots[slot].as_deref_mut().ok_or(Error::BadArgument)?;
+        let name = p.name.as_bytes();
+        let copied = name.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+        let resident = k.make_resident(p, ptr, copied, true);
+        if copied > 0 && (resident.is_err() || p.space.copy_to_user(ptr, &name[..copied]).is_err()) {
+            return Err(Error::BadPointer);
+        }
+        Ok(name.len() as u64)
+    });
+    answer(frame, copied)
+}
+
+/// `JOB_EXIT`: the caller's job ends with `status` on every node, the caller with it. A process
+/// of no job (PD 15, `NO_RDMA`) ends alone.
+fn job_exit(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, status: u64) -> Event {
+    let Ok(status) = u8::try_from(status) else { return err(frame, Error::BadArgument) };
+    let Some(pd) = k.table(|t| t.slots[slot].as_ref().map(|p| p.pd)) else {
+        return err(frame, Error::BadArgument);
+    };
+    if pd != proto::rdma::domain::NO_RDMA {
+        k.end_job(pd, status);
+    }
+    Event::Exit(Exit::Status(u64::from(status)))
 }
 
 fn wait_mif(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, words: u64, timeout_us: u64, node: u64) -> Event {

@@ -54,8 +54,8 @@ impl Kernel for ThisKernel {
         process::paging::make_resident(process, va, len, write)
     }
 
-    fn map(&self, slot: usize, len: u64, flags: u64) -> Result<u64, Error> {
-        process::paging::map(slot, len, flags)
+    fn map(&self, slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error> {
+        process::paging::map(slot, len, flags, address)
     }
 
     fn unmap(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error> {
@@ -112,6 +112,10 @@ impl Kernel for ThisKernel {
 
     fn log(&self, name: &str, domain: u16, line: &str) {
         defmt::println!("[{=str} {=u16}] {=str}", name, domain, line);
+    }
+
+    fn end_job(&self, pd: Pd, status: u8) {
+        crate::gsas_node::job_exit::send(pd, status);
     }
 }
 

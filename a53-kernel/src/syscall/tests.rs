@@ -5,8 +5,8 @@
 use super::*;
 use crate::elf::Permissions;
 use crate::mm::test_frames::Arena;
-use crate::process::table::Launch;
 use crate::process::table::tests::{Node as TableNode, table};
+use crate::process::table::{Launch, PdRequest};
 use crate::socket::node::tests::{TWO_SLOTS, TestEngine, carry, node as socket_node};
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -59,6 +59,8 @@ struct TestKernel {
     logged: RefCell<Vec<String>>,
     woken: RefCell<Vec<usize>>,
     cq_holds_entry: Cell<bool>,
+    /// The jobs `end_job` was asked to end, with their status.
+    ended_jobs: RefCell<Vec<(Pd, u8)>>,
 }
 
 impl Kernel for TestKernel {
@@ -78,10 +80,8 @@ impl Kernel for TestKernel {
     ) -> Result<(), SpaceError> {
         process.space.make_resident(va, len, write).map(drop)
     }
-    fn map(&self, slot: usize, len: u64, _flags: u64) -> Result<u64, Error> {
-        let permissions = Permissions { read: true, write: true, execute: false };
-        self.table(|t| t.slots[slot].as_mut().unwrap().space.map_region(len, permissions, false))
-            .map_err(|_| Error::BadArgument)
+    fn map(&self, slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error> {
+        self.table(|t| t.map(slot, len, flags, address))
     }
     fn unmap(&self, _slot: usize, _va: u64, _len: u64) -> Result<u64, Error> {
         Err(Error::BadArgument)
@@ -125,6 +125,11 @@ impl Kernel for TestKernel {
     fn log(&self, name: &str, domain: u16, line: &str) {
         self.logged.borrow_mut().push(alloc::format!("[{name} {domain}] {line}"));
     }
+    fn end_job(&self, pd: Pd, status: u8) {
+        // The table's lock must be free: the node's kernel ends the local members under it.
+        drop(self.table.borrow_mut());
+        self.ended_jobs.borrow_mut().push((pd, status));
+    }
 }
 
 impl TestKernel {
@@ -144,6 +149,7 @@ impl TestKernel {
             logged: RefCell::default(),
             woken: RefCell::default(),
             cq_holds_entry: Cell::new(false),
+            ended_jobs: RefCell::default(),
         }
     }
 
@@ -459,4 +465,65 @@ fn socket_stats_go_to_a_writable_buffer_only() {
     answered(k.call(nr::SOCKET_STATS, &[out]), 0);
     let stats = k.read(0, out, words * 8);
     assert!(stats.iter().any(|&b| b != 0), "the connection and its three bytes are counted");
+}
+
+#[test]
+fn map_fixed_places_a_region_at_the_address_and_refuses_what_the_abi_refuses() {
+    use proto::syscall::layout::{REGIONS_END, SYMMETRIC_HEAP, SYMMETRIC_HEAP_MAX};
+    use proto::syscall::{MAP_DEVICE, MAP_FIXED, MAP_WRITABLE};
+    let k = TestKernel::new(b"", false);
+    let rw_fixed = MAP_FIXED | MAP_WRITABLE;
+    answered(k.call(nr::MAP, &[SYMMETRIC_HEAP_MAX, rw_fixed, SYMMETRIC_HEAP]), SYMMETRIC_HEAP);
+    let refused: [(u64, u64, u64); 6] = [
+        (4096, rw_fixed, SYMMETRIC_HEAP + SYMMETRIC_HEAP_MAX - 4096),
+        (4096, rw_fixed, SYMMETRIC_HEAP + SYMMETRIC_HEAP_MAX + 8),
+        (8192, rw_fixed, REGIONS_END - 4096),
+        (0, rw_fixed, REGIONS_END - 8192),
+        (4096, MAP_FIXED | MAP_DEVICE, SYMMETRIC_HEAP - 8192),
+        (4096, 8 | MAP_FIXED, SYMMETRIC_HEAP - 8192),
+    ];
+    for [len, flags, at] in refused.map(|(l, f, a)| [l, f, a]) {
+        answered(k.call(nr::MAP, &[len, flags, at]), error(Error::BadArgument));
+    }
+    let placed = k.call(nr::MAP, &[4096, MAP_WRITABLE, 0]).1;
+    assert!(!(SYMMETRIC_HEAP..SYMMETRIC_HEAP + SYMMETRIC_HEAP_MAX).contains(&placed));
+    // The heap is a region: a call writes into it through its pages, resident on demand.
+    let mut frame = fresh_frame();
+    assert_eq!(k.call_in(0, &mut frame, nr::PROGRAM_NAME, &[SYMMETRIC_HEAP + 4096, 64]), Event::Continue);
+    assert_eq!((frame.x[0], k.read(0, SYMMETRIC_HEAP + 4096, 4)), (4, b"prog".to_vec()));
+}
+
+#[test]
+fn program_name_copies_what_fits_and_returns_the_whole_length() {
+    let k = TestKernel::new(b"", false);
+    let va = k.buffer(0, &[0xff; 8], true);
+    answered(k.call(nr::PROGRAM_NAME, &[va, 2]), 4);
+    assert_eq!(k.read(0, va, 3), b"pr\xff");
+    answered(k.call(nr::PROGRAM_NAME, &[va, 8]), 4);
+    assert_eq!(k.read(0, va, 5), b"prog\xff", "no terminating zero");
+    answered(k.call(nr::PROGRAM_NAME, &[0, 0]), 4);
+    let read_only = k.buffer(0, &[0; 8], false);
+    answered(k.call(nr::PROGRAM_NAME, &[read_only, 8]), error(Error::BadPointer));
+    answered(k.call(nr::PROGRAM_NAME, &[0x7000_0000, 8]), error(Error::BadPointer));
+    answered(k.call(nr::PROGRAM_NAME, &[va + 4094, 8]), error(Error::BadPointer));
+    assert_eq!(k.read(0, read_only, 8), [0; 8], "a refused copy writes nothing");
+}
+
+#[test]
+fn job_exit_ends_the_callers_job_everywhere_and_a_process_of_no_job_alone() {
+    let k = TestKernel::new(b"", false);
+    answered(k.call(nr::JOB_EXIT, &[256]), error(Error::BadArgument));
+    answered(k.call(nr::JOB_EXIT, &[u64::MAX]), error(Error::BadArgument));
+    assert!(k.ended_jobs.borrow().is_empty(), "a refused call ends nothing");
+    let pd = k.table(|t| t.slots[0].as_ref().unwrap().pd);
+    assert_ne!(pd, proto::rdma::domain::NO_RDMA);
+    let (event, _, _) = k.call(nr::JOB_EXIT, &[7]);
+    assert_eq!(event, Event::Exit(Exit::Status(7)));
+    assert_eq!(*k.ended_jobs.borrow(), [(pd, 7)]);
+
+    let launch = Launch { pd: PdRequest::Inherit(proto::rdma::domain::NO_RDMA), ..Launch::new("prog", None) };
+    let lone = k.spawner.spawn(&mut k.table.borrow_mut(), &launch).unwrap().slot;
+    let mut frame = fresh_frame();
+    assert_eq!(k.call_in(lone, &mut frame, nr::JOB_EXIT, &[255]), Event::Exit(Exit::Status(255)));
+    assert_eq!(k.ended_jobs.borrow().len(), 1, "PD 15 is shared by unrelated jobs: nobody else ends");
 }

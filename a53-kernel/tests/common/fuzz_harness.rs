@@ -106,8 +106,11 @@ impl Harness {
             }
             return b;
         }
-        let opcode =
-            if w[1].is_multiple_of(8) { (w[1] >> 8) as u8 } else { Opcode::ALL[((w[1] >> 8) % Opcode::ALL.len() as u64) as usize].as_u8() };
+        let opcode = if w[1].is_multiple_of(8) {
+            (w[1] >> 8) as u8
+        } else {
+            Opcode::ALL[((w[1] >> 8) % Opcode::ALL.len() as u64) as usize].as_u8()
+        };
         let reserved = if w[1] % 16 == 1 { (w[1] >> 16) as u8 } else { 0 };
         let node = if w[2].is_multiple_of(8) { (w[2] >> 48) as u16 } else { NODE };
         let domain = match w[2] % 5 {

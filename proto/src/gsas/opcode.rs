@@ -71,8 +71,16 @@ pub enum VaWidth {
 }
 
 impl VaOp {
-    pub const ALL: [VaOp; 8] =
-        [VaOp::Fetch, VaOp::Set, VaOp::CompareSwap, VaOp::Swap, VaOp::FetchAdd, VaOp::FetchAnd, VaOp::FetchOr, VaOp::FetchXor];
+    pub const ALL: [VaOp; 8] = [
+        VaOp::Fetch,
+        VaOp::Set,
+        VaOp::CompareSwap,
+        VaOp::Swap,
+        VaOp::FetchAdd,
+        VaOp::FetchAnd,
+        VaOp::FetchOr,
+        VaOp::FetchXor,
+    ];
 
     /// Applies the operation to `old` (already cut to the width); the new value, or `None` when
     /// the memory keeps `old` (a fetch, or a compare-and-swap that did not match).

@@ -4,8 +4,8 @@
 
 use crate::gsas::service::{LocalMemory, MemoryFault, Width};
 use crate::gsas::softmmu::Frame;
-use core::sync::atomic::{AtomicU64, Ordering};
-use proto::gsas::PAGE_SIZE;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use proto::gsas::{PAGE_SIZE, VaOp, VaWidth};
 
 /// Frames at `pa + offset`.
 pub struct LinearMemory {
@@ -87,6 +87,49 @@ impl LocalMemory for LinearMemory {
         unsafe { self.at::<u8>(frame.addr()).write_bytes(0, PAGE_SIZE as usize) };
         Ok(())
     }
+
+    fn va_atomic(&mut self, pa: u64, op: VaOp, width: VaWidth, arg1: u64, arg2: u64) -> Result<u64, MemoryFault> {
+        if !pa.is_multiple_of(width.bytes()) {
+            return Err(MemoryFault);
+        }
+        Ok(match width {
+            // SAFETY: a word of a process's frame, aligned (checked), in the linear map (`new`'s
+            // contract); the process reaches it only through its own (atomic or plain) accesses,
+            // and the frame stays the process's while the service holds the table.
+            VaWidth::W64 => rmw64(unsafe { AtomicU64::from_ptr(self.at(pa)) }, op, arg1, arg2),
+            // SAFETY: as for 64 bits; the service checked that both arguments fit 32 bits.
+            VaWidth::W32 => u64::from(rmw32(unsafe { AtomicU32::from_ptr(self.at(pa)) }, op, arg1 as u32, arg2 as u32)),
+        })
+    }
+}
+
+/// One atomic instruction (or exclusive loop) per op, sequentially consistent: the process's own
+/// atomics on the word order with it.
+fn rmw64(word: &AtomicU64, op: VaOp, arg1: u64, arg2: u64) -> u64 {
+    const O: Ordering = Ordering::SeqCst;
+    match op {
+        VaOp::Fetch => word.load(O),
+        VaOp::Set | VaOp::Swap => word.swap(arg1, O),
+        VaOp::CompareSwap => word.compare_exchange(arg1, arg2, O, O).unwrap_or_else(|old| old),
+        VaOp::FetchAdd => word.fetch_add(arg1, O),
+        VaOp::FetchAnd => word.fetch_and(arg1, O),
+        VaOp::FetchOr => word.fetch_or(arg1, O),
+        VaOp::FetchXor => word.fetch_xor(arg1, O),
+    }
+}
+
+/// [`rmw64`] on a 32-bit word.
+fn rmw32(word: &AtomicU32, op: VaOp, arg1: u32, arg2: u32) -> u32 {
+    const O: Ordering = Ordering::SeqCst;
+    match op {
+        VaOp::Fetch => word.load(O),
+        VaOp::Set | VaOp::Swap => word.swap(arg1, O),
+        VaOp::CompareSwap => word.compare_exchange(arg1, arg2, O, O).unwrap_or_else(|old| old),
+        VaOp::FetchAdd => word.fetch_add(arg1, O),
+        VaOp::FetchAnd => word.fetch_and(arg1, O),
+        VaOp::FetchOr => word.fetch_or(arg1, O),
+        VaOp::FetchXor => word.fetch_xor(arg1, O),
+    }
 }
 
 #[cfg(test)]
@@ -125,6 +168,28 @@ mod tests {
         assert_eq!(m.fetch_add64(PA, u64::MAX), Ok(5), "wrapping: adds -1");
         assert_eq!(m.swap64(PA, 9), Ok(4));
         assert_eq!(ram[0], 9);
+    }
+
+    #[test]
+    fn process_atomics_do_what_the_protocol_says_at_both_widths() {
+        let (ram, mut m) = frames();
+        let cases = [(0x8000_0000_ffff_fff0u64, 0x0f0f_0f0f_0f0f_0f0fu64), (3, 3), (3, 4), (0, u32::MAX as u64)];
+        for width in [VaWidth::W32, VaWidth::W64] {
+            let cut = |v: u64| if width == VaWidth::W32 { v & 0xffff_ffff } else { v };
+            for op in VaOp::ALL {
+                for (before, arg1) in cases {
+                    let (before, arg1, arg2) = (cut(before), cut(arg1), cut(0x1234_5678_9abc_def0));
+                    m.store(PA + 16, Width::U64, 0xaaaa_aaaa_aaaa_aaaa).unwrap();
+                    m.store(PA + 16, if width == VaWidth::W32 { Width::U32 } else { Width::U64 }, before).unwrap();
+                    let old = m.va_atomic(PA + 16, op, width, arg1, arg2);
+                    assert_eq!(old, Ok(before), "{op:?} {width:?} returns the old value");
+                    let after = op.apply(before, arg1, arg2, width).unwrap_or(before);
+                    let expect = if width == VaWidth::W32 { 0xaaaa_aaaa_0000_0000 | after } else { after };
+                    assert_eq!(ram[2], expect, "{op:?} {width:?} {before:#x} {arg1:#x}: the word only");
+                }
+            }
+        }
+        assert_eq!(m.va_atomic(PA + 4, VaOp::Fetch, VaWidth::W64, 0, 0), Err(MemoryFault), "unaligned");
     }
 
     #[test]

@@ -4,7 +4,8 @@ use core::num::NonZeroU64;
 
 use crate::gsas::mailbox::{DeliverError, MailboxService};
 use crate::gsas::softmmu::Frame;
-use proto::gsas::{Notification, PAGE_SIZE, Pid};
+use hal::pldma::Pd;
+use proto::gsas::{Notification, PAGE_SIZE, Pid, VaOp, VaWidth};
 
 /// Access width of a plain load or store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +48,49 @@ pub trait LocalMemory {
     fn swap64(&mut self, pa: u64, new: u64) -> Result<u64, MemoryFault>;
     fn read_frame(&mut self, frame: Frame, out: &mut [u8; PAGE_SIZE as usize]) -> Result<(), MemoryFault>;
     fn zero_frame(&mut self, frame: Frame) -> Result<(), MemoryFault>;
+    /// A process atomic (`VaOp::apply` says what it does) on the `width` word at `pa`, a frame
+    /// of a process that the process itself reaches concurrently: one atomic read-modify-write
+    /// (an atomic load for `Fetch`), so that the process's own atomics on the word are atomic
+    /// with it. Returns the old value, zero-extended.
+    fn va_atomic(&mut self, pa: u64, op: VaOp, width: VaWidth, arg1: u64, arg2: u64) -> Result<u64, MemoryFault>;
+}
+
+/// Why a process atomic found no word to apply to ([`ProcessMemory::with_word`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VaFault {
+    /// No live process of the PD on this node.
+    NoProcess,
+    /// The address is not user memory of that process: outside its map, or in its device
+    /// window (device pages take no atomics and are not the kernel's to reach).
+    Unmapped,
+    /// A write to a page the process may only read.
+    ReadOnly,
+    /// The page was not resident and no frame (or table) was left for it.
+    NoFrame,
+    /// The local memory refused the access.
+    Memory,
+}
+
+impl From<MemoryFault> for VaFault {
+    fn from(_: MemoryFault) -> Self {
+        VaFault::Memory
+    }
+}
+
+/// The memory of this node's processes, for process atomics (`docs/hw/gsas-packets.md`,
+/// "Process atomics").
+pub trait ProcessMemory {
+    /// Finds the process of PD `pd` on this node, makes the page of `va` resident as the
+    /// process's first touch would (a write touch when `write`: the page must be writable),
+    /// and runs `apply` on the physical address of `va`, all under the lock that keeps the
+    /// process and its page from going meanwhile. Returns what `apply` returned.
+    fn with_word(
+        &mut self,
+        pd: Pd,
+        va: u64,
+        write: bool,
+        apply: &mut dyn FnMut(u64) -> Result<u64, MemoryFault>,
+    ) -> Result<u64, VaFault>;
 }
 
 /// Local frames for shared pages.
@@ -109,6 +153,7 @@ pub struct Env<'a> {
     pub frames: &'a mut dyn FrameAllocator,
     pub spawner: &'a mut dyn Spawner,
     pub notifications: &'a mut dyn NotificationSink,
+    pub processes: &'a mut dyn ProcessMemory,
 }
 
 impl core::fmt::Debug for Env<'_> {

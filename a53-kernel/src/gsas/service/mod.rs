@@ -10,16 +10,20 @@
 //! Checks, in this order: opcode and reserved byte; the address's node is this node; the
 //! address's alignment and page bounds (seed §2.4.1, enforced instead of "ignoring" low bits);
 //! unused arguments are zero and used ones in range; translation; the sender's rights;
-//! resources. The first failing check is the error code.
+//! resources. The first failing check is the error code. Process atomics (0x50..=0x5F) translate
+//! through the sender's job's process instead of the software MMU: `process_atomics` has their
+//! checks.
 
 mod backend;
 mod ops;
+mod process_atomics;
 mod replies;
 
 pub use backend::{
-    Env, FrameAllocator, LocalMemory, MailboxActions, MemoryFault, NotificationSink, SpawnError, SpawnRequest, Spawner,
-    Width,
+    Env, FrameAllocator, LocalMemory, MailboxActions, MemoryFault, NotificationSink, ProcessMemory, SpawnError,
+    SpawnRequest, Spawner, VaFault, Width,
 };
+pub use process_atomics::job_pd;
 pub use replies::Replies;
 
 use alloc::boxed::Box;

@@ -77,8 +77,25 @@ impl<H: PageHasher> AtomicService<H> {
                     Err(DeliverError::Forbidden) => Err(ErrorCode::PermissionDenied),
                 }
             }
-            // Process atomics: not served yet (issue #25 adds the process memory back end).
-            _ => Err(ErrorCode::NoProcess),
+            Opcode::VaFetch64
+            | Opcode::VaSet64
+            | Opcode::VaCompareSwap64
+            | Opcode::VaSwap64
+            | Opcode::VaFetchAdd64
+            | Opcode::VaFetchAnd64
+            | Opcode::VaFetchOr64
+            | Opcode::VaFetchXor64
+            | Opcode::VaFetch32
+            | Opcode::VaSet32
+            | Opcode::VaCompareSwap32
+            | Opcode::VaSwap32
+            | Opcode::VaFetchAdd32
+            | Opcode::VaFetchAnd32
+            | Opcode::VaFetchOr32
+            | Opcode::VaFetchXor32 => {
+                let (op, width) = r.opcode.va_op().ok_or(ErrorCode::BadOpcode)?;
+                super::process_atomics::serve(r, op, width, env).map(Done::Value)
+            }
         }
     }
 

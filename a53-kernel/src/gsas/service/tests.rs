@@ -229,8 +229,13 @@ fn notify_through_the_mailbox_service() {
         arg2: 0,
     };
     let mut run = |sink: &mut MailboxActions<'_>| {
-        let mut env =
-            Env { memory: &mut t.be.memory, frames: &mut t.be.frames, spawner: &mut t.be.spawner, notifications: sink };
+        let mut env = Env {
+            memory: &mut t.be.memory,
+            frames: &mut t.be.frames,
+            spawner: &mut t.be.spawner,
+            notifications: sink,
+            processes: &mut t.be.processes,
+        };
         match t.svc.handle(&req.encode(), &mut env) {
             Outcome::Reply(r) => r.status(),
             other => panic!("{other:?}"),
@@ -246,6 +251,7 @@ fn notify_through_the_mailbox_service() {
         frames: &mut t.be.frames,
         spawner: &mut t.be.spawner,
         notifications: &mut sink,
+        processes: &mut t.be.processes,
     };
     let Outcome::Reply(r) = t.svc.handle(&req2.encode(), &mut env) else { panic!() };
     assert_eq!(r.status(), Response::err(PermissionDenied), "user domains cannot send kernel opcodes");

@@ -11,7 +11,7 @@
 use super::{Ended, TableOf};
 use crate::mm::user_space::FrameSource;
 use crate::process::MAX_DOMAINS;
-use crate::process::state::{self, Event, State, Wait, resume_past_call, timeout_result};
+use crate::process::state::{self, Event, Exit, State, Wait, resume_past_call, timeout_result};
 use boot::frame::ExceptionFrame;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -69,7 +69,7 @@ impl<F: FrameSource> TableOf<F> {
         core: usize,
         frame: &mut ExceptionFrame,
         event: Event,
-        killed: impl FnOnce() -> bool,
+        killed: impl FnOnce() -> Option<Exit>,
         leave_space: impl FnOnce(),
     ) -> Switch {
         let event =
@@ -244,7 +244,7 @@ mod tests {
     /// `switch` for the process in `slot` on core 2, not killed; the address space is left
     /// only for an exit.
     fn trap(t: &mut T, slot: usize, frame: &mut ExceptionFrame, event: Event) -> Switch {
-        t.switch(slot, 2, frame, event, || false, || assert!(matches!(event, Event::Exit(_)), "left only to end"))
+        t.switch(slot, 2, frame, event, || None, || assert!(matches!(event, Event::Exit(_)), "left only to end"))
     }
 
     fn next_of(s: &Switch) -> Option<usize> {
@@ -400,14 +400,14 @@ mod tests {
         let (node, mut t) = spawned(2);
         let (a, mut frame) = run(&mut t, 2);
         let left = Cell::new(false);
-        let s = t.switch(a, 2, &mut frame, Event::Continue, || true, || left.set(true));
+        let s = t.switch(a, 2, &mut frame, Event::Continue, || Some(Exit::Killed), || left.set(true));
         let Switch::Leave { next: Some(next), ended: Some(ended), .. } = s else { panic!("{s:?}") };
         assert!(left.get(), "the core let go of its tables before they could go");
         assert_eq!((next.slot, ended.process.slot), (1, a));
         assert_eq!(state(&t, a), State::Exited(Exit::Killed));
         assert!(ended.teardown.is_none());
         assert_eq!(t.reap(u64::from(ended.process.domain)), Some(Exit::Killed));
-        let s = t.switch(1, 2, &mut frame, Event::Exit(Exit::Status(3)), || false, || {});
+        let s = t.switch(1, 2, &mut frame, Event::Exit(Exit::Status(3)), || None, || {});
         assert!(matches!(s, Switch::Leave { next: None, ended: Some(_), deadline: None }), "nothing left: idle");
         assert_eq!(state(&t, 1), State::Exited(Exit::Status(3)));
         drop(t);
