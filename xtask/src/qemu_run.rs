@@ -6,7 +6,7 @@
 //! their run together (`docs/hw/sysblock.md`) and the command ends with them. Either way it ends
 //! with a summary, and exits non-zero when a process failed, a node crashed or the run timed out.
 
-use crate::outcome::{NodeEnd, NodeOutcome, ProcessEnd, RunReport};
+use crate::outcome::{KernelNote, NodeEnd, NodeOutcome, ProcessEnd, RunReport};
 use crate::{images, setup, shmem_launch, terminal};
 use anyhow::{Context, bail};
 use qemu_virt::{Cluster, ClusterSpec, Event, LinkConfig, NodeSpec, Source};
@@ -318,6 +318,7 @@ fn watch(
 ) -> RunReport {
     let mut ends: Vec<Option<NodeEnd>> = vec![None; nodes];
     let mut processes: Vec<Vec<ProcessEnd>> = vec![Vec::new(); nodes];
+    let mut notes: Vec<Vec<KernelNote>> = vec![Vec::new(); nodes];
     loop {
         let all_ended = ends.iter().all(Option::is_some);
         if all_ended || (interactive && ends[0].is_some()) {
@@ -340,6 +341,9 @@ fn watch(
                     if let Some(end) = ProcessEnd::parse(&line.text) {
                         processes[node].push(end);
                     }
+                    if let Some(note) = KernelNote::parse(&line.text) {
+                        notes[node].push(note);
+                    }
                     if let (0, Some(k)) = (node, keyboard) {
                         k.line_wanted(line.text.starts_with("line? "));
                     }
@@ -359,8 +363,8 @@ fn watch(
     }
     let nodes = ends
         .into_iter()
-        .zip(processes)
-        .map(|(end, processes)| NodeOutcome { end: end.unwrap_or(NodeEnd::Stopped), processes })
+        .zip(processes.into_iter().zip(notes))
+        .map(|(end, (processes, notes))| NodeOutcome { end: end.unwrap_or(NodeEnd::Stopped), processes, notes })
         .collect();
     RunReport { nodes }
 }

@@ -5,8 +5,15 @@
 //! runs on node 0 only (`run=` there, `serve` on the other nodes) and its `shmem_init` spawns
 //! PEs 1..N-1; the run fails, naming the PE, when any PE's process fails, and exits with PE 0's
 //! status (`shmem_global_exit(s)` ends every PE with `s`).
+//!
+//! What the kernel says of a PE's end: PE 0's process is the one `run=` started, whose end the
+//! kernel reports (`process NAME exited with status N`, `... ended: ...`). PEs 1..N-1 are remote
+//! spawns, which the kernel reaps without a line: their faults (`process killed: ...`) and a
+//! job's end reaching their node (`job exit from node F: PD p, status s: n process(es) ended`)
+//! are all it says, and those name the PE by the node they appear on. A PE other than 0 that
+//! exits non-zero by itself is seen only through PE 0 (its next barrier or wait fails).
 
-use crate::outcome::{End, RunReport};
+use crate::outcome::{End, KernelNote, RunReport};
 use anyhow::bail;
 
 /// The bytes the Rust library's `unimem_user::shmem::LAUNCH_MARK` holds (the same literal:
@@ -51,12 +58,22 @@ pub fn boot_args(
         .collect())
 }
 
-/// One line per PE whose process failed: `PE k (node k): ...` with the kernel's words.
+/// One line per failed end of a PE: `PE k (node k): ...` with the kernel's words (its process's
+/// end, a fault, or the job's end with a status other than 0).
 pub fn pe_failures(report: &RunReport, program: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for (pe, node) in report.nodes.iter().enumerate() {
         for end in node.processes.iter().filter(|p| p.program == program && p.failed()) {
             lines.push(format!("PE {pe} (node {pe}): {end}"));
+        }
+        for note in &node.notes {
+            match note {
+                KernelNote::Killed(how) => lines.push(format!("PE {pe} (node {pe}): killed: {how}")),
+                KernelNote::JobExit { status, ended } if *status != 0 && *ended > 0 => {
+                    lines.push(format!("PE {pe} (node {pe}): ended by the job's exit with status {status}"));
+                }
+                KernelNote::JobExit { .. } => {}
+            }
         }
     }
     lines
@@ -68,7 +85,7 @@ pub fn pe_failures(report: &RunReport, program: &str) -> Vec<String> {
 pub fn exit_code(report: &RunReport, program: &str) -> i32 {
     let pe0 = report.nodes.first().and_then(|n| n.processes.iter().find(|p| p.program == program));
     match pe0.map(|p| &p.how) {
-        Some(End::Status(0)) => i32::from(report.failed()),
+        Some(End::Status(0)) => i32::from(report.failed() || !pe_failures(report, program).is_empty()),
         Some(End::Status(s)) => i32::try_from(*s).ok().filter(|&s| s <= 255).unwrap_or(255),
         Some(End::Abnormal(_)) | None => 1,
     }
@@ -124,13 +141,15 @@ mod tests {
         assert_eq!(boot_args("hello", false, 2, Some(1), "run=hello", "").unwrap(), ["serve exit", "run=hello exit"]);
     }
 
+    /// Each node's kernel lines: process ends and notes.
     fn report(nodes: &[&[&str]]) -> RunReport {
         RunReport {
             nodes: nodes
                 .iter()
                 .map(|lines| NodeOutcome {
                     end: NodeEnd::Exited(0),
-                    processes: lines.iter().map(|l| ProcessEnd::parse(l).unwrap()).collect(),
+                    processes: lines.iter().filter_map(|l| ProcessEnd::parse(l)).collect(),
+                    notes: lines.iter().filter_map(|l| KernelNote::parse(l)).collect(),
                 })
                 .collect(),
         }
@@ -141,16 +160,38 @@ mod tests {
         let ok = report(&[&["process p exited with status 0"], &["process p exited with status 0"]]);
         assert!(pe_failures(&ok, "p").is_empty());
         assert_eq!(exit_code(&ok, "p"), 0);
+        // Should the kernel report a remote spawn's end, it names the PE as PE 0's does.
         let pe1 = report(&[&["process p exited with status 0"], &["process p exited with status 3"]]);
         assert_eq!(pe_failures(&pe1, "p"), ["PE 1 (node 1): p exited with status 3 (0x3)"]);
         assert_eq!(exit_code(&pe1, "p"), 1, "PE 0 exited with 0, PE 1 did not");
-        let fault = report(&[&["process p exited with status 0"], &[], &["process p ended: Fault"]]);
-        assert_eq!(pe_failures(&fault, "p"), ["PE 2 (node 2): p ended: Fault"]);
-        assert_eq!(exit_code(&fault, "p"), 1);
-        // shmem_global_exit(7): every PE ends with 7; the run exits with 7.
-        let global = report(&[&["process p exited with status 7"], &["process p exited with status 7"]]);
-        assert_eq!(pe_failures(&global, "p").len(), 2);
+        // A remote spawn's fault: the kernel's kill line on its node.
+        let fault = report(&[
+            &["process p exited with status 0"],
+            &[],
+            &["process killed: data abort from EL0 at ELR 0x40001000, FAR 0x0, ESR 0x92000006"],
+        ]);
+        assert_eq!(
+            pe_failures(&fault, "p"),
+            ["PE 2 (node 2): killed: data abort from EL0 at ELR 0x40001000, FAR 0x0, ESR 0x92000006"]
+        );
+        assert_eq!(exit_code(&fault, "p"), 1, "PE 0 exited with 0, PE 2 faulted");
+        // shmem_global_exit(7) on PE 2: PE 0's process exits with 7, the job's end reaches the
+        // others (PE 2 had ended already); the run exits with 7.
+        let job = "job exit from node 2: PD 1, status 7: 1 process(es) ended";
+        let gone = "job exit from node 2: PD 1, status 7: 0 process(es) ended";
+        let global = report(&[&[job, "process p exited with status 7"], &[job], &[gone]]);
+        assert_eq!(
+            pe_failures(&global, "p"),
+            [
+                "PE 0 (node 0): p exited with status 7 (0x7)",
+                "PE 0 (node 0): ended by the job's exit with status 7",
+                "PE 1 (node 1): ended by the job's exit with status 7",
+            ]
+        );
         assert_eq!(exit_code(&global, "p"), 7);
+        let zero = report(&[&["process p exited with status 0"], &["job exit from node 1: PD 1, status 0: 1 process(es) ended"]]);
+        assert!(pe_failures(&zero, "p").is_empty(), "shmem_global_exit(0)");
+        assert_eq!(exit_code(&zero, "p"), 0);
         let big = report(&[&["process p exited with status 1025"]]);
         assert_eq!(exit_code(&big, "p"), 255);
         let gone = report(&[&["process p ended: Killed"]]);
