@@ -602,4 +602,17 @@ mod tests {
             assert!(readme.contains(&format!("{command}\n")), "{command}");
         }
     }
+
+    /// The OpenSHMEM command the README shows is one `c_shmem` runs, and the tests-sos one runs
+    /// a file of the suite's unit tests as `cargo xtask run` takes a C file.
+    #[test]
+    fn the_readme_openshmem_commands_are_the_ones_the_suite_runs() {
+        let root = crate::images::workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(readme.contains("```sh\ncargo xtask run c-shmem --nodes 4\n```"));
+        assert!(readme.contains("cargo xtask run /tmp/tests-sos/test/unit/put1.c --nodes 4\n"));
+        let crt = std::fs::read_to_string(root.join("a53-kernel/user/crt/README.md")).unwrap();
+        assert!(crt.contains("cargo xtask run /tmp/tests-sos/test/unit/put1.c --nodes 4\n"));
+        assert!(crt.contains("cargo xtask run c-shmem --nodes 4\n"));
+    }
 }
