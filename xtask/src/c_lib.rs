@@ -113,7 +113,10 @@ pub(crate) fn runtime_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>> 
 /// the library's: the headers run through the C preprocessor (`cpp`, the compiler with `-E`),
 /// then read as [`declared_functions`] reads the others.
 #[cfg(test)]
-pub(crate) fn shmem_functions(dir: &Path, cpp: &mut dyn FnMut(&str) -> anyhow::Result<String>) -> anyhow::Result<BTreeSet<String>> {
+pub(crate) fn shmem_functions(
+    dir: &Path,
+    cpp: &mut dyn FnMut(&str) -> anyhow::Result<String>,
+) -> anyhow::Result<BTreeSet<String>> {
     let library = declared_functions(dir)?;
     let mut names = BTreeSet::new();
     for header in SHMEM_HEADERS {
@@ -132,11 +135,9 @@ pub(crate) fn lines_from(expanded: &str, from: &dyn Fn(&str) -> bool) -> String 
     let mut keep = false;
     let mut out = String::new();
     for line in expanded.lines() {
-        if let Some(marker) = line.strip_prefix("# ") {
-            if let Some((_, rest)) = marker.split_once(" \"") {
-                keep = rest.split_once('"').is_some_and(|(file, _)| from(file));
-                continue;
-            }
+        if let Some((_, rest)) = line.strip_prefix("# ").and_then(|marker| marker.split_once(" \"")) {
+            keep = rest.split_once('"').is_some_and(|(file, _)| from(file));
+            continue;
         }
         if keep {
             out.push_str(line);

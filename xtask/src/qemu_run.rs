@@ -232,7 +232,8 @@ pub fn soak_demo(cluster: ClusterOptions, runs: usize) -> anyhow::Result<()> {
     check_nodes(cluster.nodes)?;
     let (mut made, mut failed) = (0, 0);
     for run in 1..=runs {
-        let session = Session { opts: &cluster, boot_args: vec!["exit".into(); cluster.nodes], gdb: false, images: None };
+        let session =
+            Session { opts: &cluster, boot_args: vec!["exit".into(); cluster.nodes], gdb: false, images: None };
         let report = session.run(false)?;
         let failures = report.failures();
         made += 1;

@@ -189,7 +189,10 @@ mod tests {
             ]
         );
         assert_eq!(exit_code(&global, "p"), 7);
-        let zero = report(&[&["process p exited with status 0"], &["job exit from node 1: PD 1, status 0: 1 process(es) ended"]]);
+        let zero = report(&[
+            &["process p exited with status 0"],
+            &["job exit from node 1: PD 1, status 0: 1 process(es) ended"],
+        ]);
         assert!(pe_failures(&zero, "p").is_empty(), "shmem_global_exit(0)");
         assert_eq!(exit_code(&zero, "p"), 0);
         let big = report(&[&["process p exited with status 1025"]]);

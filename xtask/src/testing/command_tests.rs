@@ -266,9 +266,10 @@ fn c_shmem() -> Verdict {
     let done = start(&["run", "c-shmem", "--nodes", "2", "--", "start-pes"], CLUSTER_RUN)?;
     check(&done, 0, &["c-shmem PE 0 of 2: mode start-pes", "] c-shmem PE 0: 0 of ", "] c-shmem PE 1: 0 of "])?;
     let done = start(&["run", "c-shmem", "--nodes", "4", "--on", "2"], CLUSTER_RUN)?;
-    let refused = done.stderr.lines().any(|l| {
-        l.starts_with("error: --on 2: `c-shmem` is an OpenSHMEM program") && l.contains("PEs 1..3")
-    });
+    let refused = done
+        .stderr
+        .lines()
+        .any(|l| l.starts_with("error: --on 2: `c-shmem` is an OpenSHMEM program") && l.contains("PEs 1..3"));
     if done.status != Some(1) || !refused || done.stdout.contains("node0 a53") {
         return Err(Failed { reason: "--on 2 for an OpenSHMEM program: no clear refusal".into(), log: done.log() });
     }
@@ -278,10 +279,9 @@ fn c_shmem() -> Verdict {
 /// Each PE k of an OpenSHMEM run prints from node k (PE number = node number).
 fn shmem_pes_on_their_nodes(done: &Finished, nodes: usize) -> Verdict {
     for pe in 0..nodes {
-        let on_its_node = done
-            .stdout
-            .lines()
-            .any(|l| l.starts_with(&format!("node{pe} a53 |")) && l.contains(&format!("] c-shmem PE {pe} of {nodes}: ")));
+        let on_its_node = done.stdout.lines().any(|l| {
+            l.starts_with(&format!("node{pe} a53 |")) && l.contains(&format!("] c-shmem PE {pe} of {nodes}: "))
+        });
         if !on_its_node {
             return Err(Failed { reason: format!("PE {pe} did not print from node {pe}"), log: done.log() });
         }
@@ -301,7 +301,10 @@ fn c_shmem_errors() -> Verdict {
     let ended = |done: &Finished, what: &str| -> Verdict {
         let returned = done.stdout.lines().any(|l| l.contains("] c-shmem PE ") && l.ends_with(" returned"));
         if done.timed_out || done.stdout.contains("hung: no end before the timeout") || returned {
-            return Err(Failed { reason: format!("{what}: a PE went on or hung (returned: {returned})"), log: done.log() });
+            return Err(Failed {
+                reason: format!("{what}: a PE went on or hung (returned: {returned})"),
+                log: done.log(),
+            });
         }
         Ok(())
     };
@@ -342,10 +345,14 @@ fn c_shmem_errors() -> Verdict {
         // The library's message: a line of PE 0's process after the announcement, naming a
         // routine of OpenSHMEM.
         let after = done.stdout.split_once(next.as_str()).map_or("", |(_, rest)| rest);
-        let message = after.lines().any(|l| l.starts_with("node0 a53 |") && l.contains("[c-shmem ") && l.contains("shmem_"));
+        let message =
+            after.lines().any(|l| l.starts_with("node0 a53 |") && l.contains("[c-shmem ") && l.contains("shmem_"));
         if done.status == Some(0) || done.status.is_none() || !missing.is_empty() || !message {
             return Err(Failed {
-                reason: format!("{mode}: exit status {:?}, missing {missing:?}, the library's message: {message}", done.status),
+                reason: format!(
+                    "{mode}: exit status {:?}, missing {missing:?}, the library's message: {message}",
+                    done.status
+                ),
                 log: done.log(),
             });
         }
