@@ -843,6 +843,14 @@ static void teams(void)
         shmem_team_t of = SHMEM_TEAM_INVALID;
         CHECK("shmem_team_create_ctx", shmem_team_create_ctx(even, 0, &team_ctx) == 0 && team_ctx != SHMEM_CTX_INVALID);
         CHECK("shmem_ctx_get_team", shmem_ctx_get_team(team_ctx, &of) == 0 && of == even);
+        /* on a team's context, PEs are numbered as the team numbers them */
+        static int tx;
+        tx = -1;
+        shmem_team_sync(even);
+        shmem_ctx_int_p(team_ctx, &tx, me, (me / 2 + 1) % evens);
+        shmem_ctx_quiet(team_ctx);
+        shmem_team_sync(even);
+        CHECK("shmem_ctx_int_p on a team's context", tx == 2 * ((me / 2 + evens - 1) % evens));
         shmem_ctx_destroy(team_ctx);
         shmem_team_destroy(even);
     } else {

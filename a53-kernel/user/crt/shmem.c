@@ -78,6 +78,10 @@ static void valid_ctx(shmem_ctx_t ctx, const char *routine)
     }
 }
 
+/* The world's number of `pe`, a PE of the context's team (OpenSHMEM 1.5: a context made from
+ * a team numbers the PEs as the team does); a PE outside the team ends the program. */
+static int ctx_pe(shmem_ctx_t ctx, int pe, const char *routine);
+
 /* The index of world PE `pe` in `team`, or -1. */
 static int index_in(shmem_team_t team, int pe)
 {
@@ -96,6 +100,19 @@ static int index_in(shmem_team_t team, int pe)
 static int world_pe(shmem_team_t team, int index)
 {
     return team->start + index * team->stride;
+}
+
+static int ctx_pe(shmem_ctx_t ctx, int pe, const char *routine)
+{
+    valid_ctx(ctx, routine);
+    shmem_team_t team = team_of(ctx->team);
+    if (team == &unimem_shmem_team_world) {
+        return pe;
+    }
+    if (pe < 0 || pe >= team->size) {
+        fail(routine, "PE %d is not in the context's team of %d PEs", pe, team->size);
+    }
+    return world_pe(team, pe);
 }
 
 int shmem_team_my_pe(shmem_team_t team)
@@ -308,25 +325,25 @@ void shmem_ctx_fence(shmem_ctx_t ctx)
 
 void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-    valid_ctx(ctx, "shmem_ctx_putmem");
+    pe = ctx_pe(ctx, pe, "shmem_ctx_putmem");
     shmem_putmem(dest, source, nelems, pe);
 }
 
 void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-    valid_ctx(ctx, "shmem_ctx_getmem");
+    pe = ctx_pe(ctx, pe, "shmem_ctx_getmem");
     shmem_getmem(dest, source, nelems, pe);
 }
 
 void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-    valid_ctx(ctx, "shmem_ctx_putmem_nbi");
+    pe = ctx_pe(ctx, pe, "shmem_ctx_putmem_nbi");
     shmem_putmem_nbi(dest, source, nelems, pe);
 }
 
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-    valid_ctx(ctx, "shmem_ctx_getmem_nbi");
+    pe = ctx_pe(ctx, pe, "shmem_ctx_getmem_nbi");
     shmem_getmem_nbi(dest, source, nelems, pe);
 }
 
@@ -339,7 +356,7 @@ void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t
 void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr,
                              uint64_t signal, int sig_op, int pe)
 {
-    valid_ctx(ctx, "shmem_ctx_putmem_signal");
+    pe = ctx_pe(ctx, pe, "shmem_ctx_putmem_signal");
     unimem_shmem_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe, 0);
 }
 
@@ -352,16 +369,17 @@ void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint
 void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems,
                                  uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-    valid_ctx(ctx, "shmem_ctx_putmem_signal_nbi");
+    pe = ctx_pe(ctx, pe, "shmem_ctx_putmem_signal_nbi");
     unimem_shmem_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe, 1);
 }
 
-/* A routine NAME(PARAMS) and its context form shmem_ctx_...(ctx, PARAMS), both doing BODY. */
+/* A routine NAME(PARAMS) and its context form shmem_ctx_...(ctx, PARAMS), both doing BODY; the
+ * context form first turns `pe`, a PE of the context's team, into the world's number. */
 #define WITH_CTX(RET, NAME, CTX_NAME, PARAMS, BODY)                                               \
     RET NAME PARAMS { BODY }                                                                     \
     RET CTX_NAME(shmem_ctx_t ctx, UNIMEM_SHMEM_UNPAREN PARAMS)                                   \
     {                                                                                            \
-        valid_ctx(ctx, #CTX_NAME);                                                               \
+        pe = ctx_pe(ctx, pe, #CTX_NAME);                                                         \
         BODY                                                                                     \
     }
 
