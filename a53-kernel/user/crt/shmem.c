@@ -655,6 +655,68 @@ static int set_stride(const char *routine, int PE_start, int logPE_stride, int P
         }                                                                                        \
     } while (0)
 
+/* The core reduces every type but long double (Rust has no 128-bit float): this layer does,
+ * in C (libgcc's soft float), over the core's fcollect and sync. Each round gathers a chunk of
+ * every PE's source into a symmetric scratch buffer (a static: the same address in every PE),
+ * after a synchronisation of the set that makes sure nobody still reads the buffer. */
+enum { OP_AND, OP_OR, OP_XOR, OP_MAX, OP_MIN, OP_SUM, OP_PROD };
+#define LONGDOUBLE_TYPE ((int)sizeof(long double) | 2 << 8)
+static long double longdouble_scratch[1024];
+
+static int reduce_longdouble(int op, long double *dest, const long double *source, size_t nreduce, int start,
+                             int stride, int size)
+{
+    if (size < 1 || op < OP_MAX) {
+        return -1;
+    }
+    size_t chunk = sizeof longdouble_scratch / sizeof longdouble_scratch[0] / (size_t)size;
+    if (chunk == 0) {
+        return -1;
+    }
+    for (size_t done = 0; done < nreduce; done += chunk) {
+        size_t n = nreduce - done < chunk ? nreduce - done : chunk;
+        int rc = unimem_shmem_sync(start, stride, size);
+        if (rc == 0) {
+            rc = unimem_shmem_fcollect(longdouble_scratch, source + done, n * sizeof(long double), start, stride, size);
+        }
+        if (rc != 0) {
+            return rc;
+        }
+        for (size_t i = 0; i < n; i++) {
+            long double r = longdouble_scratch[i];
+            for (int p = 1; p < size; p++) {
+                long double v = longdouble_scratch[(size_t)p * n + i];
+                switch (op) {
+                case OP_MAX:
+                    r = v > r ? v : r;
+                    break;
+                case OP_MIN:
+                    r = v < r ? v : r;
+                    break;
+                case OP_SUM:
+                    r += v;
+                    break;
+                default:
+                    r *= v;
+                    break;
+                }
+            }
+            dest[done + i] = r;
+        }
+    }
+    /* nobody reuses the scratch buffer before every PE has read it */
+    return unimem_shmem_sync(start, stride, size);
+}
+
+/* A reduction: the core's, or this layer's for long double. */
+static int reduce(int op, int type, void *dest, const void *source, size_t nreduce, int start, int stride, int size)
+{
+    if (type == LONGDOUBLE_TYPE) {
+        return reduce_longdouble(op, dest, source, nreduce, start, stride, size);
+    }
+    return unimem_shmem_reduce(op, type, dest, source, nreduce, start, stride, size);
+}
+
 #define DEF_REDUCE(OP, K, Z, T, N, C)                                                             \
     int shmem_##N##_##OP##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce)   \
     {                                                                                            \
@@ -662,8 +724,7 @@ static int set_stride(const char *routine, int PE_start, int logPE_stride, int P
             return -1;                                                                           \
         }                                                                                        \
         team = team_of(team);                                                                    \
-        return unimem_shmem_reduce(K, (int)sizeof(T) | (C) << 8, dest, source, nreduce, team->start, team->stride, \
-                                   team->size);                                                  \
+        return reduce(K, (int)sizeof(T) | (C) << 8, dest, source, nreduce, team->start, team->stride, team->size); \
     }
 #define DEF_REDUCE_TYPE(T, N, C, OPS) OPS(DEF_REDUCE_OP, (T, N, C))
 #define DEF_REDUCE_OP(OP, K, Z, TNC) DEF_REDUCE_ID(OP, K, Z, UNIMEM_SHMEM_UNPAREN TNC)
@@ -682,8 +743,7 @@ UNIMEM_SHMEM_REDUCE_ARITH_TYPES(DEF_REDUCE_TYPE, UNIMEM_SHMEM_ARITH_OPS)
             fail("shmem_" #N "_" #OP "_to_all", "nreduce %d", nreduce);                          \
         }                                                                                        \
         ON_SET("shmem_" #N "_" #OP "_to_all",                                                    \
-               unimem_shmem_reduce(K, (int)sizeof(T) | (C) << 8, dest, source, (size_t)nreduce, PE_start, stride_, \
-                                   PE_size));                                                    \
+               reduce(K, (int)sizeof(T) | (C) << 8, dest, source, (size_t)nreduce, PE_start, stride_, PE_size)); \
     }
 #define DEF_TO_ALL_TYPE(T, N, C, OPS) OPS(DEF_TO_ALL_OP, (T, N, C))
 #define DEF_TO_ALL_OP(OP, K, Z, TNC) DEF_TO_ALL_ID(OP, K, Z, UNIMEM_SHMEM_UNPAREN TNC)
