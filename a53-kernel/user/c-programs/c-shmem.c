@@ -858,6 +858,39 @@ static void teams(void)
     }
     shmem_barrier_all();
 
+    /* every PE, counted from the last (stride -1): collectives in the team's order */
+    shmem_team_t back = SHMEM_TEAM_INVALID;
+    CHECK("shmem_team_split_strided: stride -1", shmem_team_split_strided(world, npes - 1, -1, npes, NULL, 0, &back) == 0);
+    int mine = npes - 1 - me;
+    CHECK("a team of stride -1: my_pe", shmem_team_my_pe(back) == mine && shmem_team_n_pes(back) == npes);
+    static int bsrc[2 * MAX_PES], bdst[2 * MAX_PES * MAX_PES], bsum[2];
+    for (int i = 0; i < 2 * MAX_PES; i++)
+        bsrc[i] = VAL(mine, i);
+    CLEAR(bdst);
+    shmem_barrier_all();
+    CHECK("shmem_int_broadcast, stride -1", shmem_int_broadcast(back, bdst, bsrc, 2, 0) == 0 && ALL(2, bdst, VAL(0, i)));
+    CHECK("shmem_int_sum_reduce, stride -1", shmem_int_sum_reduce(back, bsum, bsrc, 2) == 0);
+    int sum0 = 0;
+    for (int t = 0; t < npes; t++)
+        sum0 += VAL(t, 0);
+    CHECK("shmem_int_sum_reduce, stride -1: data", bsum[0] == sum0);
+    CLEAR(bdst);
+    shmem_barrier_all();
+    CHECK("shmem_int_fcollect, stride -1", shmem_int_fcollect(back, bdst, bsrc, 2) == 0 &&
+                                               ALL(2 * npes, bdst, VAL(i / 2, i % 2)));
+    CLEAR(bdst);
+    shmem_barrier_all();
+    CHECK("shmem_int_collect, stride -1", shmem_int_collect(back, bdst, bsrc, (size_t)mine + 1) == 0);
+    for (int t = 0, at = 0; t < npes; at += t + 1, t++)
+        CHECK("shmem_int_collect, stride -1: data", ALL(t + 1, bdst + at, VAL(t, i)));
+    CLEAR(bdst);
+    shmem_barrier_all();
+    CHECK("shmem_int_alltoall, stride -1", shmem_int_alltoall(back, bdst, bsrc, 1) == 0 &&
+                                               ALL(npes, bdst, VAL(i, mine)));
+    CHECK("shmem_team_sync, stride -1", shmem_team_sync(back) == 0);
+    shmem_team_destroy(back);
+    shmem_barrier_all();
+
     /* a split that leaves the parent: refused on every PE */
     shmem_team_t none = world;
     CHECK("shmem_team_split_strided: out of the parent",

@@ -102,6 +102,33 @@ static int world_pe(shmem_team_t team, int index)
     return team->start + index * team->stride;
 }
 
+/* The core's active set of `team` (the core takes strides >= 0): a team of negative stride is
+ * the same PEs counted from the other end, and says so (1; then the collectives whose result
+ * depends on the order put it right). */
+struct set {
+    int start, stride, size, reversed;
+};
+
+static struct set core_set(shmem_team_t team)
+{
+    if (team->stride < 0 && team->size > 1) {
+        return (struct set){world_pe(team, team->size - 1), -team->stride, team->size, 1};
+    }
+    return (struct set){team->start, team->size == 1 ? 1 : team->stride, team->size, 0};
+}
+
+/* Reverses the order of the `count` blocks of `block` bytes at `at` (in place). */
+static void reverse_blocks(char *at, size_t block, int count)
+{
+    for (int i = 0, j = count - 1; i < j; i++, j--) {
+        for (size_t b = 0; b < block; b++) {
+            char t = at[(size_t)i * block + b];
+            at[(size_t)i * block + b] = at[(size_t)j * block + b];
+            at[(size_t)j * block + b] = t;
+        }
+    }
+}
+
 static int ctx_pe(shmem_ctx_t ctx, int pe, const char *routine)
 {
     valid_ctx(ctx, routine);
@@ -194,7 +221,8 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     int bad;
     *new_team_out = new_team(parent, start, stride, size, config, config_mask, &bad);
     /* Collective over the parent: every member returns once all have made their part. */
-    if (unimem_shmem_sync(parent->start, parent->stride, parent->size) != 0) {
+    struct set set = core_set(parent);
+    if (unimem_shmem_sync(set.start, set.stride, set.size) != 0) {
         fail("shmem_team_split_strided", "the parent team's synchronisation failed");
     }
     return bad ? -1 : 0;
@@ -225,7 +253,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
     int xbad, ybad;
     *xaxis_team = new_team(parent, row, 1, xsize, xaxis_config, xaxis_mask, &xbad);
     *yaxis_team = new_team(parent, x, xrange, ysize, yaxis_config, yaxis_mask, &ybad);
-    if (unimem_shmem_sync(parent->start, parent->stride, parent->size) != 0) {
+    struct set set = core_set(parent);
+    if (unimem_shmem_sync(set.start, set.stride, set.size) != 0) {
         fail("shmem_team_split_2d", "the parent team's synchronisation failed");
     }
     return xbad || ybad ? -1 : 0;
@@ -247,8 +276,8 @@ int shmem_team_sync(shmem_team_t team)
     if (team == SHMEM_TEAM_INVALID) {
         return -1;
     }
-    team = team_of(team);
-    return unimem_shmem_sync(team->start, team->stride, team->size);
+    struct set set = core_set(team_of(team));
+    return unimem_shmem_sync(set.start, set.stride, set.size);
 }
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
@@ -373,6 +402,9 @@ void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source
     unimem_shmem_put_signal(dest, source, nelems, sig_addr, signal, sig_op, pe, 1);
 }
 
+static int alltoalls(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                     size_t elem_size);
+
 /* A routine NAME(PARAMS) and its context form shmem_ctx_...(ctx, PARAMS), both doing BODY; the
  * context form first turns `pe`, a PE of the context's team, into the world's number. */
 #define WITH_CTX(RET, NAME, CTX_NAME, PARAMS, BODY)                                               \
@@ -432,9 +464,7 @@ void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source
         if (team == SHMEM_TEAM_INVALID) {                                                        \
             return -1;                                                                           \
         }                                                                                        \
-        team = team_of(team);                                                                    \
-        return unimem_shmem_alltoalls(dest, source, dst, sst, nelems, sizeof(T), team->start, team->stride, \
-                                      team->size);                                               \
+        return alltoalls(team, dest, source, dst, sst, nelems, sizeof(T));                      \
     }
 UNIMEM_SHMEM_RMA_TYPES(DEF_RMA, 0)
 
@@ -724,7 +754,8 @@ static int reduce(int op, int type, void *dest, const void *source, size_t nredu
             return -1;                                                                           \
         }                                                                                        \
         team = team_of(team);                                                                    \
-        return reduce(K, (int)sizeof(T) | (C) << 8, dest, source, nreduce, team->start, team->stride, team->size); \
+        struct set set = core_set(team);                                                         \
+        return reduce(K, (int)sizeof(T) | (C) << 8, dest, source, nreduce, set.start, set.stride, set.size); \
     }
 #define DEF_REDUCE_TYPE(T, N, C, OPS) OPS(DEF_REDUCE_OP, (T, N, C))
 #define DEF_REDUCE_OP(OP, K, Z, TNC) DEF_REDUCE_ID(OP, K, Z, UNIMEM_SHMEM_UNPAREN TNC)
@@ -757,23 +788,111 @@ int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t
     if (team == SHMEM_TEAM_INVALID) {
         return -1;
     }
-    team = team_of(team);
-    return unimem_shmem_broadcast(dest, source, nelems, PE_root, 1, team->start, team->stride, team->size);
+    struct set set = core_set(team_of(team));
+    int root = set.reversed ? set.size - 1 - PE_root : PE_root;
+    return unimem_shmem_broadcast(dest, source, nelems, root, 1, set.start, set.stride, set.size);
 }
 
-/* A team collective of the core, by name. */
-#define TEAM_COLLECTIVE(NAME, CORE)                                                               \
-    int NAME(shmem_team_t team, void *dest, const void *source, size_t nelems)                   \
-    {                                                                                            \
-        if (team == SHMEM_TEAM_INVALID) {                                                        \
-            return -1;                                                                           \
-        }                                                                                        \
-        team = team_of(team);                                                                    \
-        return CORE(dest, source, nelems, team->start, team->stride, team->size);                \
+/* The PEs' byte counts of a collect over a reversed set (a symmetric scratch: a static). */
+static size_t collect_sizes[1024];
+
+int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    if (team == SHMEM_TEAM_INVALID) {
+        return -1;
     }
-TEAM_COLLECTIVE(shmem_collectmem, unimem_shmem_collect)
-TEAM_COLLECTIVE(shmem_fcollectmem, unimem_shmem_fcollect)
-TEAM_COLLECTIVE(shmem_alltoallmem, unimem_shmem_alltoall)
+    struct set set = core_set(team_of(team));
+    if (!set.reversed) {
+        return unimem_shmem_collect(dest, source, nelems, set.start, set.stride, set.size);
+    }
+    /* The core gathers in the world's order; the team's is the other way: every PE's count
+     * first, then each block moved to its place. */
+    if (set.size > (int)(sizeof collect_sizes / sizeof collect_sizes[0])) {
+        return -1;
+    }
+    int rc = unimem_shmem_sync(set.start, set.stride, set.size);
+    if (rc == 0) {
+        rc = unimem_shmem_fcollect(collect_sizes, &nelems, sizeof nelems, set.start, set.stride, set.size);
+    }
+    if (rc == 0) {
+        rc = unimem_shmem_collect(dest, source, nelems, set.start, set.stride, set.size);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    size_t total = 0;
+    for (int k = 0; k < set.size; k++) {
+        total += collect_sizes[k];
+    }
+    char *copy = malloc(total ? total : 1);
+    if (copy == NULL) {
+        fail("shmem_collectmem", "out of memory");
+    }
+    memcpy(copy, dest, total);
+    size_t to = 0;
+    /* block k of the world's order starts after blocks 0..k-1; the team's order is k = size-1..0 */
+    for (int k = set.size - 1; k >= 0; k--) {
+        size_t from = 0;
+        for (int j = 0; j < k; j++) {
+            from += collect_sizes[j];
+        }
+        memcpy((char *)dest + to, copy + from, collect_sizes[k]);
+        to += collect_sizes[k];
+    }
+    free(copy);
+    /* nobody reuses collect_sizes before every PE has read it */
+    return unimem_shmem_sync(set.start, set.stride, set.size);
+}
+
+int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    if (team == SHMEM_TEAM_INVALID) {
+        return -1;
+    }
+    struct set set = core_set(team_of(team));
+    int rc = unimem_shmem_fcollect(dest, source, nelems, set.start, set.stride, set.size);
+    if (rc == 0 && set.reversed) {
+        reverse_blocks(dest, nelems, set.size);
+    }
+    return rc;
+}
+
+int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
+{
+    if (team == SHMEM_TEAM_INVALID) {
+        return -1;
+    }
+    struct set set = core_set(team_of(team));
+    if (!set.reversed) {
+        return unimem_shmem_alltoall(dest, source, nelems, set.start, set.stride, set.size);
+    }
+    /* Block j goes to the team's PE j, the set's PE size-1-j; what PE t sends lands at the
+     * set's index of t: both orders reversed. */
+    char *reversed = malloc(nelems * (size_t)set.size + 1);
+    if (reversed == NULL) {
+        fail("shmem_alltoallmem", "out of memory");
+    }
+    memcpy(reversed, source, nelems * (size_t)set.size);
+    reverse_blocks(reversed, nelems, set.size);
+    int rc = unimem_shmem_alltoall(dest, reversed, nelems, set.start, set.stride, set.size);
+    free(reversed);
+    if (rc == 0) {
+        reverse_blocks(dest, nelems, set.size);
+    }
+    return rc;
+}
+
+/* alltoalls over a team: over a team of negative stride it is refused (non-zero), with a line. */
+static int alltoalls(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                     size_t elem_size)
+{
+    struct set set = core_set(team_of(team));
+    if (set.reversed) {
+        printf("shmem_alltoalls: a team of negative stride is not supported\n");
+        return -1;
+    }
+    return unimem_shmem_alltoalls(dest, source, dst, sst, nelems, elem_size, set.start, set.stride, set.size);
+}
 
 int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,
                        size_t nelems)
@@ -781,8 +900,7 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
     if (team == SHMEM_TEAM_INVALID) {
         return -1;
     }
-    team = team_of(team);
-    return unimem_shmem_alltoalls(dest, source, dst, sst, nelems, 1, team->start, team->stride, team->size);
+    return alltoalls(team, dest, source, dst, sst, nelems, 1);
 }
 
 #define DEF_OLD_COLL(BITS)                                                                        \

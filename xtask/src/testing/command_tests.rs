@@ -252,7 +252,7 @@ fn c_api_calls() -> Verdict {
 fn c_shmem() -> Verdict {
     for nodes in [2, 4] {
         let n = nodes.to_string();
-        let done = start(&["run", "c-shmem", "--nodes", &n], CLUSTER_RUN)?;
+        let done = start(&["run", "c-shmem", "--nodes", &n, "--timeout", "540"], SHMEM_RUN)?;
         let mut wanted = vec!["c-shmem is an OpenSHMEM program".to_string(), "every node finished cleanly".to_string()];
         wanted.extend((0..nodes).map(|pe| format!("] c-shmem PE {pe}: 0 of ")));
         wanted.extend((0..nodes).map(|pe| format!("c-shmem PE {pe} of {nodes}: mode all")));
@@ -275,6 +275,10 @@ fn c_shmem() -> Verdict {
     }
     Ok(())
 }
+
+/// A run of every routine of `c-shmem` (some 1,900 checks per PE, each a round trip or a
+/// barrier): 30 s on four nodes of an idle machine, three times that on a busy one.
+const SHMEM_RUN: Duration = Duration::from_secs(600);
 
 /// Each PE k of an OpenSHMEM run prints from node k (PE number = node number).
 fn shmem_pes_on_their_nodes(done: &Finished, nodes: usize) -> Verdict {
