@@ -42,7 +42,8 @@ extern "C" {
 #define SHMEM_MAJOR_VERSION 1
 #define SHMEM_MINOR_VERSION 5
 #define SHMEM_MAX_NAME_LEN 256
-#define SHMEM_VENDOR_STRING "Unimem OpenSHMEM (one PE per node)"
+/* What shmem_info_get_name gives (unimem_user::shmem::NAME, the core's). */
+#define SHMEM_VENDOR_STRING "Unimem OpenSHMEM (unimem-user)"
 
 #define SHMEM_THREAD_SINGLE 0
 #define SHMEM_THREAD_FUNNELED 1
