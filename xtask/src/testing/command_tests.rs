@@ -30,6 +30,8 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::c_api_rdma_pair_moves_every_size_between_two_nodes", run: c_rdma_pair },
     CommandTest { name: "runner::c_api_gsas_system_and_mailbox_calls_on_two_nodes", run: c_api_calls },
     CommandTest { name: "runner::a_c_program_echoes_over_bsd_sockets_on_two_nodes", run: c_sock_echo },
+    CommandTest { name: "runner::openshmem_c_program_reaches_every_routine_on_two_and_four_nodes", run: c_shmem },
+    CommandTest { name: "runner::openshmem_c_program_errors_end_every_pe_with_a_message", run: c_shmem_errors },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest {
@@ -242,6 +244,139 @@ fn c_api_calls() -> Verdict {
     let done = start(&["run", "c-mailbox", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
     check(&done, 0, &["every node finished cleanly"])?;
     no_check_failed(&done, "c-mailbox")
+}
+
+/// `c-shmem` (`shmem.h`, OpenSHMEM 1.5 from C): started on node 0 only, its PE 0 starts one PE
+/// on every other node; every routine, family by family, checked on every PE, on 2 and on 4
+/// nodes; the deprecated start-up (`start_pes`); `--on` other than 0 refused for it.
+fn c_shmem() -> Verdict {
+    for nodes in [2, 4] {
+        let n = nodes.to_string();
+        let done = start(&["run", "c-shmem", "--nodes", &n, "--timeout", "540"], SHMEM_RUN)?;
+        let mut wanted = vec!["c-shmem is an OpenSHMEM program".to_string(), "every node finished cleanly".to_string()];
+        wanted.extend((0..nodes).map(|pe| format!("] c-shmem PE {pe}: 0 of ")));
+        wanted.extend((0..nodes).map(|pe| format!("c-shmem PE {pe} of {nodes}: mode all")));
+        check(&done, 0, &wanted.iter().map(String::as_str).collect::<Vec<_>>())?;
+        shmem_pes_on_their_nodes(&done, nodes)?;
+        let failures: Vec<&str> = done.stdout.lines().filter(|l| l.contains("] FAIL ")).collect();
+        if !failures.is_empty() {
+            return Err(Failed { reason: format!("{nodes} nodes: failed checks {failures:?}"), log: done.log() });
+        }
+    }
+    let done = start(&["run", "c-shmem", "--nodes", "2", "--", "start-pes"], CLUSTER_RUN)?;
+    check(&done, 0, &["c-shmem PE 0 of 2: mode start-pes", "] c-shmem PE 0: 0 of ", "] c-shmem PE 1: 0 of "])?;
+    let done = start(&["run", "c-shmem", "--nodes", "4", "--on", "2"], CLUSTER_RUN)?;
+    let refused = done
+        .stderr
+        .lines()
+        .any(|l| l.starts_with("error: --on 2: `c-shmem` is an OpenSHMEM program") && l.contains("PEs 1..3"));
+    if done.status != Some(1) || !refused || done.stdout.contains("node0 a53") {
+        return Err(Failed { reason: "--on 2 for an OpenSHMEM program: no clear refusal".into(), log: done.log() });
+    }
+    Ok(())
+}
+
+/// A run of every routine of `c-shmem` (some 1,900 checks per PE, each a round trip or a
+/// barrier): 30 s on four nodes of an idle machine, three times that on a busy one.
+const SHMEM_RUN: Duration = Duration::from_secs(600);
+
+/// Each PE k of an OpenSHMEM run prints from node k (PE number = node number).
+fn shmem_pes_on_their_nodes(done: &Finished, nodes: usize) -> Verdict {
+    for pe in 0..nodes {
+        let on_its_node = done.stdout.lines().any(|l| {
+            l.starts_with(&format!("node{pe} a53 |")) && l.contains(&format!("] c-shmem PE {pe} of {nodes}: "))
+        });
+        if !on_its_node {
+            return Err(Failed { reason: format!("PE {pe} did not print from node {pe}"), log: done.log() });
+        }
+    }
+    Ok(())
+}
+
+/// How OpenSHMEM programs end: `shmem_global_exit(7)` on the last PE ends every PE with 7 (the
+/// others sleep: only the job's end stops them; the kernel's job-exit lines name PEs 1 and 2)
+/// and the run exits with 7; the C layer's own error (SHMEM_CTX_INVALID) prints its line and
+/// ends PE 0 with 0x401; the library's errors (a put to an address that is not symmetric, a PE
+/// out of range, shmem_free of a malloc'd pointer) end PE 0 with a message naming the routine,
+/// and the other PE, in a barrier, ends too instead of hanging; a barrier with a PE gone (it
+/// exited with 3) ends PE 0. The failed PE 0 is named, and no run hangs. (The kernel reports no
+/// end of a remote spawn that exits by itself: `shmem_launch`.)
+fn c_shmem_errors() -> Verdict {
+    let ended = |done: &Finished, what: &str| -> Verdict {
+        let returned = done.stdout.lines().any(|l| l.contains("] c-shmem PE ") && l.ends_with(" returned"));
+        if done.timed_out || done.stdout.contains("hung: no end before the timeout") || returned {
+            return Err(Failed {
+                reason: format!("{what}: a PE went on or hung (returned: {returned})"),
+                log: done.log(),
+            });
+        }
+        Ok(())
+    };
+    let done = start(&["run", "c-shmem", "--nodes", "4", "--", "global-exit"], CLUSTER_RUN)?;
+    check(
+        &done,
+        7,
+        &[
+            "c-shmem PE 3: shmem_global_exit(7)",
+            "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)",
+            "OpenSHMEM PE 1 (node 1): ended by the job's exit with status 7",
+            "OpenSHMEM PE 2 (node 2): ended by the job's exit with status 7",
+        ],
+    )?;
+    ended(&done, "global-exit")?;
+
+    let done = start(&["run", "c-shmem", "--nodes", "2", "--", "bad-ctx"], CLUSTER_RUN)?;
+    check(
+        &done,
+        255,
+        &[
+            "c-shmem PE 0: next: shmem_ctx_int_p on SHMEM_CTX_INVALID",
+            "] shmem_ctx_int_p: SHMEM_CTX_INVALID, exit status 0x401",
+            "OpenSHMEM PE 0 (node 0): c-shmem exited with status 1025 (0x401)",
+        ],
+    )?;
+    ended(&done, "bad-ctx")?;
+
+    for (mode, announced) in [
+        ("bad-put", "shmem_putmem to a non-symmetric address"),
+        ("bad-pe", "shmem_int_p to PE n_pes"),
+        ("bad-free", "shmem_free of a malloc'd pointer"),
+    ] {
+        let done = start(&["run", "c-shmem", "--nodes", "2", "--", mode], CLUSTER_RUN)?;
+        let next = format!("c-shmem PE 0: next: {announced}");
+        let named = ["OpenSHMEM PE 0 (node 0): c-shmem", next.as_str()];
+        let missing: Vec<&&str> = named.iter().filter(|m| !done.stdout.contains(**m)).collect();
+        // The library's message: a line of PE 0's process after the announcement, naming a
+        // routine of OpenSHMEM.
+        let after = done.stdout.split_once(next.as_str()).map_or("", |(_, rest)| rest);
+        let message =
+            after.lines().any(|l| l.starts_with("node0 a53 |") && l.contains("[c-shmem ") && l.contains("shmem_"));
+        if done.status == Some(0) || done.status.is_none() || !missing.is_empty() || !message {
+            return Err(Failed {
+                reason: format!(
+                    "{mode}: exit status {:?}, missing {missing:?}, the library's message: {message}",
+                    done.status
+                ),
+                log: done.log(),
+            });
+        }
+        ended(&done, mode)?;
+    }
+
+    let done = start(&["run", "c-shmem", "--nodes", "2", "--", "dead-barrier"], CLUSTER_RUN)?;
+    let named = [
+        "c-shmem PE 1: exits with status 3",
+        "c-shmem PE 0: next: shmem_barrier_all with a PE gone",
+        "OpenSHMEM PE 0 (node 0): c-shmem",
+    ];
+    let missing: Vec<&&str> = named.iter().filter(|m| !done.stdout.contains(**m)).collect();
+    if done.status == Some(0) || done.status.is_none() || !missing.is_empty() {
+        return Err(Failed {
+            reason: format!("dead-barrier: exit status {:?}, missing {missing:?}", done.status),
+            log: done.log(),
+        });
+    }
+    ended(&done, "dead-barrier")
 }
 
 /// The C twin of `sock-echo` (`c-sock-echo`), with BSD sockets only: its server spawned on node
@@ -477,5 +612,18 @@ mod tests {
         ] {
             assert!(readme.contains(&format!("{command}\n")), "{command}");
         }
+    }
+
+    /// The OpenSHMEM command the README shows is one `c_shmem` runs, and the tests-sos one runs
+    /// a file of the suite's unit tests as `cargo xtask run` takes a C file.
+    #[test]
+    fn the_readme_openshmem_commands_are_the_ones_the_suite_runs() {
+        let root = crate::images::workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(readme.contains("```sh\ncargo xtask run c-shmem --nodes 4\n```"));
+        assert!(readme.contains("cargo xtask run /tmp/tests-sos/test/unit/put1.c --nodes 4\n"));
+        let crt = std::fs::read_to_string(root.join("a53-kernel/user/crt/README.md")).unwrap();
+        assert!(crt.contains("cargo xtask run /tmp/tests-sos/test/unit/put1.c --nodes 4\n"));
+        assert!(crt.contains("cargo xtask run c-shmem --nodes 4\n"));
     }
 }
