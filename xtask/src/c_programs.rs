@@ -194,6 +194,8 @@ fn compiler_args(scratch: &Path) -> Vec<String> {
     // Only what is reached from `_start` (and the constructors): a program that does not call
     // OpenSHMEM holds none of it, the launch mark included (`shmem_launch`).
     args.push("-Wl,--gc-sections".to_string());
+    // fflush(NULL), which picolibc's fflush does not take: the runtime's wrapper (crt/runtime.c).
+    args.push("-Wl,--wrap=fflush".to_string());
     args.push(format!("-L{}", scratch.display()));
     args.push(format!("-L{}", user.join("link").display()));
     args.extend(["-Tunimem-c.ld", "-Wl,-z,max-page-size=4096"].map(String::from));

@@ -58,6 +58,9 @@ pub enum KernelNote {
     Killed(String),
     /// A job's end: its status, and how many of its processes ended on this node.
     JobExit { status: u64, ended: u64 },
+    /// How a process a remote spawn started here ended (`remote process NAME ...`): its spawner
+    /// is on another node, so this is not one of the node's own process ends.
+    RemoteEnd(ProcessEnd),
 }
 
 impl KernelNote {
@@ -65,6 +68,9 @@ impl KernelNote {
     pub fn parse(text: &str) -> Option<Self> {
         if let Some(how) = text.strip_prefix("process killed: ") {
             return Some(Self::Killed(how.to_string()));
+        }
+        if let Some(end) = text.strip_prefix("remote ") {
+            return ProcessEnd::parse(end).map(Self::RemoteEnd);
         }
         let rest = text.strip_prefix("job exit from node ")?;
         let (_, rest) = rest.split_once(", status ")?;
@@ -221,6 +227,15 @@ mod tests {
             Some(KernelNote::JobExit { status: 7, ended: 1 })
         );
         assert_eq!(KernelNote::parse("job exit of PD 1: node 2 was not told"), None);
+        assert_eq!(
+            KernelNote::parse("remote process p exited with status 3"),
+            Some(KernelNote::RemoteEnd(ProcessEnd { program: "p".into(), how: End::Status(3) }))
+        );
+        assert_eq!(
+            KernelNote::parse("remote process p ended: Killed"),
+            Some(KernelNote::RemoteEnd(ProcessEnd { program: "p".into(), how: End::Abnormal("ended: Killed".into()) }))
+        );
+        assert_eq!(KernelNote::parse("remote process p waved"), None);
         assert_eq!(KernelNote::parse("process hello exited with status 0"), None);
         assert_eq!(KernelNote::parse("[p 1] process killed: by its own words"), None, "a program's own words");
     }

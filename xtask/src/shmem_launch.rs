@@ -6,14 +6,14 @@
 //! PEs 1..N-1; the run fails, naming the PE, when any PE's process fails, and exits with PE 0's
 //! status (`shmem_global_exit(s)` ends every PE with `s`).
 //!
-//! What the kernel says of a PE's end: PE 0's process is the one `run=` started, whose end the
-//! kernel reports (`process NAME exited with status N`, `... ended: ...`). PEs 1..N-1 are remote
-//! spawns, which the kernel reaps without a line: their faults (`process killed: ...`) and a
-//! job's end reaching their node (`job exit from node F: PD p, status s: n process(es) ended`)
-//! are all it says, and those name the PE by the node they appear on. A PE other than 0 that
-//! exits non-zero by itself is seen only through PE 0 (its next barrier or wait fails).
+//! What the kernel says of a PE's end (`docs/hw/console.md`, "Process ends"): PE 0's process is
+//! the one `run=` started, whose end the kernel reports (`process NAME exited with status N`,
+//! `... ended: ...`). PEs 1..N-1 are remote spawns, whose ends their nodes' kernels report as
+//! `remote process NAME exited with status N` (or `... ended: ...`); besides, a fault
+//! (`process killed: ...`) and a job's end reaching a node (`job exit from node F: PD p,
+//! status s: n process(es) ended`). Each names the PE by the node it appears on.
 
-use crate::outcome::{End, KernelNote, RunReport};
+use crate::outcome::{End, KernelNote, ProcessEnd, RunReport};
 use anyhow::bail;
 
 /// The bytes the Rust library's `unimem_user::shmem::LAUNCH_MARK` holds (the same literal:
@@ -58,13 +58,22 @@ pub fn boot_args(
         .collect())
 }
 
-/// One line per failed end of a PE: `PE k (node k): ...` with the kernel's words (its process's
-/// end, a fault, or the job's end with a status other than 0).
+/// One line per failed end of a PE: `PE k (node k): ...` with the kernel's words: its
+/// process's end when the kernel said it; otherwise a fault, or the job's end with a status
+/// other than 0.
 pub fn pe_failures(report: &RunReport, program: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for (pe, node) in report.nodes.iter().enumerate() {
-        for end in node.processes.iter().filter(|p| p.program == program && p.failed()) {
+        let remote_ends = node.notes.iter().filter_map(|note| match note {
+            KernelNote::RemoteEnd(end) if end.program == program => Some(end),
+            _ => None,
+        });
+        let ends: Vec<&ProcessEnd> = node.processes.iter().filter(|p| p.program == program).chain(remote_ends).collect();
+        for end in ends.iter().filter(|e| e.failed()) {
             lines.push(format!("PE {pe} (node {pe}): {end}"));
+        }
+        if !ends.is_empty() {
+            continue;
         }
         for note in &node.notes {
             match note {
@@ -72,7 +81,7 @@ pub fn pe_failures(report: &RunReport, program: &str) -> Vec<String> {
                 KernelNote::JobExit { status, ended } if *status != 0 && *ended > 0 => {
                     lines.push(format!("PE {pe} (node {pe}): ended by the job's exit with status {status}"));
                 }
-                KernelNote::JobExit { .. } => {}
+                KernelNote::JobExit { .. } | KernelNote::RemoteEnd(_) => {}
             }
         }
     }
@@ -160,32 +169,40 @@ mod tests {
         let ok = report(&[&["process p exited with status 0"], &["process p exited with status 0"]]);
         assert!(pe_failures(&ok, "p").is_empty());
         assert_eq!(exit_code(&ok, "p"), 0);
-        // Should the kernel report a remote spawn's end, it names the PE as PE 0's does.
-        let pe1 = report(&[&["process p exited with status 0"], &["process p exited with status 3"]]);
+        // A remote spawn's end, on its node: the PE is named by it.
+        let pe1 = report(&[&["process p exited with status 0"], &["remote process p exited with status 3"]]);
         assert_eq!(pe_failures(&pe1, "p"), ["PE 1 (node 1): p exited with status 3 (0x3)"]);
         assert_eq!(exit_code(&pe1, "p"), 1, "PE 0 exited with 0, PE 1 did not");
-        // A remote spawn's fault: the kernel's kill line on its node.
-        let fault = report(&[
-            &["process p exited with status 0"],
-            &[],
-            &["process killed: data abort from EL0 at ELR 0x40001000, FAR 0x0, ESR 0x92000006"],
-        ]);
+        let other = report(&[&["process p exited with status 0"], &["remote process q exited with status 3"]]);
+        assert!(pe_failures(&other, "p").is_empty(), "another program's remote spawn is not a PE");
+        // A remote spawn's fault: the kernel's kill line on its node, and its end, said once.
+        let kill = "process killed: data abort from EL0 at ELR 0x40001000, FAR 0x0, ESR 0x92000006";
+        let fault = report(&[&["process p exited with status 0"], &[], &[kill, "remote process p ended: Fault"]]);
+        assert_eq!(pe_failures(&fault, "p"), ["PE 2 (node 2): p ended: Fault"]);
+        assert_eq!(exit_code(&fault, "p"), 1, "PE 0 exited with 0, PE 2 faulted");
+        let kill_only = report(&[&["process p exited with status 0"], &[], &[kill]]);
         assert_eq!(
-            pe_failures(&fault, "p"),
+            pe_failures(&kill_only, "p"),
             ["PE 2 (node 2): killed: data abort from EL0 at ELR 0x40001000, FAR 0x0, ESR 0x92000006"]
         );
-        assert_eq!(exit_code(&fault, "p"), 1, "PE 0 exited with 0, PE 2 faulted");
         // shmem_global_exit(7) on PE 2: PE 0's process exits with 7, the job's end reaches the
-        // others (PE 2 had ended already); the run exits with 7.
+        // others (PE 2 had ended already); the run exits with 7. Each PE is named once, by its
+        // end when the kernel said it.
         let job = "job exit from node 2: PD 1, status 7: 1 process(es) ended";
         let gone = "job exit from node 2: PD 1, status 7: 0 process(es) ended";
-        let global = report(&[&[job, "process p exited with status 7"], &[job], &[gone]]);
+        let global = report(&[
+            &[job, "process p exited with status 7"],
+            &[job, "remote process p exited with status 7"],
+            &[gone, "remote process p exited with status 7"],
+            &[job],
+        ]);
         assert_eq!(
             pe_failures(&global, "p"),
             [
                 "PE 0 (node 0): p exited with status 7 (0x7)",
-                "PE 0 (node 0): ended by the job's exit with status 7",
-                "PE 1 (node 1): ended by the job's exit with status 7",
+                "PE 1 (node 1): p exited with status 7 (0x7)",
+                "PE 2 (node 2): p exited with status 7 (0x7)",
+                "PE 3 (node 3): ended by the job's exit with status 7",
             ]
         );
         assert_eq!(exit_code(&global, "p"), 7);

@@ -32,6 +32,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::a_c_program_echoes_over_bsd_sockets_on_two_nodes", run: c_sock_echo },
     CommandTest { name: "runner::openshmem_c_program_reaches_every_routine_on_two_and_four_nodes", run: c_shmem },
     CommandTest { name: "runner::openshmem_c_program_errors_end_every_pe_with_a_message", run: c_shmem_errors },
+    CommandTest { name: "runner::openshmem_rust_program_reaches_every_routine_and_a_failed_pe_ends_the_job", run: rust_shmem },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest {
@@ -276,6 +277,29 @@ fn c_shmem() -> Verdict {
     Ok(())
 }
 
+/// `shmem-check` (`unimem_user::shmem`, the Rust API over the same implementation): every
+/// routine on every PE, on 2 and on 4 nodes; then `shmem-fail` on 2 nodes: PE 1 frees what
+/// `shmem_malloc` did not return and ends with that error's status, which its node's kernel
+/// reports and the runner names; PE 0, in a barrier PE 1 never reaches, finds it gone instead
+/// of hanging, and the run fails.
+fn rust_shmem() -> Verdict {
+    for nodes in [2, 4] {
+        let n = nodes.to_string();
+        let done = start(&["run", "shmem-check", "--nodes", &n], SHMEM_RUN)?;
+        let verdict = format!("shmem-check: ok ({nodes} PEs)");
+        check(&done, 0, &["shmem-check is an OpenSHMEM program", &verdict, "every node finished cleanly"])?;
+    }
+    let done = start(&["run", "shmem-fail", "--nodes", "2"], CLUSTER_RUN)?;
+    check(
+        &done,
+        1,
+        &[
+            "shmem-fail: ok: PE 1 found gone after ",
+            "OpenSHMEM PE 1 (node 1): shmem-fail exited with status 868 (0x364)",
+        ],
+    )
+}
+
 /// A run of every routine of `c-shmem` (some 1,900 checks per PE, each a round trip or a
 /// barrier): 30 s on four nodes of an idle machine, three times that on a busy one.
 const SHMEM_RUN: Duration = Duration::from_secs(600);
@@ -294,13 +318,13 @@ fn shmem_pes_on_their_nodes(done: &Finished, nodes: usize) -> Verdict {
 }
 
 /// How OpenSHMEM programs end: `shmem_global_exit(7)` on the last PE ends every PE with 7 (the
-/// others sleep: only the job's end stops them; the kernel's job-exit lines name PEs 1 and 2)
+/// others sleep: only the job's end stops them; their nodes' kernels name PEs 1 and 2)
 /// and the run exits with 7; the C layer's own error (SHMEM_CTX_INVALID) prints its line and
 /// ends PE 0 with 0x401; the library's errors (a put to an address that is not symmetric, a PE
 /// out of range, shmem_free of a malloc'd pointer) end PE 0 with a message naming the routine,
 /// and the other PE, in a barrier, ends too instead of hanging; a barrier with a PE gone (it
-/// exited with 3) ends PE 0. The failed PE 0 is named, and no run hangs. (The kernel reports no
-/// end of a remote spawn that exits by itself: `shmem_launch`.)
+/// exited with 3, which its node's kernel reports: `remote process ...`) ends PE 0. The failed
+/// PEs are named, and no run hangs.
 fn c_shmem_errors() -> Verdict {
     let ended = |done: &Finished, what: &str| -> Verdict {
         let returned = done.stdout.lines().any(|l| l.contains("] c-shmem PE ") && l.ends_with(" returned"));
@@ -313,16 +337,16 @@ fn c_shmem_errors() -> Verdict {
         Ok(())
     };
     let done = start(&["run", "c-shmem", "--nodes", "4", "--", "global-exit"], CLUSTER_RUN)?;
-    check(
-        &done,
-        7,
-        &[
-            "c-shmem PE 3: shmem_global_exit(7)",
-            "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)",
-            "OpenSHMEM PE 1 (node 1): ended by the job's exit with status 7",
-            "OpenSHMEM PE 2 (node 2): ended by the job's exit with status 7",
-        ],
-    )?;
+    check(&done, 7, &["c-shmem PE 3: shmem_global_exit(7)", "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)"])?;
+    // PEs 1 and 2 by their ends (or, should the run stop before their kernels said them, by the
+    // job's end reaching their nodes).
+    for pe in [1, 2] {
+        let by_end = format!("OpenSHMEM PE {pe} (node {pe}): c-shmem exited with status 7 (0x7)");
+        let by_job = format!("OpenSHMEM PE {pe} (node {pe}): ended by the job's exit with status 7");
+        if !done.stdout.contains(&by_end) && !done.stdout.contains(&by_job) {
+            return Err(Failed { reason: format!("global-exit: PE {pe} is not named"), log: done.log() });
+        }
+    }
     ended(&done, "global-exit")?;
 
     let done = start(&["run", "c-shmem", "--nodes", "2", "--", "bad-ctx"], CLUSTER_RUN)?;
@@ -368,6 +392,7 @@ fn c_shmem_errors() -> Verdict {
         "c-shmem PE 1: exits with status 3",
         "c-shmem PE 0: next: shmem_barrier_all with a PE gone",
         "OpenSHMEM PE 0 (node 0): c-shmem",
+        "OpenSHMEM PE 1 (node 1): c-shmem exited with status 3 (0x3)",
     ];
     let missing: Vec<&&str> = named.iter().filter(|m| !done.stdout.contains(**m)).collect();
     if done.status == Some(0) || done.status.is_none() || !missing.is_empty() {
