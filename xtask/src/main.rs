@@ -15,6 +15,7 @@ mod qemu_run;
 mod setup;
 mod shmem_launch;
 mod size;
+mod soak_tests_sos;
 mod terminal;
 mod testing;
 mod toolchain;
@@ -162,9 +163,10 @@ enum Command {
     },
     /// Run a workload many times and count the failures: `demo` (`cargo xtask qemu` without a
     /// terminal); or a long one: `rdma` (`--transfers N` random transfers on 4 nodes over lossy
-    /// links, with its counters).
+    /// links, with its counters); or `tests-sos` (every unit test of the OpenSHMEM suite in
+    /// `--dir`, each run as `cargo xtask run FILE` runs it, on `--nodes`).
     Soak {
-        /// The workload: `demo` or `rdma`.
+        /// The workload: `demo`, `rdma` or `tests-sos`.
         name: String,
         #[command(flatten)]
         cluster: ClusterArgs,
@@ -174,6 +176,12 @@ enum Command {
         /// `rdma`: transfers in all (each a write and its read back).
         #[arg(long, default_value_t = 10_000)]
         transfers: u64,
+        /// `tests-sos`: where the suite was cloned.
+        #[arg(long, default_value = "/tmp/tests-sos")]
+        dir: PathBuf,
+        /// `tests-sos`: only the unit tests whose path contains this.
+        #[arg(long)]
+        only: Option<String>,
     },
     /// Run every test: host unit tests, then the on-target test images in QEMU.
     Test {
@@ -261,13 +269,14 @@ fn main() {
                 let run = |cluster| qemu_run::RunOptions { cluster, gdb, boot_args, program, on, args };
                 cluster.options().and_then(|cluster| qemu_run::run(run(cluster)))
             }),
-        Command::Soak { name, cluster, runs, transfers } => match name.as_str() {
+        Command::Soak { name, cluster, runs, transfers, dir, only } => match name.as_str() {
             "demo" => cluster.options().and_then(|cluster| qemu_run::soak_demo(cluster, runs)),
             "rdma" => cluster.options().and_then(|c| {
                 let link = (c.link != qemu_virt::LinkConfig::default()).then_some(c.link);
                 bench::soak_rdma(transfers, link, c.release)
             }),
-            other => Err(anyhow::anyhow!("no soak `{other}`; the soaks are: demo, rdma")),
+            "tests-sos" => soak_tests_sos::run(&dir, cluster.nodes, cluster.timeout, only.as_deref()),
+            other => Err(anyhow::anyhow!("no soak `{other}`; the soaks are: demo, rdma, tests-sos")),
         },
         Command::Test { filter, list, release, target_only, host_only, serial, baud, trace_dir } => {
             testing::run(testing::Options {
