@@ -482,7 +482,8 @@ mod tests {
         use super::super::regs::PldmaRegisters;
         let block = [("active", offset_of!(PldmaRegisters, active)), ("apt", offset_of!(PldmaRegisters, apt))];
         assert_eq!(doc_table(DOC, "Block map additions"), named(&block));
-        let active = [("logs", offset_of!(ActiveRegisters, logs)), ("apt_refused", offset_of!(ActiveRegisters, apt_refused))];
+        let active =
+            [("logs", offset_of!(ActiveRegisters, logs)), ("apt_refused", offset_of!(ActiveRegisters, apt_refused))];
         assert_eq!(doc_table(DOC, "Active page registers"), named(&active));
         let log = [
             ("ctrl", offset_of!(LogRegisters, ctrl)),
@@ -531,7 +532,11 @@ mod tests {
 
     #[test]
     fn the_memory_layouts_match_the_doc() {
-        let hdr = [("produced", header::PRODUCED as usize), ("consumed", header::CONSUMED as usize), ("full", header::FULL as usize)];
+        let hdr = [
+            ("produced", header::PRODUCED as usize),
+            ("consumed", header::CONSUMED as usize),
+            ("full", header::FULL as usize),
+        ];
         assert_eq!(doc_table(DOC, "Log header"), named(&hdr));
         let e = [
             ("kind", entry::KIND),
