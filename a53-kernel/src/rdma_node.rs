@@ -41,7 +41,9 @@ use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 use proto::rdma::queue::QUEUE_SET_BYTES;
 use tock_registers::LocalRegisterCopy;
 
-use crate::process::hooks::{PdResources, Setup, Teardown};
+use crate::process::hooks::{ExitedProcess, PdResources, Setup, Teardown};
+use crate::rdma::active::{ActiveHw, ActiveTable};
+use hal::pldma::active::LogCtrl;
 pub use crate::rdma::front::Counters;
 
 /// What this subsystem sets up for a process that holds its PD, for the process table
@@ -124,6 +126,51 @@ pub fn pd_counters(pd: Pd) -> Option<(u32, u32)> {
     })
 }
 
+/// Active Access's IUIDs and marked pages (`rdma::active`); a leaf lock taken inside the
+/// engine's.
+static ACTIVE: IrqMutex<ActiveTable> = IrqMutex::new(ActiveTable::new());
+
+/// The engine's Active Access pages, as `rdma::active` writes them.
+pub struct EngineActive<'a>(&'a mut Pldma);
+
+impl ActiveHw for EngineActive<'_> {
+    fn open_log(&mut self, log: usize, ctrl: LogCtrl, base: u64, header: u64) {
+        self.0.active.close_log(log);
+        // SAFETY: the log's header page, in the PLDMA area (`board::layout::ACTIVE_LOGS`), mapped
+        // uncached in the kernel's linear map; the engine writes it only while the log is valid,
+        // and it is not (closed above). Its owner may map it, but gets it only after this.
+        unsafe { core::ptr::write_bytes(phys_to_virt(header) as *mut u8, 0, 0x1000) };
+        core::sync::atomic::fence(Ordering::SeqCst);
+        self.0.active.open_log(log, ctrl, base, header);
+    }
+
+    fn close_log(&mut self, log: usize) {
+        self.0.active.close_log(log);
+    }
+
+    fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
+        self.0.active.write_apt(index, tag, attr);
+    }
+}
+
+/// Runs `f` on the node's Active Access table and the engine's pages, under the engine's lock
+/// and then the table's; `None` on a node without RDMA.
+pub fn with_active<R>(f: impl FnOnce(&mut ActiveTable, &mut EngineActive<'_>) -> R) -> Option<R> {
+    if !available() {
+        return None;
+    }
+    let mut engine = ENGINE.lock();
+    let engine = engine.as_mut()?;
+    let mut table = ACTIVE.lock();
+    Some(f(&mut table, &mut EngineActive(engine)))
+}
+
+/// A process ended (`process::hooks::on_exit`): its IUIDs' pages are unmarked and their logs
+/// invalidated, before its memory and PD can go to another process.
+pub fn active_exited(process: ExitedProcess) {
+    with_active(|t, hw| t.release(hw, process.slot));
+}
+
 /// Keeps the engine's kernel pages (boot core, once). Nothing is programmed until [`start`].
 pub fn init(pldma: Pldma) {
     *ENGINE.lock() = Some(pldma);
@@ -149,6 +196,14 @@ pub fn start() -> Result<(), RdmaError> {
         causes.modify(IRQ::DESC_REFUSED::SET);
         engine.admin.clear_sticky(causes);
         engine.admin.set_irq_enable(causes);
+        // Active Access: no page marked, no log but the kernel's fault log (E = 0).
+        for index in 0..hal::pldma::active::APT_ENTRIES {
+            engine.active.write_apt(index, 0, 0);
+        }
+        for log in 0..hal::pldma::active::IUIDS {
+            engine.active.close_log(log);
+        }
+        ActiveTable::open_kernel_log(&mut EngineActive(engine));
     }
     let core = 1 << arch::cpu::core_id();
     irq::register_pl(irq_line::PLDMA, on_engine_irq, core).map_err(|_| RdmaError::Unavailable)?;
