@@ -1,0 +1,332 @@
+//! Active Access (seed 004; `docs/hw/active-access.md`): the owner of a page marks it, and every
+//! remote put or get that touches it is logged by the PLDMA into a ring in the owner's memory,
+//! where a handler takes it. Puts and gets do not change on the origin side: they are
+//! [`crate::rdma`] writes and reads.
+//!
+//! - [`Log::open`]: an IUID of this process's and its log (`ACTIVE_OPEN`);
+//! - [`Log::assoc_page`]: the seed's `assoc_page(addr, actions, handler)`: the handler is the
+//!   log (its IUID); the code that runs is what [`Log::poll`] / [`Log::wait`] are given;
+//! - [`Log::entries`]: the log as an iterator; consumed entries are given back to the engine
+//!   when the iterator is dropped (or [`Entries::release`]);
+//! - [`flush`]: the seed's active flush, an RDMA read of the target's flushing page, which the
+//!   target's engine serves only once the target's log is drained.
+//!
+//! The ring's reader ([`Reader`]) is plain logic over bytes, host-tested.
+
+use crate::error::Error;
+use hal::pldma::active::{EntryKind, GRANULE, LogEntry, header};
+use proto::syscall::active as bits;
+use proto::syscall::{layout, nr};
+
+/// What happens to a remote access of a marked page (`proto::syscall::active` bits).
+pub mod actions {
+    use super::bits;
+    /// Active put: not written, logged with its data (W=0, WL=1, WLD=1).
+    pub const ACTIVE_PUT: u64 = bits::WL | bits::WLD | bits::E;
+    /// Put logging (dirty tracking): written and logged (W=1, WL=1).
+    pub const PUT_LOG: u64 = bits::W | bits::WL | bits::E;
+    /// Get counting: served and logged (R=1, RL=1).
+    pub const GET_COUNT: u64 = bits::W | bits::RL | bits::E;
+    /// Get logging: served, logged with the data served (RL=1, RLD=1).
+    pub const GET_LOG: u64 = bits::W | bits::RL | bits::RLD | bits::E;
+    /// The log's flushing page.
+    pub const FLUSH: u64 = bits::FLUSH;
+    /// Without `E`: entries go to the kernel's fault log, not to this process's.
+    pub const E: u64 = bits::E;
+}
+
+/// One logged access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry<'a> {
+    /// The header (kind, node, VA, length, ...).
+    pub header: LogEntry,
+    /// The data, if the page logs it (`WLD`, `RLD`).
+    pub data: &'a [u8],
+}
+
+impl Entry<'_> {
+    /// A remote put.
+    pub fn is_put(&self) -> bool {
+        self.header.kind == EntryKind::Put
+    }
+    /// A remote get.
+    pub fn is_get(&self) -> bool {
+        self.header.kind == EntryKind::Get
+    }
+}
+
+/// Why the ring cannot be read on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogError {
+    /// An entry header does not decode, or does not fit the ring: the ring is not one the
+    /// engine wrote (the process scribbled on it).
+    Corrupt,
+}
+
+/// Reads entries between `consumed` and `produced` of a ring of `ring.len() / 32` granules.
+pub struct Reader<'a> {
+    ring: &'a [u8],
+    produced: u32,
+    consumed: u32,
+}
+
+impl<'a> Reader<'a> {
+    /// Over `ring` (a power of two of granules) with the counts given.
+    pub fn new(ring: &'a [u8], produced: u32, consumed: u32) -> Self {
+        Self { ring, produced, consumed }
+    }
+
+    /// Granules consumed so far (to publish as the header's `consumed`).
+    pub fn consumed(&self) -> u32 {
+        self.consumed
+    }
+
+    /// The next entry (pads are skipped), or `None` when every produced entry was read.
+    pub fn next_entry(&mut self) -> Result<Option<Entry<'a>>, LogError> {
+        let size = (self.ring.len() as u64 / GRANULE) as u32;
+        if size == 0 || !size.is_power_of_two() || self.produced.wrapping_sub(self.consumed) > size {
+            return Err(LogError::Corrupt);
+        }
+        while self.consumed != self.produced {
+            let at = (self.consumed % size) as usize * GRANULE as usize;
+            let raw: &[u8; 32] = self.ring[at..at + 32].try_into().map_err(|_| LogError::Corrupt)?;
+            let e = LogEntry::decode(raw).map_err(|_| LogError::Corrupt)?;
+            let g = u32::from(e.granules);
+            let to_end = size - self.consumed % size;
+            if g > to_end || g > self.produced.wrapping_sub(self.consumed) {
+                return Err(LogError::Corrupt);
+            }
+            self.consumed = self.consumed.wrapping_add(g);
+            if e.kind == EntryKind::Pad {
+                continue;
+            }
+            let data = &self.ring[at + 32..at + 32 + e.data_len()];
+            return Ok(Some(Entry { header: e, data }));
+        }
+        Ok(None)
+    }
+}
+
+/// A log of this process: its IUID, ring and header (mapped by the kernel).
+pub struct Log {
+    iuid: u8,
+    ring: u64,
+    header: u64,
+}
+
+/// The ring's bytes.
+const RING_BYTES: usize = layout::ACTIVE_LOG_RING as usize;
+
+impl Log {
+    /// Takes an IUID and its (empty) log: `Syscall(NoPd)` if the process holds no RDMA here,
+    /// `Busy` when the node has no IUID left.
+    pub fn open() -> Result<Self, Error> {
+        let [iuid, ring, header] = crate::sys::call4(nr::ACTIVE_OPEN, [0; 4])?;
+        let iuid = u8::try_from(iuid).map_err(|_| Error::Protocol(crate::error::ProtocolError::BadInterface))?;
+        Ok(Self { iuid, ring, header })
+    }
+
+    /// The IUID.
+    pub fn iuid(&self) -> u8 {
+        self.iuid
+    }
+
+    /// The seed's `assoc_page`: marks the page holding `addr` (this process's own memory) with
+    /// `actions` (`actions::*`, 0 unmarks it) for this log.
+    pub fn assoc_page(&self, addr: u64, actions: u64) -> Result<(), Error> {
+        crate::sys::call4(nr::ACTIVE_ASSOC, [u64::from(self.iuid), addr, actions, 0]).map(drop)
+    }
+
+    fn word(&self, offset: u64) -> u32 {
+        // SAFETY: the header page the kernel mapped for this log for the life of the process
+        // (uncached, shared with the engine): read volatilely.
+        unsafe { core::ptr::read_volatile((self.header + offset) as *const u32) }
+    }
+
+    /// Granules the engine has produced.
+    pub fn produced(&self) -> u32 {
+        self.word(header::PRODUCED)
+    }
+
+    /// Granules this process has consumed.
+    pub fn consumed(&self) -> u32 {
+        self.word(header::CONSUMED)
+    }
+
+    /// Accesses the engine refused for want of room (they are retried by their initiators).
+    pub fn full(&self) -> u32 {
+        self.word(header::FULL)
+    }
+
+    /// Whether entries wait.
+    pub fn pending(&self) -> bool {
+        self.produced() != self.consumed()
+    }
+
+    /// The entries not yet consumed; dropping the iterator gives their room back.
+    pub fn entries(&mut self) -> Entries<'_> {
+        let produced = self.produced();
+        core::sync::atomic::fence(core::sync::atomic::Ordering::Acquire);
+        // SAFETY: the ring the kernel mapped for this log, 16 KiB, for the life of the process;
+        // the engine writes only granules past `produced` read above, which this reader does not
+        // look at.
+        let ring = unsafe { core::slice::from_raw_parts(self.ring as *const u8, RING_BYTES) };
+        Entries { reader: Reader::new(ring, produced, self.consumed()), header: self.header, error: None }
+    }
+
+    /// Runs `handler` on every entry waiting (polling mode); returns how many.
+    pub fn poll(&mut self, mut handler: impl FnMut(&Entry<'_>)) -> Result<usize, Error> {
+        let mut entries = self.entries();
+        let mut n = 0;
+        for e in entries.by_ref() {
+            handler(&e);
+            n += 1;
+        }
+        entries.release()?;
+        Ok(n)
+    }
+
+    /// Blocking mode: polls until at least one entry was handled, sleeping `nap_us` between
+    /// looks, or `Timeout` after `timeout_us` (the engine raises no interrupt for a log).
+    pub fn wait(&mut self, timeout_us: u64, nap_us: u64, mut handler: impl FnMut(&Entry<'_>)) -> Result<usize, Error> {
+        let start = crate::sys::time_us()?;
+        loop {
+            let n = self.poll(&mut handler)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            if crate::sys::time_us()?.saturating_sub(start) >= timeout_us {
+                return Err(Error::Timeout);
+            }
+            crate::sys::sleep_us(nap_us)?;
+        }
+    }
+}
+
+/// The log's entries; dropping it publishes how far they were consumed.
+pub struct Entries<'a> {
+    reader: Reader<'a>,
+    header: u64,
+    error: Option<LogError>,
+}
+
+impl<'a> Entries<'a> {
+    /// Publishes what was consumed; an error if the ring was found corrupt.
+    pub fn release(mut self) -> Result<(), Error> {
+        self.publish();
+        match self.error {
+            Some(LogError::Corrupt) => Err(Error::Protocol(crate::error::ProtocolError::BadInterface)),
+            None => Ok(()),
+        }
+    }
+
+    fn publish(&mut self) {
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+        // SAFETY: the header page of this log (see `Log::word`); `consumed` is the process's.
+        unsafe { core::ptr::write_volatile((self.header + header::CONSUMED) as *mut u32, self.reader.consumed()) };
+    }
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = Entry<'a>;
+    fn next(&mut self) -> Option<Entry<'a>> {
+        if self.error.is_some() {
+            return None;
+        }
+        match self.reader.next_entry() {
+            Ok(e) => e,
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Entries<'_> {
+    fn drop(&mut self) {
+        self.publish();
+    }
+}
+
+/// The seed's active flush: completes once `target`'s log (whose flushing page is at
+/// `flush_page` there) has been drained by its handler, so every active access this process
+/// issued to `target` before (and whose completion it has seen) was taken. An RDMA read of 8
+/// bytes, which the target's engine serves only once the log is drained; until then the
+/// read is retried by the R5's timeout.
+pub fn flush<D: crate::rdma::Doorbell>(
+    rdma: &crate::rdma::Rdma<D>,
+    target: u16,
+    flush_page: u64,
+    timeout_us: u64,
+) -> Result<(), Error> {
+    let mut word = [0u8; 8];
+    rdma.read(&mut word, target, flush_page)?.wait(timeout_us).map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hal::pldma::active::{FLAG_DATA, entry_granules};
+    use std::vec;
+    use std::vec::Vec;
+
+    fn put(ring: &mut [u8], at: u32, va: u64, data: &[u8]) -> u32 {
+        let size = (ring.len() / 32) as u32;
+        let g = entry_granules(data.len());
+        let e = LogEntry {
+            kind: EntryKind::Put,
+            flags: if data.is_empty() { 0 } else { FLAG_DATA },
+            node: 1,
+            pd: 2,
+            iuid: 0,
+            granules: g as u8,
+            len: if data.is_empty() { 8 } else { data.len() as u16 },
+            tid: 0,
+            first_seq: 0,
+            index: 0,
+            va,
+            serial: 0,
+        };
+        let off = (at % size) as usize * 32;
+        ring[off..off + 32].copy_from_slice(&e.encode());
+        let end = (off + 32 + data.len()).min(ring.len());
+        ring[off + 32..end].copy_from_slice(&data[..end - off - 32]);
+        at + g
+    }
+
+    #[test]
+    fn the_reader_takes_entries_skips_pads_and_stops_at_produced() {
+        let mut ring = vec![0u8; 8 * 32];
+        let mut p = put(&mut ring, 0, 0x1000, &[1; 40]);
+        p = put(&mut ring, p, 0x2000, &[]);
+        // A pad from granule 4 to the end, then an entry at the start (wrapped).
+        let pad = LogEntry::pad(4).encode();
+        ring[4 * 32..5 * 32].copy_from_slice(&pad);
+        let mut r = Reader::new(&ring, p, 0);
+        let got: Vec<_> = core::iter::from_fn(|| r.next_entry().unwrap()).map(|e| (e.header.va, e.data.len())).collect();
+        assert_eq!(got, [(0x1000, 40), (0x2000, 0)]);
+        assert_eq!(r.consumed(), 4);
+        let end = put(&mut ring, 8, 0x3000, &[2; 8]);
+        let mut r = Reader::new(&ring, end, 4);
+        assert_eq!(r.next_entry().unwrap().map(|e| (e.header.va, e.data)), Some((0x3000, &[2u8; 8][..])));
+        assert_eq!(r.next_entry(), Ok(None));
+        assert_eq!(r.consumed(), end);
+    }
+
+    #[test]
+    fn a_scribbled_ring_is_corrupt_not_a_panic() {
+        let mut ring = vec![0u8; 8 * 32];
+        put(&mut ring, 0, 0x1000, &[1; 40]);
+        assert_eq!(Reader::new(&ring, 9, 0).next_entry(), Err(LogError::Corrupt), "more than the ring");
+        assert_eq!(Reader::new(&ring, 3, 5).next_entry(), Err(LogError::Corrupt), "consumed past produced");
+        assert_eq!(Reader::new(&ring, 2, 0).next_entry(), Err(LogError::Corrupt), "an entry past produced");
+        ring[0] = 9;
+        assert_eq!(Reader::new(&ring, 3, 0).next_entry(), Err(LogError::Corrupt), "not an entry");
+        // An entry that would run past the ring's end.
+        let mut ring = vec![0u8; 8 * 32];
+        put(&mut ring, 6, 0x1000, &[1; 40]);
+        assert_eq!(Reader::new(&ring, 9, 6).next_entry(), Err(LogError::Corrupt));
+        assert_eq!(Reader::new(&ring[..100], 1, 0).next_entry(), Err(LogError::Corrupt), "not a power of two");
+    }
+}
