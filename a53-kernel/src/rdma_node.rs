@@ -159,10 +159,71 @@ pub fn with_active<R>(f: impl FnOnce(&mut ActiveTable, &mut EngineActive<'_>) ->
     if !available() {
         return None;
     }
-    let mut engine = ENGINE.lock();
-    let engine = engine.as_mut()?;
-    let mut table = ACTIVE.lock();
-    Some(f(&mut table, &mut EngineActive(engine)))
+    let mut guard = ENGINE.lock();
+    let engine = guard.as_mut()?;
+    let result = {
+        let mut table = ACTIVE.lock();
+        f(&mut table, &mut EngineActive(engine))
+    };
+    drop(guard);
+    drain_kernel_log();
+    Some(result)
+}
+
+/// Entries the kernel has taken from its fault log (E = 0 pages) since boot.
+static KERNEL_LOG_ENTRIES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Takes every entry of the kernel's fault log (`docs/hw/active-access.md`, "The kernel fault
+/// log"): each is counted ([`kernel_log_entries`]) and logged, and its room given back. Returns
+/// how many. Called by the Active Access calls and the engine's interrupt; a log the engine
+/// wrote wrongly is emptied whole.
+pub fn drain_kernel_log() -> u32 {
+    use hal::pldma::active::{KERNEL_LOG, Reader, header};
+    if !available() {
+        return 0;
+    }
+    let (ring, hdr) = crate::rdma::active::log_pa(KERNEL_LOG);
+    let hdr = phys_to_virt(hdr);
+    // SAFETY: the kernel log's header and ring, in the PLDMA area (uncached in the linear map),
+    // the kernel's alone besides the engine; `produced` is read before the entries it covers.
+    let (produced, consumed) = unsafe {
+        (
+            core::ptr::read_volatile((hdr + header::PRODUCED as usize) as *const u32),
+            core::ptr::read_volatile((hdr + header::CONSUMED as usize) as *const u32),
+        )
+    };
+    if produced == consumed {
+        return 0;
+    }
+    core::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: as above; the engine writes only past `produced`.
+    let ring = unsafe {
+        core::slice::from_raw_parts(phys_to_virt(ring) as *const u8, board::layout::ACTIVE_LOG_RING as usize)
+    };
+    let mut reader = Reader::new(ring, produced, consumed);
+    let mut n = 0;
+    while let Ok(Some(e)) = reader.next_entry() {
+        n += 1;
+        defmt::info!(
+            "active: kernel fault log: {=u8} from node {=u16} at {=u64:#x} ({=u16} B), PD {=u16} IUID {=u8}",
+            e.header.kind as u8,
+            e.header.node,
+            e.header.va,
+            e.header.len,
+            e.header.pd,
+            e.header.iuid
+        );
+    }
+    // Everything up to `produced` is given back (a corrupt ring, not the engine's doing, whole).
+    // SAFETY: the header's `consumed`, the kernel's to write.
+    unsafe { core::ptr::write_volatile((hdr + header::CONSUMED as usize) as *mut u32, produced) };
+    KERNEL_LOG_ENTRIES.fetch_add(u64::from(n), Ordering::Relaxed);
+    n
+}
+
+/// Entries taken from the kernel's fault log since boot.
+pub fn kernel_log_entries() -> u64 {
+    KERNEL_LOG_ENTRIES.load(Ordering::Relaxed)
 }
 
 /// A process ended (`process::hooks::on_exit`): its IUIDs' pages are unmarked and their logs
@@ -324,6 +385,7 @@ fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
 /// PL line 3: the engine's interrupt (`rdma::front`, `Front::on_engine_irq`).
 fn on_engine_irq(_: IntId) {
     Front { node: &Hardware, counters: &COUNTERS }.on_engine_irq();
+    drain_kernel_log();
 }
 
 /// PL line 4 (SPI 155 on the board): the SMMU's context-fault interrupt (`rdma::front`,

@@ -38,6 +38,8 @@ mod gsas;
 #[cfg(target_arch = "aarch64")]
 mod heap;
 #[cfg(target_arch = "aarch64")]
+mod active;
+#[cfg(target_arch = "aarch64")]
 mod paging;
 #[cfg(target_arch = "aarch64")]
 mod platform;

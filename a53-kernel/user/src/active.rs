@@ -11,10 +11,12 @@
 //! - [`flush`]: the seed's active flush, an RDMA read of the target's flushing page, which the
 //!   target's engine serves only once the target's log is drained.
 //!
-//! The ring's reader ([`Reader`]) is plain logic over bytes, host-tested.
+//! The ring's reader ([`Reader`], `hal::pldma::active`, which the kernel uses for its fault
+//! log too) is plain logic over bytes, host-tested.
 
 use crate::error::Error;
-use hal::pldma::active::{EntryKind, GRANULE, LogEntry, header};
+pub use hal::pldma::active::{Entry, LogError, Reader};
+use hal::pldma::active::header;
 use proto::syscall::active as bits;
 use proto::syscall::{layout, nr};
 
@@ -33,78 +35,6 @@ pub mod actions {
     pub const FLUSH: u64 = bits::FLUSH;
     /// Without `E`: entries go to the kernel's fault log, not to this process's.
     pub const E: u64 = bits::E;
-}
-
-/// One logged access.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Entry<'a> {
-    /// The header (kind, node, VA, length, ...).
-    pub header: LogEntry,
-    /// The data, if the page logs it (`WLD`, `RLD`).
-    pub data: &'a [u8],
-}
-
-impl Entry<'_> {
-    /// A remote put.
-    pub fn is_put(&self) -> bool {
-        self.header.kind == EntryKind::Put
-    }
-    /// A remote get.
-    pub fn is_get(&self) -> bool {
-        self.header.kind == EntryKind::Get
-    }
-}
-
-/// Why the ring cannot be read on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogError {
-    /// An entry header does not decode, or does not fit the ring: the ring is not one the
-    /// engine wrote (the process scribbled on it).
-    Corrupt,
-}
-
-/// Reads entries between `consumed` and `produced` of a ring of `ring.len() / 32` granules.
-pub struct Reader<'a> {
-    ring: &'a [u8],
-    produced: u32,
-    consumed: u32,
-}
-
-impl<'a> Reader<'a> {
-    /// Over `ring` (a power of two of granules) with the counts given.
-    pub fn new(ring: &'a [u8], produced: u32, consumed: u32) -> Self {
-        Self { ring, produced, consumed }
-    }
-
-    /// Granules consumed so far (to publish as the header's `consumed`).
-    pub fn consumed(&self) -> u32 {
-        self.consumed
-    }
-
-    /// The next entry (pads are skipped), or `None` when every produced entry was read.
-    pub fn next_entry(&mut self) -> Result<Option<Entry<'a>>, LogError> {
-        let size = (self.ring.len() as u64 / GRANULE) as u32;
-        if size == 0 || !size.is_power_of_two() || self.produced.wrapping_sub(self.consumed) > size {
-            return Err(LogError::Corrupt);
-        }
-        while self.consumed != self.produced {
-            let at = (self.consumed % size) as usize * GRANULE as usize;
-            let raw: &[u8; 32] = self.ring[at..at + 32].try_into().map_err(|_| LogError::Corrupt)?;
-            let e = LogEntry::decode(raw).map_err(|_| LogError::Corrupt)?;
-            let g = u32::from(e.granules);
-            let to_end = size - self.consumed % size;
-            if g > to_end || g > self.produced.wrapping_sub(self.consumed) {
-                return Err(LogError::Corrupt);
-            }
-            self.consumed = self.consumed.wrapping_add(g);
-            if e.kind == EntryKind::Pad {
-                continue;
-            }
-            let data = &self.ring[at + 32..at + 32 + e.data_len()];
-            return Ok(Some(Entry { header: e, data }));
-        }
-        Ok(None)
-    }
 }
 
 /// A log of this process: its IUID, ring and header (mapped by the kernel).
@@ -134,7 +64,7 @@ impl Log {
     /// The seed's `assoc_page`: marks the page holding `addr` (this process's own memory) with
     /// `actions` (`actions::*`, 0 unmarks it) for this log.
     pub fn assoc_page(&self, addr: u64, actions: u64) -> Result<(), Error> {
-        crate::sys::call4(nr::ACTIVE_ASSOC, [u64::from(self.iuid), addr, actions, 0]).map(drop)
+        assoc_page(addr, actions, self.iuid)
     }
 
     fn word(&self, offset: u64) -> u32 {
@@ -203,6 +133,12 @@ impl Log {
     }
 }
 
+/// The seed's `assoc_page(addr, act, hlr_id)`: marks the page holding `addr` with `actions` for
+/// the log of IUID `handler` (which must be this process's: the kernel refuses any other).
+pub fn assoc_page(addr: u64, actions: u64, handler: u8) -> Result<(), Error> {
+    crate::sys::call4(nr::ACTIVE_ASSOC, [u64::from(handler), addr, actions, 0]).map(drop)
+}
+
 /// The log's entries; dropping it publishes how far they were consumed.
 pub struct Entries<'a> {
     reader: Reader<'a>,
@@ -264,69 +200,3 @@ pub fn flush<D: crate::rdma::Doorbell>(
     rdma.read(&mut word, target, flush_page)?.wait(timeout_us).map(drop)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use hal::pldma::active::{FLAG_DATA, entry_granules};
-    use std::vec;
-    use std::vec::Vec;
-
-    fn put(ring: &mut [u8], at: u32, va: u64, data: &[u8]) -> u32 {
-        let size = (ring.len() / 32) as u32;
-        let g = entry_granules(data.len());
-        let e = LogEntry {
-            kind: EntryKind::Put,
-            flags: if data.is_empty() { 0 } else { FLAG_DATA },
-            node: 1,
-            pd: 2,
-            iuid: 0,
-            granules: g as u8,
-            len: if data.is_empty() { 8 } else { data.len() as u16 },
-            tid: 0,
-            first_seq: 0,
-            index: 0,
-            va,
-            serial: 0,
-        };
-        let off = (at % size) as usize * 32;
-        ring[off..off + 32].copy_from_slice(&e.encode());
-        let end = (off + 32 + data.len()).min(ring.len());
-        ring[off + 32..end].copy_from_slice(&data[..end - off - 32]);
-        at + g
-    }
-
-    #[test]
-    fn the_reader_takes_entries_skips_pads_and_stops_at_produced() {
-        let mut ring = vec![0u8; 8 * 32];
-        let mut p = put(&mut ring, 0, 0x1000, &[1; 40]);
-        p = put(&mut ring, p, 0x2000, &[]);
-        // A pad from granule 4 to the end, then an entry at the start (wrapped).
-        let pad = LogEntry::pad(4).encode();
-        ring[4 * 32..5 * 32].copy_from_slice(&pad);
-        let mut r = Reader::new(&ring, p, 0);
-        let got: Vec<_> = core::iter::from_fn(|| r.next_entry().unwrap()).map(|e| (e.header.va, e.data.len())).collect();
-        assert_eq!(got, [(0x1000, 40), (0x2000, 0)]);
-        assert_eq!(r.consumed(), 4);
-        let end = put(&mut ring, 8, 0x3000, &[2; 8]);
-        let mut r = Reader::new(&ring, end, 4);
-        assert_eq!(r.next_entry().unwrap().map(|e| (e.header.va, e.data)), Some((0x3000, &[2u8; 8][..])));
-        assert_eq!(r.next_entry(), Ok(None));
-        assert_eq!(r.consumed(), end);
-    }
-
-    #[test]
-    fn a_scribbled_ring_is_corrupt_not_a_panic() {
-        let mut ring = vec![0u8; 8 * 32];
-        put(&mut ring, 0, 0x1000, &[1; 40]);
-        assert_eq!(Reader::new(&ring, 9, 0).next_entry(), Err(LogError::Corrupt), "more than the ring");
-        assert_eq!(Reader::new(&ring, 3, 5).next_entry(), Err(LogError::Corrupt), "consumed past produced");
-        assert_eq!(Reader::new(&ring, 2, 0).next_entry(), Err(LogError::Corrupt), "an entry past produced");
-        ring[0] = 9;
-        assert_eq!(Reader::new(&ring, 3, 0).next_entry(), Err(LogError::Corrupt), "not an entry");
-        // An entry that would run past the ring's end.
-        let mut ring = vec![0u8; 8 * 32];
-        put(&mut ring, 6, 0x1000, &[1; 40]);
-        assert_eq!(Reader::new(&ring, 9, 6).next_entry(), Err(LogError::Corrupt));
-        assert_eq!(Reader::new(&ring[..100], 1, 0).next_entry(), Err(LogError::Corrupt), "not a power of two");
-    }
-}

@@ -447,3 +447,42 @@ pub mod short_waits {
         }
     }
 }
+
+/// `active-aa` (`docs/hw/active-access.md`): the initiator of the Active Access checks, and the
+/// owner of the marked pages it spawns.
+pub mod active_aa {
+    /// What the process does (`active-aa`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Spawns an Owner on `node` and runs every check against it.
+        Semantics { node: u16 },
+        /// Marks its pages and checks its log; the initiator is on `node`.
+        Owner { node: u16 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Semantics { node } => u64::from(node) << 4,
+            Role::Owner { node } => 1 | u64::from(node) << 4,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let node = u16::try_from(arg >> 4).ok()?;
+        match arg & 0xf {
+            0 => Some(Role::Semantics { node }),
+            1 => Some(Role::Owner { node }),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [Role::Semantics { node: 3 }, Role::Owner { node: 0xffff }] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(2), None);
+        assert_eq!(unpack(1 << 40), None);
+    }
+}
