@@ -11,8 +11,10 @@ use crate::testkit::{Test, TestResult};
 use a53_kernel::rdma_node;
 use unimem_user::args::active_aa::{Role, pack};
 
-pub const CLUSTER_TESTS: &[Test] =
-    &[Test::new("cluster", "rdma_active_access_every_semantic_against_the_last_node", every_semantic)];
+pub const CLUSTER_TESTS: &[Test] = &[
+    Test::new("cluster", "rdma_active_access_every_semantic_against_the_last_node", every_semantic),
+    Test::new("cluster", "rdma_active_access_dht_one_put_against_cas_both_tables_exact", dht),
+];
 
 fn every_semantic() -> TestResult {
     let (me, n) = whoami()?;
@@ -33,5 +35,22 @@ fn every_semantic() -> TestResult {
     } else if me != n - 1 {
         crate::ensure(taken == 0, "a kernel fault log entry on a node no test aimed at")?;
     }
+    result
+}
+
+/// The seed's DHT (Listings 2 and 3) at 5 % and 25 % collisions, against the last node: both
+/// volumes are checked exactly by their owner, and the remote operations counted.
+fn dht() -> TestResult {
+    let (me, n) = whoami()?;
+    barrier(3002)?;
+    let check = || {
+        crate::ensure(rdma_node::available(), "this node has no RDMA")?;
+        for pct in [5, 25] {
+            expect_zero("active-aa dht", run("active-aa", pack(Role::Dht { node: n - 1, collide_pct: pct }))?)?;
+        }
+        Ok(())
+    };
+    let result = if me == 0 { check() } else { Ok(()) };
+    barrier_within(3003, 600)?;
     result
 }

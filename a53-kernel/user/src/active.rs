@@ -200,3 +200,224 @@ pub fn flush<D: crate::rdma::Doorbell>(
     rdma.read(&mut word, target, flush_page)?.wait(timeout_us).map(drop)
 }
 
+
+/// The distributed hash table of the seed's Listings 2 and 3 (`active-aa`'s DHT roles): one
+/// process's volume, a table of `TABLE` buckets and an overflow heap of `HEAP` cells, each cell
+/// `{elem, ptr}`; a collision goes to the next free heap cell, chained from its bucket. The RMA
+/// baseline runs the insert remotely (CAS, fetch-and-add, swap, puts) on this layout; Active
+/// Access runs [`local_insert`](dht::Volume::local_insert) in the owner's handler for one put.
+pub mod dht {
+    /// Buckets: the first page of a volume (the page Active Access marks).
+    pub const TABLE: usize = 512;
+    /// Overflow cells.
+    pub const HEAP: usize = 256;
+    /// Cells in all.
+    pub const CELLS: usize = TABLE + HEAP;
+
+    /// A volume, in the owner's memory (page-aligned: `elems[..TABLE]` is its first page).
+    #[repr(C)]
+    pub struct Volume {
+        /// Cell `i`'s element (0: empty).
+        pub elems: [u64; CELLS],
+        /// Cell `i`'s next cell in its bucket's chain (0: none).
+        pub ptrs: [u64; CELLS],
+        /// The next free heap cell (starts at `TABLE`).
+        pub next_free: u64,
+        /// Per bucket, the last heap cell chained to it.
+        pub last_ptr: [u64; TABLE],
+    }
+
+    /// Byte offsets of the fields, for the remote baseline.
+    pub const ELEMS: u64 = core::mem::offset_of!(Volume, elems) as u64;
+    pub const PTRS: u64 = core::mem::offset_of!(Volume, ptrs) as u64;
+    pub const NEXT_FREE: u64 = core::mem::offset_of!(Volume, next_free) as u64;
+    pub const LAST_PTR: u64 = core::mem::offset_of!(Volume, last_ptr) as u64;
+
+    /// The overflow heap is full.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Overflow;
+
+    /// An element's bucket.
+    pub const fn bucket(elem: u64) -> usize {
+        (elem % TABLE as u64) as usize
+    }
+
+    impl Volume {
+        /// Empties it.
+        pub fn clear(&mut self) {
+            self.elems = [0; CELLS];
+            self.ptrs = [0; CELLS];
+            self.next_free = TABLE as u64;
+            self.last_ptr = [0; TABLE];
+        }
+
+        /// Listing 2 with local operations (the AA handler's `local_insert`).
+        pub fn local_insert(&mut self, elem: u64) -> Result<(), Overflow> {
+            let pos = bucket(elem);
+            if self.elems[pos] == 0 {
+                self.elems[pos] = elem;
+                return Ok(());
+            }
+            let free = self.next_free;
+            self.next_free += 1;
+            if free >= CELLS as u64 {
+                return Err(Overflow);
+            }
+            self.elems[free as usize] = elem;
+            let prev = core::mem::replace(&mut self.last_ptr[pos], free);
+            if self.ptrs[pos] == 0 {
+                self.ptrs[pos] = free;
+            } else {
+                self.ptrs[prev as usize] = free;
+            }
+            Ok(())
+        }
+
+        /// Whether the volume holds exactly `expected` (distinct, non-zero), each in its bucket's
+        /// chain, and nothing else.
+        pub fn holds_exactly(&self, expected: impl Iterator<Item = u64> + Clone) -> bool {
+            let mut found = 0usize;
+            for pos in 0..TABLE {
+                let mut cell = pos;
+                let mut steps = 0;
+                loop {
+                    let e = self.elems[cell];
+                    if e == 0 || bucket(e) != pos {
+                        if e != 0 || cell != pos {
+                            return false;
+                        }
+                        break;
+                    }
+                    found += 1;
+                    let next = self.ptrs[cell] as usize;
+                    if next == 0 {
+                        break;
+                    }
+                    steps += 1;
+                    if !(TABLE..CELLS).contains(&next) || steps > HEAP {
+                        return false;
+                    }
+                    cell = next;
+                }
+            }
+            let wanted = expected.clone().count();
+            found == wanted && expected.into_iter().all(|e| self.find(e))
+        }
+
+        fn find(&self, elem: u64) -> bool {
+            let mut cell = bucket(elem);
+            for _ in 0..=HEAP {
+                if self.elems[cell] == elem {
+                    return true;
+                }
+                match self.ptrs[cell] as usize {
+                    0 => return false,
+                    next if next < CELLS => cell = next,
+                    _ => return false,
+                }
+            }
+            false
+        }
+    }
+
+    /// The elements of a run, in order (at most `TABLE`): element `k` collides with an earlier
+    /// one's bucket with probability `pct` %, else takes a bucket no earlier element has. Yields
+    /// the element and whether it collides; distinct and non-zero.
+    #[derive(Clone)]
+    pub struct Elements {
+        rng: proto::rand::XorShift64,
+        pct: u8,
+        buckets: [u16; TABLE],
+        k: usize,
+        fresh: u64,
+    }
+
+    impl Elements {
+        pub fn new(seed: u64, pct: u8) -> Self {
+            Self { rng: proto::rand::XorShift64::new(seed), pct, buckets: [0; TABLE], k: 0, fresh: 0 }
+        }
+    }
+
+    impl Iterator for Elements {
+        type Item = (u64, bool);
+        fn next(&mut self) -> Option<(u64, bool)> {
+            if self.k >= TABLE {
+                return None;
+            }
+            let collide = self.k > 0 && self.rng.below(100) < u64::from(self.pct);
+            let pos = if collide {
+                u64::from(self.buckets[self.rng.below(self.k as u64) as usize])
+            } else {
+                self.fresh += 1;
+                ((self.fresh - 1) * 37) % TABLE as u64
+            };
+            self.buckets[self.k] = pos as u16;
+            self.k += 1;
+            Some((pos + TABLE as u64 * self.k as u64, collide))
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use std::boxed::Box;
+        use std::vec::Vec;
+
+        fn volume() -> Box<Volume> {
+            let mut v: Box<Volume> =
+                Box::new(Volume { elems: [0; CELLS], ptrs: [0; CELLS], next_free: 0, last_ptr: [0; TABLE] });
+            v.clear();
+            v
+        }
+
+        #[test]
+        fn inserts_chain_collisions_and_the_check_is_exact() {
+            let n = 120;
+            let all: Vec<(u64, bool)> = Elements::new(7, 25).take(n).collect();
+            let collisions = all.iter().filter(|e| e.1).count();
+            assert!((15..=45).contains(&collisions), "about 25 %: {collisions}");
+            let elems: Vec<u64> = all.iter().map(|e| e.0).collect();
+            let mut sorted = elems.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), n, "distinct");
+            let mut v = volume();
+            for &e in &elems {
+                v.local_insert(e).unwrap();
+            }
+            assert_eq!(v.next_free as usize - TABLE, collisions, "one heap cell per collision");
+            assert!(v.holds_exactly(elems.iter().copied()));
+            // One missing, one extra, one in the wrong bucket: not exact.
+            assert!(!v.holds_exactly(elems[1..].iter().copied()));
+            let mut w = volume();
+            for &e in &elems[1..] {
+                w.local_insert(e).unwrap();
+            }
+            assert!(!w.holds_exactly(elems.iter().copied()));
+            let mut x = volume();
+            for &e in &elems {
+                x.local_insert(e).unwrap();
+            }
+            x.elems[TABLE] ^= TABLE as u64 * 3 + 1;
+            assert!(!x.holds_exactly(elems.iter().copied()));
+            // A chain that loops is refused, not followed for ever.
+            let mut y = volume();
+            for &e in &elems {
+                y.local_insert(e).unwrap();
+            }
+            let first = (TABLE..CELLS).find(|&c| y.elems[c] != 0).unwrap();
+            y.ptrs[first] = first as u64;
+            assert!(!y.holds_exactly(elems.iter().copied()));
+        }
+
+        #[test]
+        fn the_heap_overflows_cleanly() {
+            let mut v = volume();
+            v.local_insert(5).unwrap();
+            for k in 1..=HEAP as u64 {
+                v.local_insert(5 + k * TABLE as u64).unwrap();
+            }
+            assert_eq!(v.local_insert(5 + (HEAP as u64 + 1) * TABLE as u64), Err(Overflow));
+        }
+    }
+}

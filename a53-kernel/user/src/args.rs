@@ -458,20 +458,33 @@ pub mod active_aa {
         Semantics { node: u16 },
         /// Marks its pages and checks its log; the initiator is on `node`.
         Owner { node: u16 },
+        /// The DHT of the seed's Listings 2 and 3 at `node`: inserts with one active put, then
+        /// with the RMA baseline (CAS and retries), `collide_pct` % of them collisions.
+        Dht { node: u16, collide_pct: u8 },
+        /// Holds the two DHT volumes; the inserter is on `node`.
+        DhtOwner { node: u16 },
     }
 
     pub fn pack(role: Role) -> u64 {
         match role {
             Role::Semantics { node } => u64::from(node) << 4,
             Role::Owner { node } => 1 | u64::from(node) << 4,
+            Role::Dht { node, collide_pct } => 2 | u64::from(node) << 4 | u64::from(collide_pct) << 20,
+            Role::DhtOwner { node } => 3 | u64::from(node) << 4,
         }
     }
 
     pub fn unpack(arg: u64) -> Option<Role> {
-        let node = u16::try_from(arg >> 4).ok()?;
+        if arg >> 28 != 0 {
+            return None;
+        }
+        let node = (arg >> 4) as u16;
+        let pct = (arg >> 20) as u8;
         match arg & 0xf {
             0 => Some(Role::Semantics { node }),
             1 => Some(Role::Owner { node }),
+            2 if pct <= 100 => Some(Role::Dht { node, collide_pct: pct }),
+            3 => Some(Role::DhtOwner { node }),
             _ => None,
         }
     }
@@ -479,10 +492,16 @@ pub mod active_aa {
     #[cfg(test)]
     #[test]
     fn roles_round_trip() {
-        for role in [Role::Semantics { node: 3 }, Role::Owner { node: 0xffff }] {
+        for role in [
+            Role::Semantics { node: 3 },
+            Role::Owner { node: 0xffff },
+            Role::Dht { node: 1, collide_pct: 25 },
+            Role::DhtOwner { node: 2 },
+        ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }
-        assert_eq!(unpack(2), None);
+        assert_eq!(unpack(4), None);
         assert_eq!(unpack(1 << 40), None);
+        assert_eq!(unpack(2 | 101 << 20), None);
     }
 }

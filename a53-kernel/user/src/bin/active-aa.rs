@@ -23,7 +23,11 @@
 use unimem_user::active::{Entry, Log, actions, assoc_page, flush};
 use unimem_user::args::active_aa::{Role, pack, unpack};
 use unimem_user::channel::{op, send, take};
-use unimem_user::{Error, board_id, ensure, log, register, remote_spawn, sys, thread_argument};
+use proto::gsas::{VaOp, VaWidth, va_opcode};
+use unimem_user::active::dht::{self, Elements, Volume};
+use unimem_user::{
+    Error, GlobalAddress, board_id, ensure, log, register, remote_spawn, request, sys, thread_argument, with_client,
+};
 
 unimem_user::entry!(main);
 
@@ -54,6 +58,8 @@ fn main() -> Result<u64, Error> {
     match unpack(thread_argument()?).ok_or(Error::NoArgument)? {
         Role::Semantics { node } => initiator(node),
         Role::Owner { node } => owner(node),
+        Role::Dht { node, collide_pct } => dht_inserter(node, collide_pct),
+        Role::DhtOwner { node } => dht_owner(node),
     }
 }
 
@@ -268,4 +274,161 @@ fn phase1(seen: &mut Seen, e: &Entry<'_>, base: u64) {
         (8..16, true) if e.data.is_empty() => seen.dirty |= 1 << k,
         _ => seen.unexpected += 1,
     }
+}
+
+/// DHT inserts per run.
+const DHT_INSERTS: usize = 300;
+/// A volume takes five pages; the AA volume, the RMA volume, then the flushing page.
+const VOLUME_BYTES: u64 = 5 * PAGE;
+
+/// A process atomic at `va` of this PD's process on `node`: the old value.
+fn atomic(node: u16, op: VaOp, va: u64, arg1: u64, arg2: u64) -> Result<u64, Error> {
+    let address = GlobalAddress::new(node, va).map_err(|_| Error::NoArgument)?;
+    let raw = request(va_opcode(op, VaWidth::W64), address, arg1, arg2);
+    let response = with_client(|g| g.call_raw(node, &raw))?;
+    match response.error {
+        None => Ok(response.result),
+        Some(_) => Err(Error::NoArgument),
+    }
+}
+
+/// Listings 2 (RMA: CAS and retries) and 3 (AA: one put) against a `DhtOwner` on `node`, the same
+/// elements into two volumes; prints remote operations per insert and inserts per second of each,
+/// beside the seed's figures, and has the owner check both volumes exactly.
+fn dht_inserter(node: u16, pct: u8) -> Result<u64, Error> {
+    let me = board_id()?;
+    register(op(OP_ADDRESS))?;
+    register(op(OP_RESULT))?;
+    let rdma = unimem_user::rdma::open()?;
+    remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::DhtOwner { node: me }), node)?;
+    let base = take(OP_ADDRESS)?;
+    let (aa, rma, flush_page) = (base, base + VOLUME_BYTES, base + 2 * VOLUME_BYTES);
+    let seed = 0x5eed_0000 + u64::from(pct);
+    let local = sys::map_buffer(8 * 64)?;
+    let elements = || Elements::new(seed, pct).take(DHT_INSERTS);
+    let collisions = elements().filter(|e| e.1).count() as u64;
+
+    // Active Access: one put per insert into the bucket, the owner's handler inserts it.
+    let t0 = sys::time_us()?;
+    let mut aa_ops = 0u64;
+    let all: [u64; DHT_INSERTS] = {
+        let mut a = [0; DHT_INSERTS];
+        for (slot, (e, _)) in a.iter_mut().zip(elements()) {
+            *slot = e;
+        }
+        a
+    };
+    for chunk in all.chunks(8) {
+        for (j, e) in chunk.iter().enumerate() {
+            local[j * 64..j * 64 + 8].copy_from_slice(&e.to_le_bytes());
+        }
+        let mut transfers = heapless_transfers();
+        for (j, e) in chunk.iter().enumerate() {
+            let at = aa + dht::ELEMS + dht::bucket(*e) as u64 * 8;
+            transfers[j] = Some(rdma.write(&local[j * 64..j * 64 + 8], node, at)?);
+            aa_ops += 1;
+        }
+        for t in transfers.iter().flatten() {
+            t.wait(TRANSFER_US)?;
+        }
+    }
+    flush(&rdma, node, flush_page, TRANSFER_US)?;
+    let aa_us = (sys::time_us()? - t0).max(1);
+
+    // The RMA baseline (Listing 2): CAS into the bucket; on a collision, take a heap cell, put
+    // the element there, and chain it.
+    let t0 = sys::time_us()?;
+    let mut rma_ops = 0u64;
+    for &e in all.iter() {
+        let pos = dht::bucket(e) as u64;
+        rma_ops += 1;
+        if atomic(node, VaOp::CompareSwap, rma + dht::ELEMS + pos * 8, 0, e)? == 0 {
+            continue;
+        }
+        rma_ops += 1;
+        let free = atomic(node, VaOp::FetchAdd, rma + dht::NEXT_FREE, 1, 0)?;
+        ensure!(free < dht::CELLS as u64, 40, "the RMA volume overflowed");
+        local[..8].copy_from_slice(&e.to_le_bytes());
+        rdma.write(&local[..8], node, rma + dht::ELEMS + free * 8)?.wait(TRANSFER_US)?;
+        rma_ops += 1;
+        rma_ops += 1;
+        let prev = atomic(node, VaOp::Swap, rma + dht::LAST_PTR + pos * 8, free, 0)?;
+        rma_ops += 1;
+        if atomic(node, VaOp::CompareSwap, rma + dht::PTRS + pos * 8, 0, free)? != 0 {
+            local[..8].copy_from_slice(&free.to_le_bytes());
+            rdma.write(&local[..8], node, rma + dht::PTRS + prev * 8)?.wait(TRANSFER_US)?;
+            rma_ops += 1;
+        }
+    }
+    let rma_us = (sys::time_us()? - t0).max(1);
+
+    send(node, OP_PHASE, seed << 8 | u64::from(pct))?;
+    let owner = take(OP_RESULT)?;
+    ensure!(owner == 0, 41, "the owner's volume check failed with {}", owner);
+    let n = DHT_INSERTS as u64;
+    ensure!(aa_ops == n, 42, "AA took {} remote operations for {} inserts", aa_ops, n);
+    // Per insert one CAS; per collision a fetch-and-add, a put, a swap, a CAS, and a put when the
+    // bucket already had a chain.
+    ensure!(rma_ops >= n + 4 * collisions && rma_ops <= n + 5 * collisions, 43, "RMA ops {}", rma_ops);
+    log!(
+        "dht {}% collisions ({} of {}): remote ops/insert AA {}.{:02} (seed: 1), RMA {}.{:02} (seed: 1 + up to 6 per collision); inserts/s AA {}, RMA {}, AA/RMA {}.{:02}x (seed: ~3x)",
+        pct,
+        collisions,
+        n,
+        aa_ops / n,
+        aa_ops * 100 / n % 100,
+        rma_ops / n,
+        rma_ops * 100 / n % 100,
+        n * 1_000_000 / aa_us,
+        n * 1_000_000 / rma_us,
+        rma_us / aa_us,
+        rma_us * 100 / aa_us % 100
+    );
+    Ok(0)
+}
+
+fn dht_owner(inserter: u16) -> Result<u64, Error> {
+    register(op(OP_PHASE))?;
+    let mut log = Log::open()?;
+    let buf = sys::map_buffer((3 * VOLUME_BYTES) as usize)?;
+    let base = buf.as_mut_ptr() as u64;
+    // SAFETY: two page-aligned volumes in this fresh region, each `VOLUME_BYTES` (more than a
+    // `Volume`), which nothing else names; the engine writes only the log, never these pages
+    // (the AA bucket page is an active-put page: not written).
+    let (aa, rma) = unsafe { (&mut *(base as *mut Volume), &mut *((base + VOLUME_BYTES) as *mut Volume)) };
+    aa.clear();
+    rma.clear();
+    log.assoc_page(base, actions::ACTIVE_PUT)?;
+    log.assoc_page(base + 2 * VOLUME_BYTES, actions::FLUSH)?;
+    send(inserter, OP_ADDRESS, base)?;
+    // The handler: every logged put is an element for its bucket (Listing 3's insert_handler).
+    let mut handled = 0usize;
+    let mut bad = 0u32;
+    let mut overflow = false;
+    let mut phase = None;
+    while phase.is_none() {
+        log.poll(|e| {
+            let slot = e.header.va.wrapping_sub(base + dht::ELEMS) / 8;
+            match e.data.try_into().map(u64::from_le_bytes) {
+                Ok(elem) if e.is_put() && slot < dht::TABLE as u64 && dht::bucket(elem) as u64 == slot => {
+                    overflow |= aa.local_insert(elem).is_err();
+                    handled += 1;
+                }
+                _ => bad += 1,
+            }
+        })?;
+        phase = unimem_user::receive(Some(op(OP_PHASE)), false).ok().map(|(n, _)| n.payload());
+        if phase.is_none() {
+            sys::yield_now();
+        }
+    }
+    let phase = phase.unwrap_or(0);
+    let (seed, pct) = (phase >> 8, phase as u8);
+    let elements = Elements::new(seed, pct).take(DHT_INSERTS).map(|e| e.0);
+    ensure!(bad == 0 && !overflow, 44, "{} bad entries, overflow {}", bad, overflow);
+    ensure!(handled == DHT_INSERTS, 45, "the handler took {} inserts", handled);
+    ensure!(aa.holds_exactly(elements.clone()), 46, "the AA volume is not exactly the elements");
+    ensure!(rma.holds_exactly(elements), 47, "the RMA volume is not exactly the elements");
+    send(inserter, OP_RESULT, 0)?;
+    Ok(0)
 }
