@@ -16,6 +16,9 @@
 //! - `Owner { node }`: opens a log, marks its pages (and checks that a foreign IUID, an address
 //!   in the device window and an unknown action are refused), answers each phase on opcode 10.
 //!
+//! From the console: `cargo xtask run active-aa --nodes 2 --on 0 -- ARG`, ARG the packed role
+//! (`0x10`: semantics against node 1; `0x500012` / `0x1900012`: the DHT at 5 % / 25 %).
+//!
 //! Exit status: 0; 1..=0x3f a failed check (logged); otherwise an error status (`README.md`).
 #![no_std]
 #![no_main]
@@ -55,7 +58,12 @@ fn byte(seed: u64, i: usize) -> u8 {
 }
 
 fn main() -> Result<u64, Error> {
-    match unpack(thread_argument()?).ok_or(Error::NoArgument)? {
+    // Started by `cargo xtask run active-aa -- ARG` (no thread argument): ARG is the packed role.
+    let argument = match thread_argument() {
+        Err(Error::NoArgument) => unimem_user::arguments()?.number(0)?,
+        other => other?,
+    };
+    match unpack(argument).ok_or(Error::NoArgument)? {
         Role::Semantics { node } => initiator(node),
         Role::Owner { node } => owner(node),
         Role::Dht { node, collide_pct } => dht_inserter(node, collide_pct),
