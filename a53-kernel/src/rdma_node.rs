@@ -43,8 +43,8 @@ use tock_registers::LocalRegisterCopy;
 
 use crate::process::hooks::{ExitedProcess, PdResources, Setup, Teardown};
 use crate::rdma::active::{ActiveHw, ActiveTable};
-use hal::pldma::active::LogCtrl;
 pub use crate::rdma::front::Counters;
+use hal::pldma::active::LogCtrl;
 
 /// What this subsystem sets up for a process that holds its PD, for the process table
 /// (`process::hooks::set_pd_resources`, wired by `kernel`).

@@ -1,8 +1,8 @@
 //! The suites, in the order they run, and the runner that the image calls.
 
 use crate::{
-    active, bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, process, rdma, rpu, rpu_rdma, shmem, smp,
-    sockets, timer,
+    active, bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, process, rdma, rpu, rpu_rdma, shmem,
+    smp, sockets, timer,
 };
 
 use crate::testkit::{self, Reporter, Test, TestResult};

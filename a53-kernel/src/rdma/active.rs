@@ -94,14 +94,13 @@ impl ActiveTable {
         Ok(iuid as u8)
     }
 
-    /// Marks the page at `va` of the process in `slot` (PD `pd`) with `bits` (`proto::syscall::
+    /// Marks the page at `va` of the caller, the process in `slot` holding PD `pd`, with `bits` (`proto::syscall::
     /// active`; 0 unmarks it) for IUID `iuid`. `own` says whether `va` lies in the caller's own
     /// memory that the engine may reach (its regions).
     pub fn assoc(
         &mut self,
         hw: &mut (impl ActiveHw + ?Sized),
-        slot: usize,
-        pd: Pd,
+        (slot, pd): (usize, Pd),
         iuid: u64,
         va: u64,
         bits: u64,
@@ -183,9 +182,12 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    /// A log opened (ctrl, base, header), or closed.
+    type Opened = Option<(LogCtrl, u64, u64)>;
+
     #[derive(Debug, Default)]
     struct Fake {
-        logs: Vec<(usize, Option<(LogCtrl, u64, u64)>)>,
+        logs: Vec<(usize, Opened)>,
         apt: Vec<(usize, u64, u32)>,
     }
 
@@ -236,19 +238,19 @@ mod tests {
         let theirs = t.open(&mut hw, 5, pd(3)).unwrap();
         let own = |_| true;
         // Another process's IUID, a forged one, a PD not the owner's: refused, nothing written.
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), theirs.into(), VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), 16, VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), u64::MAX, VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
-        assert_eq!(t.assoc(&mut hw, 4, pd(3), mine.into(), VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), theirs.into(), VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), 16, VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), u64::MAX, VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(3)), mine.into(), VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
         // Unknown bits, FLUSH with others.
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), mine.into(), VA, 128, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, 128, own), Err(ActiveError::BadArgument));
         let flush_put = actions::FLUSH | actions::WL;
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), mine.into(), VA, flush_put, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, flush_put, own), Err(ActiveError::BadArgument));
         // Memory that is not the caller's.
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), mine.into(), VA, ACTIVE_PUT, |_| false), Err(ActiveError::BadAddress));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, ACTIVE_PUT, |_| false), Err(ActiveError::BadAddress));
         assert!(hw.apt.is_empty());
         // The owner's own page: the entry is (PD 2, page), IUID mine.
-        t.assoc(&mut hw, 4, pd(2), mine.into(), VA + 0x123, ACTIVE_PUT, own).unwrap();
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA + 0x123, ACTIVE_PUT, own).unwrap();
         let (index, tag, attr) = hw.apt[0];
         assert_eq!(index / APT_WAYS, apt_set(VA));
         assert_eq!(tag, apt_tag(pd(2), VA));
@@ -256,11 +258,11 @@ mod tests {
         assert_eq!((a.w, a.wl, a.wld, a.e, a.iuid), (false, true, true, true, mine));
         // Marking it again rewrites the same entry; another IUID of another process cannot
         // unmark it.
-        t.assoc(&mut hw, 4, pd(2), mine.into(), VA, actions::W | actions::WL | actions::E, own).unwrap();
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, actions::W | actions::WL | actions::E, own).unwrap();
         assert_eq!(hw.apt[1].0, index);
-        assert_eq!(t.assoc(&mut hw, 5, pd(3), theirs.into(), VA, 0, own), Ok(()), "PD 3 has no such page");
+        assert_eq!(t.assoc(&mut hw, (5, pd(3)), theirs.into(), VA, 0, own), Ok(()), "PD 3 has no such page");
         assert_eq!(t.marked(), 1);
-        t.assoc(&mut hw, 4, pd(2), mine.into(), VA, 0, own).unwrap();
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, 0, own).unwrap();
         assert_eq!(hw.apt.last(), Some(&(index, 0, 0)));
         assert_eq!(t.marked(), 0);
     }
@@ -272,11 +274,11 @@ mod tests {
         let j = t.open(&mut hw, 4, pd(2)).unwrap();
         // Pages 256 KiB apart fall into one set.
         for k in 0..APT_WAYS as u64 {
-            t.assoc(&mut hw, 4, pd(2), i.into(), VA + k * 0x4_0000, ACTIVE_PUT, |_| true).unwrap();
+            t.assoc(&mut hw, (4, pd(2)), i.into(), VA + k * 0x4_0000, ACTIVE_PUT, |_| true).unwrap();
         }
         let fifth = VA + 4 * 0x4_0000;
-        assert_eq!(t.assoc(&mut hw, 4, pd(2), j.into(), fifth, ACTIVE_PUT, |_| true), Err(ActiveError::Busy));
-        t.assoc(&mut hw, 4, pd(2), j.into(), VA + 0x1000, actions::FLUSH, |_| true).unwrap();
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), j.into(), fifth, ACTIVE_PUT, |_| true), Err(ActiveError::Busy));
+        t.assoc(&mut hw, (4, pd(2)), j.into(), VA + 0x1000, actions::FLUSH, |_| true).unwrap();
         let flush = Attr::decode(hw.apt.last().unwrap().2);
         assert!(flush.flush && flush.e && !flush.logs_get() && !flush.logs_put());
         assert_eq!(t.owned(4).collect::<Vec<_>>(), [i, j]);

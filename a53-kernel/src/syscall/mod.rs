@@ -211,9 +211,8 @@ fn active_open(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Even
     };
     let (ring, _) = crate::rdma::active::log_pa(usize::from(iuid));
     let va = active_log(iuid);
-    let mapped = k.table(|t| {
-        t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, ACTIVE_LOG_STRIDE / 4096).is_ok())
-    });
+    let mapped =
+        k.table(|t| t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, ACTIVE_LOG_STRIDE / 4096).is_ok()));
     if mapped != Some(true) {
         k.active(|t, hw| t.close(hw, slot, iuid));
         return err(frame, Error::BadArgument);
@@ -234,7 +233,7 @@ fn active_assoc(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, args: 
                 && (p.space.region(va).is_some_and(|r| !r.device) || p.space.page(va).is_some())
         })
     });
-    match k.active(|t, hw| t.assoc(hw, slot, pd, iuid, va, bits, |_| own)) {
+    match k.active(|t, hw| t.assoc(hw, (slot, pd), iuid, va, bits, |_| own)) {
         None => err(frame, Error::NoPd),
         Some(Ok(())) => ok(frame, &[0]),
         Some(Err(ActiveError::Busy)) => err(frame, Error::Busy),

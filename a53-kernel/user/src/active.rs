@@ -15,8 +15,8 @@
 //! log too) is plain logic over bytes, host-tested.
 
 use crate::error::Error;
-pub use hal::pldma::active::{Entry, LogError, Reader};
 use hal::pldma::active::header;
+pub use hal::pldma::active::{Entry, LogError, Reader};
 use proto::syscall::active as bits;
 use proto::syscall::{layout, nr};
 
@@ -199,7 +199,6 @@ pub fn flush<D: crate::rdma::Doorbell>(
     let mut word = [0u8; 8];
     rdma.read(&mut word, target, flush_page)?.wait(timeout_us).map(drop)
 }
-
 
 /// The distributed hash table of the seed's Listings 2 and 3 (`active-aa`'s DHT roles): one
 /// process's volume, a table of `TABLE` buckets and an overflow heap of `HEAP` cells, each cell

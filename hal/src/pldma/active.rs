@@ -643,7 +643,7 @@ mod tests {
         assert!(!LogCtrl::decode(LogCtrl { size_log2: 0, ..c }.encode()).valid);
         let pd = Pd::new(5).unwrap();
         let t = tock_registers::LocalRegisterCopy::<u64, APT_TAG::Register>::new(apt_tag(pd, 0x1234_5678_9abc));
-        assert_eq!((t.read(APT_TAG::VALID), t.read(APT_TAG::PD), t.read(APT_TAG::PAGE)), (1, 5, 0x1234_5678_9));
+        assert_eq!((t.read(APT_TAG::VALID), t.read(APT_TAG::PD), t.read(APT_TAG::PAGE)), (1, 5, 0x0001_2345_6789));
         assert_eq!(apt_set(0x4_1000), 1);
         assert_eq!(apt_set(0x40_1000), 1);
         assert_eq!(apt_set(0x3f000), 63);
@@ -704,63 +704,64 @@ mod tests {
         use std::vec;
         use std::vec::Vec;
 
-    fn put(ring: &mut [u8], at: u32, va: u64, data: &[u8]) -> u32 {
-        let size = (ring.len() / 32) as u32;
-        let g = entry_granules(data.len());
-        let e = LogEntry {
-            kind: EntryKind::Put,
-            flags: if data.is_empty() { 0 } else { FLAG_DATA },
-            node: 1,
-            pd: 2,
-            iuid: 0,
-            granules: g as u8,
-            len: if data.is_empty() { 8 } else { data.len() as u16 },
-            tid: 0,
-            first_seq: 0,
-            index: 0,
-            va,
-            serial: 0,
-        };
-        let off = (at % size) as usize * 32;
-        ring[off..off + 32].copy_from_slice(&e.encode());
-        let end = (off + 32 + data.len()).min(ring.len());
-        ring[off + 32..end].copy_from_slice(&data[..end - off - 32]);
-        at + g
-    }
+        fn put(ring: &mut [u8], at: u32, va: u64, data: &[u8]) -> u32 {
+            let size = (ring.len() / 32) as u32;
+            let g = entry_granules(data.len());
+            let e = LogEntry {
+                kind: EntryKind::Put,
+                flags: if data.is_empty() { 0 } else { FLAG_DATA },
+                node: 1,
+                pd: 2,
+                iuid: 0,
+                granules: g as u8,
+                len: if data.is_empty() { 8 } else { data.len() as u16 },
+                tid: 0,
+                first_seq: 0,
+                index: 0,
+                va,
+                serial: 0,
+            };
+            let off = (at % size) as usize * 32;
+            ring[off..off + 32].copy_from_slice(&e.encode());
+            let end = (off + 32 + data.len()).min(ring.len());
+            ring[off + 32..end].copy_from_slice(&data[..end - off - 32]);
+            at + g
+        }
 
-    #[test]
-    fn the_reader_takes_entries_skips_pads_and_stops_at_produced() {
-        let mut ring = vec![0u8; 8 * 32];
-        let mut p = put(&mut ring, 0, 0x1000, &[1; 40]);
-        p = put(&mut ring, p, 0x2000, &[]);
-        // A pad from granule 4 to the end, then an entry at the start (wrapped).
-        let pad = LogEntry::pad(4).encode();
-        ring[4 * 32..5 * 32].copy_from_slice(&pad);
-        let mut r = Reader::new(&ring, p, 0);
-        let got: Vec<_> = core::iter::from_fn(|| r.next_entry().unwrap()).map(|e| (e.header.va, e.data.len())).collect();
-        assert_eq!(got, [(0x1000, 40), (0x2000, 0)]);
-        assert_eq!(r.consumed(), 4);
-        let end = put(&mut ring, 8, 0x3000, &[2; 8]);
-        let mut r = Reader::new(&ring, end, 4);
-        assert_eq!(r.next_entry().unwrap().map(|e| (e.header.va, e.data)), Some((0x3000, &[2u8; 8][..])));
-        assert_eq!(r.next_entry(), Ok(None));
-        assert_eq!(r.consumed(), end);
-    }
+        #[test]
+        fn the_reader_takes_entries_skips_pads_and_stops_at_produced() {
+            let mut ring = vec![0u8; 8 * 32];
+            let mut p = put(&mut ring, 0, 0x1000, &[1; 40]);
+            p = put(&mut ring, p, 0x2000, &[]);
+            // A pad from granule 4 to the end, then an entry at the start (wrapped).
+            let pad = LogEntry::pad(4).encode();
+            ring[4 * 32..5 * 32].copy_from_slice(&pad);
+            let mut r = Reader::new(&ring, p, 0);
+            let got: Vec<_> =
+                core::iter::from_fn(|| r.next_entry().unwrap()).map(|e| (e.header.va, e.data.len())).collect();
+            assert_eq!(got, [(0x1000, 40), (0x2000, 0)]);
+            assert_eq!(r.consumed(), 4);
+            let end = put(&mut ring, 8, 0x3000, &[2; 8]);
+            let mut r = Reader::new(&ring, end, 4);
+            assert_eq!(r.next_entry().unwrap().map(|e| (e.header.va, e.data)), Some((0x3000, &[2u8; 8][..])));
+            assert_eq!(r.next_entry(), Ok(None));
+            assert_eq!(r.consumed(), end);
+        }
 
-    #[test]
-    fn a_scribbled_ring_is_corrupt_not_a_panic() {
-        let mut ring = vec![0u8; 8 * 32];
-        put(&mut ring, 0, 0x1000, &[1; 40]);
-        assert_eq!(Reader::new(&ring, 9, 0).next_entry(), Err(LogError::Corrupt), "more than the ring");
-        assert_eq!(Reader::new(&ring, 3, 5).next_entry(), Err(LogError::Corrupt), "consumed past produced");
-        assert_eq!(Reader::new(&ring, 2, 0).next_entry(), Err(LogError::Corrupt), "an entry past produced");
-        ring[0] = 9;
-        assert_eq!(Reader::new(&ring, 3, 0).next_entry(), Err(LogError::Corrupt), "not an entry");
-        // An entry that would run past the ring's end.
-        let mut ring = vec![0u8; 8 * 32];
-        put(&mut ring, 6, 0x1000, &[1; 40]);
-        assert_eq!(Reader::new(&ring, 9, 6).next_entry(), Err(LogError::Corrupt));
-        assert_eq!(Reader::new(&ring[..100], 1, 0).next_entry(), Err(LogError::Corrupt), "not a power of two");
-    }
+        #[test]
+        fn a_scribbled_ring_is_corrupt_not_a_panic() {
+            let mut ring = vec![0u8; 8 * 32];
+            put(&mut ring, 0, 0x1000, &[1; 40]);
+            assert_eq!(Reader::new(&ring, 9, 0).next_entry(), Err(LogError::Corrupt), "more than the ring");
+            assert_eq!(Reader::new(&ring, 3, 5).next_entry(), Err(LogError::Corrupt), "consumed past produced");
+            assert_eq!(Reader::new(&ring, 2, 0).next_entry(), Err(LogError::Corrupt), "an entry past produced");
+            ring[0] = 9;
+            assert_eq!(Reader::new(&ring, 3, 0).next_entry(), Err(LogError::Corrupt), "not an entry");
+            // An entry that would run past the ring's end.
+            let mut ring = vec![0u8; 8 * 32];
+            put(&mut ring, 6, 0x1000, &[1; 40]);
+            assert_eq!(Reader::new(&ring, 9, 6).next_entry(), Err(LogError::Corrupt));
+            assert_eq!(Reader::new(&ring[..100], 1, 0).next_entry(), Err(LogError::Corrupt), "not a power of two");
+        }
     }
 }

@@ -23,11 +23,11 @@
 #![no_std]
 #![no_main]
 
+use proto::gsas::{VaOp, VaWidth, va_opcode};
+use unimem_user::active::dht::{self, Elements, Volume};
 use unimem_user::active::{Entry, Log, actions, assoc_page, flush};
 use unimem_user::args::active_aa::{Role, pack, unpack};
 use unimem_user::channel::{op, send, take};
-use proto::gsas::{VaOp, VaWidth, va_opcode};
-use unimem_user::active::dht::{self, Elements, Volume};
 use unimem_user::{
     Error, GlobalAddress, board_id, ensure, log, register, remote_spawn, request, sys, thread_argument, with_client,
 };
@@ -136,8 +136,8 @@ fn initiator(node: u16) -> Result<u64, Error> {
         for (j, slot) in chunk.chunks_mut(256).enumerate() {
             let id = k + j as u64;
             slot[..8].copy_from_slice(&id.to_le_bytes());
-            for i in 8..FLOOD_BYTES {
-                slot[i] = byte(id, i);
+            for (i, b) in slot.iter_mut().enumerate().take(FLOOD_BYTES).skip(8) {
+                *b = byte(id, i);
             }
         }
         let chunk = &src[..n * 256];
@@ -198,7 +198,11 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     // What the kernel refuses.
     let foreign = log.iuid() ^ 1;
     ensure!(assoc_page(page(6), actions::PUT_LOG, foreign).is_err(), 20, "another IUID marked a page");
-    ensure!(log.assoc_page(proto::syscall::layout::active_log(log.iuid()), actions::PUT_LOG).is_err(), 21, "the log marked");
+    ensure!(
+        log.assoc_page(proto::syscall::layout::active_log(log.iuid()), actions::PUT_LOG).is_err(),
+        21,
+        "the log marked"
+    );
     ensure!(log.assoc_page(page(6), 1 << 7).is_err(), 22, "an unknown action was taken");
     send(initiator, OP_ADDRESS, base)?;
 
@@ -215,9 +219,8 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     ensure!(seen.count == 5, 28, "get counting: {} distinct gets", seen.count);
     let want = DIRTY.iter().fold(0u16, |m, k| m | 1 << k);
     ensure!(seen.dirty == want, 29, "dirty pages {:#x}, written {:#x}", seen.dirty, want);
-    let unchanged = |k: u64, from: usize, len: usize| {
-        (from..from + len).all(|i| buf[(k * PAGE) as usize + i] == byte(k, i))
-    };
+    let unchanged =
+        |k: u64, from: usize, len: usize| (from..from + len).all(|i| buf[(k * PAGE) as usize + i] == byte(k, i));
     ensure!(unchanged(0, 16, 40) && unchanged(4, 8, 16), 30, "an active put reached memory");
     ensure!(!unchanged(1, 0x80, 300), 31, "a logged put did not reach memory");
     send(initiator, OP_RESULT, 0)?;
@@ -236,7 +239,7 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     let mut got = [0u8; FLOOD_PUTS as usize];
     let mut bad = 0u32;
     let start = sys::time_us()?;
-    while got.iter().any(|&g| g == 0) && sys::time_us()? - start < TRANSFER_US {
+    while got.contains(&0) && sys::time_us()? - start < TRANSFER_US {
         log.poll(|e| {
             let id = e.data.get(..8).map_or(u64::MAX, |d| u64::from_le_bytes(d.try_into().unwrap_or([0xff; 8])));
             let ok = e.is_put()
@@ -255,7 +258,11 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     ensure!(bad == 0, 35, "{} flood entries were wrong", bad);
     ensure!(got.iter().all(|&g| g == 1), 36, "a flood put was lost or logged twice");
     ensure!(log.full() > 0, 37, "the log never refused a put: no back-pressure was exercised");
-    log!("flood: {} active puts, each logged once; the engine refused {} while the log was full", FLOOD_PUTS, log.full());
+    log!(
+        "flood: {} active puts, each logged once; the engine refused {} while the log was full",
+        FLOOD_PUTS,
+        log.full()
+    );
     send(initiator, OP_RESULT, 0)?;
     Ok(0)
 }
