@@ -463,6 +463,11 @@ pub mod active_aa {
         Dht { node: u16, collide_pct: u8 },
         /// Holds the two DHT volumes; the inserter is on `node`.
         DhtOwner { node: u16 },
+        /// The cost of logging on plain puts: puts to a plain page and to a put-logging page of
+        /// a `CostOwner` on `node`, timed.
+        PutCost { node: u16 },
+        /// Drains its log while `PutCost` on `node` puts, and times its handler.
+        CostOwner { node: u16 },
     }
 
     pub fn pack(role: Role) -> u64 {
@@ -471,6 +476,8 @@ pub mod active_aa {
             Role::Owner { node } => 1 | u64::from(node) << 4,
             Role::Dht { node, collide_pct } => 2 | u64::from(node) << 4 | u64::from(collide_pct) << 20,
             Role::DhtOwner { node } => 3 | u64::from(node) << 4,
+            Role::PutCost { node } => 4 | u64::from(node) << 4,
+            Role::CostOwner { node } => 5 | u64::from(node) << 4,
         }
     }
 
@@ -485,6 +492,8 @@ pub mod active_aa {
             1 => Some(Role::Owner { node }),
             2 if pct <= 100 => Some(Role::Dht { node, collide_pct: pct }),
             3 => Some(Role::DhtOwner { node }),
+            4 => Some(Role::PutCost { node }),
+            5 => Some(Role::CostOwner { node }),
             _ => None,
         }
     }
@@ -497,10 +506,12 @@ pub mod active_aa {
             Role::Owner { node: 0xffff },
             Role::Dht { node: 1, collide_pct: 25 },
             Role::DhtOwner { node: 2 },
+            Role::PutCost { node: 1 },
+            Role::CostOwner { node: 0 },
         ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }
-        assert_eq!(unpack(4), None);
+        assert_eq!(unpack(6), None);
         assert_eq!(unpack(1 << 40), None);
         assert_eq!(unpack(2 | 101 << 20), None);
     }

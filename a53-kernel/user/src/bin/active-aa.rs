@@ -16,6 +16,10 @@
 //! - `Owner { node }`: opens a log, marks its pages (and checks that a foreign IUID, an address
 //!   in the device window and an unknown action are refused), answers each phase on opcode 10.
 //!
+//! - `PutCost { node }` / `CostOwner { node }`: the cost of logging on plain puts (`cargo xtask
+//!   bench active`): `COST_PUTS` puts of 256 B, one at a time, to a plain page and to a
+//!   put-logging page of the owner, whose handler drains the log meanwhile and times itself.
+//!
 //! From the console: `cargo xtask run active-aa --nodes 2 --on 0 -- ARG`, ARG the packed role
 //! (`0x10`: semantics against node 1; `0x500012` / `0x1900012`: the DHT at 5 % / 25 %).
 //!
@@ -68,6 +72,8 @@ fn main() -> Result<u64, Error> {
         Role::Owner { node } => owner(node),
         Role::Dht { node, collide_pct } => dht_inserter(node, collide_pct),
         Role::DhtOwner { node } => dht_owner(node),
+        Role::PutCost { node } => put_cost(node),
+        Role::CostOwner { node } => cost_owner(node),
     }
 }
 
@@ -399,6 +405,13 @@ fn dht_inserter(node: u16, pct: u8) -> Result<u64, Error> {
         rma_us / aa_us,
         rma_us * 100 / aa_us % 100
     );
+    // For `cargo xtask bench active`.
+    log!("bench active_dht_{}pct_inserts: {} inserts", pct, n);
+    log!("bench active_dht_{}pct_collisions: {} inserts", pct, collisions);
+    log!("bench active_dht_{}pct_aa_remote_ops: {} ops", pct, aa_ops);
+    log!("bench active_dht_{}pct_rma_remote_ops: {} ops", pct, rma_ops);
+    log!("bench active_dht_{}pct_aa_us: {} us", pct, aa_us);
+    log!("bench active_dht_{}pct_rma_us: {} us", pct, rma_us);
     Ok(0)
 }
 
@@ -445,5 +458,72 @@ fn dht_owner(inserter: u16) -> Result<u64, Error> {
     ensure!(aa.holds_exactly(elements.clone()), 46, "the AA volume is not exactly the elements");
     ensure!(rma.holds_exactly(elements), 47, "the RMA volume is not exactly the elements");
     send(inserter, OP_RESULT, 0)?;
+    Ok(0)
+}
+
+/// Puts of each kind in `PutCost`.
+const COST_PUTS: u64 = 400;
+
+fn put_cost(node: u16) -> Result<u64, Error> {
+    let me = board_id()?;
+    register(op(OP_ADDRESS))?;
+    register(op(OP_RESULT))?;
+    let rdma = unimem_user::rdma::open()?;
+    remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::CostOwner { node: me }), node)?;
+    let base = take(OP_ADDRESS)?;
+    let local = sys::map_buffer(256)?;
+    for (i, b) in local.iter_mut().enumerate() {
+        *b = byte(7, i);
+    }
+    let time = |page: u64| -> Result<u64, Error> {
+        let t0 = sys::time_us()?;
+        for k in 0..COST_PUTS {
+            rdma.write(&local[..256], node, page + (k % 16) * 256)?.wait(TRANSFER_US)?;
+        }
+        Ok(sys::time_us()? - t0)
+    };
+    // Alternating rounds, so that a slow phase of the host weighs on both alike.
+    let (mut plain, mut logged) = (0, 0);
+    for _ in 0..2 {
+        plain += time(base)?;
+        logged += time(base + PAGE)?;
+    }
+    send(node, OP_PHASE, 0)?;
+    let handled = take(OP_RESULT)?;
+    ensure!(handled == 2 * COST_PUTS, 50, "the owner handled {} entries", handled);
+    log!("bench active_put_plain_us: {} us", plain);
+    log!("bench active_put_logged_us: {} us", logged);
+    log!("bench active_put_count: {} puts", 2 * COST_PUTS);
+    Ok(0)
+}
+
+fn cost_owner(initiator: u16) -> Result<u64, Error> {
+    register(op(OP_PHASE))?;
+    let mut log = Log::open()?;
+    let buf = sys::map_buffer((2 * PAGE) as usize)?;
+    let base = buf.as_ptr() as u64;
+    log.assoc_page(base + PAGE, actions::PUT_LOG)?;
+    send(initiator, OP_ADDRESS, base)?;
+    let (mut handled, mut busy_us, mut sum) = (0u64, 0u64, 0u64);
+    loop {
+        let t0 = sys::time_us()?;
+        let n = log.poll(|e| {
+            // The handler's work: the checkpoint's dirty-page bookkeeping.
+            sum = sum.wrapping_add(e.header.va >> 12).wrapping_add(u64::from(e.header.len));
+        })? as u64;
+        if n > 0 {
+            busy_us += sys::time_us()? - t0;
+            handled += n;
+        } else if unimem_user::receive(Some(op(OP_PHASE)), false).is_ok() {
+            break;
+        } else {
+            sys::yield_now();
+        }
+    }
+    log.poll(|_| handled += 1)?;
+    log!("bench active_handler_us: {} us", busy_us);
+    log!("bench active_handler_entries: {} entries", handled);
+    core::hint::black_box(sum);
+    send(initiator, OP_RESULT, handled)?;
     Ok(0)
 }
