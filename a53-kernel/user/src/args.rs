@@ -468,6 +468,10 @@ pub mod active_aa {
         PutCost { node: u16 },
         /// Drains its log while `PutCost` on `node` puts, and times its handler.
         CostOwner { node: u16 },
+        /// Spawned by an Owner next to it (same PD, not its holder): tries to take an IUID,
+        /// to mark a page with the owner's IUID `iuid`, then to read the owner's log; reports to
+        /// `node` (this node) before the read, and again only if the read returned.
+        Peek { node: u16, iuid: u8 },
     }
 
     pub fn pack(role: Role) -> u64 {
@@ -478,6 +482,7 @@ pub mod active_aa {
             Role::DhtOwner { node } => 3 | u64::from(node) << 4,
             Role::PutCost { node } => 4 | u64::from(node) << 4,
             Role::CostOwner { node } => 5 | u64::from(node) << 4,
+            Role::Peek { node, iuid } => 6 | u64::from(node) << 4 | u64::from(iuid) << 20,
         }
     }
 
@@ -494,6 +499,7 @@ pub mod active_aa {
             3 => Some(Role::DhtOwner { node }),
             4 => Some(Role::PutCost { node }),
             5 => Some(Role::CostOwner { node }),
+            6 => Some(Role::Peek { node, iuid: pct }),
             _ => None,
         }
     }
@@ -508,10 +514,11 @@ pub mod active_aa {
             Role::DhtOwner { node: 2 },
             Role::PutCost { node: 1 },
             Role::CostOwner { node: 0 },
+            Role::Peek { node: 1, iuid: 15 },
         ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }
-        assert_eq!(unpack(6), None);
+        assert_eq!(unpack(7), None);
         assert_eq!(unpack(1 << 40), None);
         assert_eq!(unpack(2 | 101 << 20), None);
     }

@@ -14,7 +14,9 @@
 //!      handler sleeps: every one completes, and the owner finds each exactly once with its
 //!      bytes, and a non-zero `full` count (the engine refused and the initiators retried).
 //! - `Owner { node }`: opens a log, marks its pages (and checks that a foreign IUID, an address
-//!   in the device window and an unknown action are refused), answers each phase on opcode 10.
+//!   in the device window and an unknown action are refused), spawns a `Peek` next to it (same
+//!   job, not the PD's holder), which must get no IUID, mark nothing with the owner's IUID, and
+//!   be killed when it reads the owner's log; answers each phase on opcode 10.
 //!
 //! - `PutCost { node }` / `CostOwner { node }`: the cost of logging on plain puts (`cargo xtask
 //!   bench active`): `COST_PUTS` puts of 256 B, one at a time, to a plain page and to a
@@ -44,6 +46,7 @@ const PAGES: u64 = 16;
 const OP_ADDRESS: u8 = 8;
 const OP_PHASE: u8 = 9;
 const OP_RESULT: u8 = 10;
+const OP_PEEK: u8 = 12;
 /// Phases the initiator announces on `OP_PHASE`.
 const CHECK: u64 = 1;
 const FLUSHING: u64 = 2;
@@ -74,6 +77,7 @@ fn main() -> Result<u64, Error> {
         Role::DhtOwner { node } => dht_owner(node),
         Role::PutCost { node } => put_cost(node),
         Role::CostOwner { node } => cost_owner(node),
+        Role::Peek { node, iuid } => peek(node, iuid),
     }
 }
 
@@ -210,6 +214,18 @@ fn owner(initiator: u16) -> Result<u64, Error> {
         "the log marked"
     );
     ensure!(log.assoc_page(page(6), 1 << 7).is_err(), 22, "an unknown action was taken");
+    // Another process of this job, on this node (it does not hold the PD): it gets no IUID,
+    // cannot mark a page with ours, and reading our log kills it.
+    register(op(OP_PEEK))?;
+    remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::Peek { node: board_id()?, iuid: log.iuid() }), board_id()?)?;
+    let refused = take(OP_PEEK)?;
+    ensure!(refused == 0b11, 38, "the other process was given an IUID or marked a page ({:#b})", refused);
+    let deadline = sys::time_us()? + 2_000_000;
+    while sys::time_us()? < deadline {
+        let read = unimem_user::receive(Some(op(OP_PEEK)), false).is_ok();
+        ensure!(!read, 39, "another process read this process's log");
+        sys::sleep_us(20_000)?;
+    }
     send(initiator, OP_ADDRESS, base)?;
 
     // Phase 1.
@@ -525,5 +541,16 @@ fn cost_owner(initiator: u16) -> Result<u64, Error> {
     log!("bench active_handler_entries: {} entries", handled);
     core::hint::black_box(sum);
     send(initiator, OP_RESULT, handled)?;
+    Ok(0)
+}
+
+fn peek(owner: u16, iuid: u8) -> Result<u64, Error> {
+    let no_iuid = matches!(Log::open(), Err(Error::Syscall(unimem_user::SysError::NoPd)));
+    let buf = sys::map_buffer(PAGE as usize)?;
+    let no_mark = assoc_page(buf.as_ptr() as u64, actions::PUT_LOG, iuid).is_err();
+    send(owner, OP_PEEK, u64::from(no_iuid) | u64::from(no_mark) << 1)?;
+    // SAFETY: deliberately not: the owner's log is not mapped here, and this load must fault.
+    let word = unsafe { core::ptr::read_volatile(proto::syscall::layout::active_log(iuid) as *const u32) };
+    send(owner, OP_PEEK, u64::from(word) | 1 << 40)?;
     Ok(0)
 }
