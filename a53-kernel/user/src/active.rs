@@ -16,7 +16,7 @@
 
 use crate::error::Error;
 use hal::pldma::active::header;
-pub use hal::pldma::active::{Entry, LogError, Reader};
+pub use hal::pldma::active::{Entry, IUIDS, LogEntry, LogError, Reader};
 use proto::syscall::active as bits;
 use proto::syscall::{layout, nr};
 
