@@ -10,7 +10,7 @@ use crate::client::{Gsas, Stats};
 use crate::error::Error;
 use crate::hw::Hw;
 use crate::sys;
-use proto::gsas::Sharing;
+use proto::gsas::{Sharing, VaOp, VaWidth};
 
 static CLIENT: Mutex<Option<Gsas<Hw>>> = Mutex::new(None);
 
@@ -128,6 +128,13 @@ pub fn fad64(address: GlobalAddress, addend: i64) -> Result<u64, Error> {
 /// Stores `new`; returns the old value.
 pub fn swap64(address: GlobalAddress, new: u64) -> Result<u64, Error> {
     with_client(|g| g.swap64(address, new))
+}
+
+/// A process atomic on the virtual address `va` in the process of this process's protection
+/// domain on `node` (`Gsas::va_atomic`): returns the old value; `Service(NoProcess)` when no
+/// process of this PD lives there.
+pub fn va_atomic(op: VaOp, width: VaWidth, node: u16, va: u64, arg1: u64, arg2: u64) -> Result<u64, Error> {
+    with_client(|g| g.va_atomic(op, width, node, va, arg1, arg2))
 }
 
 /// Runs image `program` on `node` with argument `arg` (seed `remoteFork`); returns the child's

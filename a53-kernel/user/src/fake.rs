@@ -44,6 +44,9 @@ pub struct Service {
     next_page: u64,
     pub spawned: Vec<(String, u64)>,
     pub notified: Vec<(Pid, Notification)>,
+    /// The process of the client's protection domain on this node, for process atomics: its
+    /// mapped pages by page number (`None`: no such process, `NoProcess`).
+    pub process: Option<BTreeMap<u64, Box<[u8; PAGE_SIZE as usize]>>>,
 }
 
 impl Service {
@@ -53,6 +56,39 @@ impl Service {
 
     pub fn pages(&self) -> usize {
         self.pages.len()
+    }
+
+    /// Gives this node a process of the client's PD with a zeroed page mapped at `va`'s page.
+    pub fn map_process_page(&mut self, va: u64) {
+        let pages = self.process.get_or_insert_with(BTreeMap::new);
+        pages.entry(va / PAGE_SIZE).or_insert_with(|| Box::new([0; PAGE_SIZE as usize]));
+    }
+
+    /// The 64-bit word at `va` in the process of the client's PD here (0 if unmapped).
+    pub fn process_word(&self, va: u64) -> u64 {
+        let page = self.process.as_ref().and_then(|p| p.get(&(va / PAGE_SIZE)));
+        let at = (va % PAGE_SIZE) as usize;
+        page.map_or(0, |d| u64::from_le_bytes(d[at..at + 8].try_into().unwrap()))
+    }
+
+    /// A process atomic, as the atomic service applies it (after the static checks).
+    fn process_atomic(&mut self, raw: &RawRequest, op: Opcode) -> Result<u64, ErrorCode> {
+        let (va_op, width) = op.va_op().ok_or(ErrorCode::BadOpcode)?;
+        if width == proto::gsas::VaWidth::W32 && (raw.arg1 > u64::from(u32::MAX) || raw.arg2 > u64::from(u32::MAX)) {
+            return Err(ErrorCode::BadArgument);
+        }
+        let pages = self.process.as_mut().ok_or(ErrorCode::NoProcess)?;
+        let va = GlobalAddress::from_raw(raw.address).offset();
+        let page = pages.get_mut(&(va / PAGE_SIZE)).ok_or(ErrorCode::Unmapped)?;
+        let at = (va % PAGE_SIZE) as usize;
+        let n = width.bytes() as usize;
+        let mut b = [0; 8];
+        b[..n].copy_from_slice(&page[at..at + n]);
+        let old = u64::from_le_bytes(b);
+        if let Some(new) = va_op.apply(old, raw.arg1, raw.arg2, width) {
+            page[at..at + n].copy_from_slice(&new.to_le_bytes()[..n]);
+        }
+        Ok(old)
     }
 
     fn handle(&mut self, raw: &RawRequest) -> Vec<ReplyPacket> {
@@ -86,6 +122,9 @@ impl Service {
         static_check(raw, self.node)?;
         let who = raw.sender.owner();
         let op = Opcode::try_from(raw.opcode).map_err(|_| ErrorCode::BadOpcode)?;
+        if op.va_op().is_some() {
+            return self.process_atomic(raw, op).map(|old| (old, None));
+        }
         let addr = GlobalAddress::from_raw(raw.address);
         let page_index = addr.page().index();
         let at = addr.page_offset() as usize;

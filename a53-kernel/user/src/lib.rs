@@ -12,6 +12,8 @@
 //!
 //! - [`held`]: the registers a process owns beyond the general ones (FP/SIMD, TPIDR_EL0) and a
 //!   check that the kernel keeps them.
+//! - [`shmem`]: OpenSHMEM 1.5 (one PE per node) over RDMA and process atomics
+//!   ([`va_atomic`]), the implementation under the Rust API and the C one (`unimem-c`).
 //! - [`rdma`]: user-level RDMA on ordinary virtual addresses (write/read, transfer handles,
 //!   polling); [`unim`]: the seed's `unim_dma_*` calls over it (buffers, transfers, callbacks).
 //!
@@ -48,6 +50,7 @@ pub mod rdma;
 pub use proto::rand;
 pub mod channel;
 pub mod rt;
+pub mod shmem;
 pub mod socket;
 pub mod sys;
 pub mod unim;
@@ -55,7 +58,7 @@ pub mod unim;
 pub use api::{
     alloc_shared, alloc_shared_with, board_count, board_id, cas64, fad64, free_shared, my_pid, notify,
     notify_when_ready, read4k, read8, read32, read64, receive, register, remote_spawn, set_request_timeout_us, stats,
-    swap64, thread_argument, unregister, with_client, write8, write32, write64, write128,
+    swap64, thread_argument, unregister, va_atomic, with_client, write8, write32, write64, write128,
 };
 pub use arguments::{Arguments, arguments};
 pub use client::{DEFAULT_TIMEOUT_US, Gsas, Pipeline, Stats, offset, request};
@@ -67,7 +70,8 @@ pub use proto::syscall::Error as SysError;
 
 /// The GSAS types programs use, re-exported from `proto::gsas`.
 pub use proto::gsas::{
-    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response, Sharing,
+    ErrorCode, GlobalAddress, MailboxOpcode, Notification, Opcode, PAGE_SIZE, Pid, RawRequest, Response, Sharing, VaOp,
+    VaWidth,
 };
 
 /// In a `main` returning `Result<u64, Error>` (or a closure returning one): unless `cond`

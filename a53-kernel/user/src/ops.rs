@@ -4,7 +4,7 @@
 
 use proto::gsas::{
     EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalAddress, MAX_SPAWN_NAME, Notification, OFFSET_BITS, Opcode, PAGE_CHUNKS,
-    PAGE_SIZE, ReplyBody, Response, Sharing, write_description,
+    PAGE_SIZE, ReplyBody, Response, Sharing, VaOp, VaWidth, va_opcode, write_description,
 };
 
 use crate::check::static_check;
@@ -152,6 +152,34 @@ impl<L: Link> Gsas<L> {
             self.write128(offset(page, 16 * i as u64), u128::from_le_bytes(bytes))?;
         }
         self.call(Opcode::RemoteSpawn, page, arg, 0)
+    }
+
+    /// A process atomic (`docs/hw/gsas-packets.md`, opcodes 0x50..=0x5F): `op` at `width` on the
+    /// virtual address `va` in the process of this process's protection domain on `node`;
+    /// returns the old value (zero-extended). Refused here, as the service would refuse it:
+    /// `va` beyond 48 bits or not aligned to the width (`Local(Unaligned)` /
+    /// `Local(BadArgument)`), a 32-bit form's argument above `u32::MAX` (`Local(BadArgument)`).
+    /// `Service(NoProcess)`: no process of this PD on `node` (or this process has no PD).
+    pub fn va_atomic(
+        &mut self,
+        op: VaOp,
+        width: VaWidth,
+        node: u16,
+        va: u64,
+        arg1: u64,
+        arg2: u64,
+    ) -> Result<u64, Error> {
+        let address = GlobalAddress::new(node, va).map_err(|_| Error::Local(ErrorCode::BadArgument))?;
+        let (uses1, uses2) = va_opcode(op, width).uses_args();
+        let (arg1, arg2) = (if uses1 { arg1 } else { 0 }, if uses2 { arg2 } else { 0 });
+        if width == VaWidth::W32 && (arg1 > u64::from(u32::MAX) || arg2 > u64::from(u32::MAX)) {
+            return Err(Error::Local(ErrorCode::BadArgument));
+        }
+        let old = self.call(va_opcode(op, width), address, arg1, arg2)?;
+        if width == VaWidth::W32 && old > u64::from(u32::MAX) {
+            return Err(ProtocolError::BadResult(old).into());
+        }
+        Ok(old)
     }
 
     /// Sends notification `n` to node `node`'s mailbox service (opcode Notify, 0x40).

@@ -45,6 +45,20 @@ impl<T: Termination> Termination for Result<T, Error> {
     }
 }
 
+/// An OpenSHMEM program's `main` may return `Result<u64, ShmemError>`: an error is logged
+/// and becomes its exit status.
+impl<T: Termination> Termination for Result<T, crate::shmem::ShmemError> {
+    fn exit_status(self) -> u64 {
+        match self {
+            Ok(v) => v.exit_status(),
+            Err(e) => {
+                crate::log!("failed: {} (exit status {:#x})", e, e.exit_status());
+                e.exit_status()
+            }
+        }
+    }
+}
+
 /// Makes `main` the program's entry: `unimem_user::entry!(main);` with `fn main() -> u64`,
 /// `-> ()`, or `-> Result<u64, unimem_user::Error>`.
 #[macro_export]

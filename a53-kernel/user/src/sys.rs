@@ -218,6 +218,29 @@ pub fn map_with_flags(len: u64, flags: u64) -> Result<u64, Error> {
     call(nr::MAP, len, flags).map(|r| r[0])
 }
 
+/// A new region of `len` bytes placed at `va` (MAP with `MAP_FIXED`): `va` page-aligned, the
+/// whole region inside `layout::REGIONS_START..REGIONS_END` and overlapping no region of the
+/// process, else `Syscall(BadArgument)`. Returns its address (`va`).
+pub fn map_fixed(va: u64, len: u64, writable: bool) -> Result<u64, Error> {
+    let flags = proto::syscall::MAP_FIXED | if writable { proto::syscall::MAP_WRITABLE } else { 0 };
+    call3(nr::MAP, len, flags, va).map(|r| r[0])
+}
+
+/// Copies the program's name (its program-store name) into `buf` (PROGRAM_NAME); returns the
+/// name's full length, which is more than `buf.len()` when it did not fit.
+pub fn program_name(buf: &mut [u8]) -> Result<usize, Error> {
+    call(nr::PROGRAM_NAME, buf.as_mut_ptr() as u64, buf.len() as u64).map(|r| r[0] as usize)
+}
+
+/// Ends every process of this process's protection domain (its job) on every node with
+/// `status` (JOB_EXIT), this one too. A process without RDMA (PD 15) ends only itself.
+pub fn job_exit(status: u8) -> ! {
+    let _ = call(nr::JOB_EXIT, u64::from(status), 0);
+    // The kernel does not return from JOB_EXIT; a kernel without it (or a host build) has
+    // answered with an error: end this process at least.
+    exit(u64::from(status))
+}
+
 /// Removes the region `map` returned at `va` (UNMAP); returns the pages that were resident.
 pub fn unmap(va: u64, len: u64) -> Result<u64, Error> {
     call(nr::UNMAP, va, len).map(|r| r[0])

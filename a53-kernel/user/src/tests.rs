@@ -305,3 +305,50 @@ fn a_late_reply_to_an_earlier_holder_of_the_interface_is_skipped() {
     assert_eq!(g.read64(page).unwrap(), 7);
     assert_eq!(g.stats().stray, 1);
 }
+
+#[test]
+fn process_atomics_apply_every_op_at_both_widths_on_the_named_node() {
+    use proto::gsas::{VaOp, VaWidth};
+    let mut g = client(3);
+    let va = 0x20_0000_1000u64;
+    g.link().services[2].map_process_page(va);
+    let mut call = |op, width, a1, a2| g.va_atomic(op, width, 2, va, a1, a2);
+    assert_eq!(call(VaOp::Set, VaWidth::W64, 0xf0f0_0000_0000_00ff, 0), Ok(0));
+    assert_eq!(call(VaOp::Fetch, VaWidth::W64, 0, 0), Ok(0xf0f0_0000_0000_00ff));
+    assert_eq!(call(VaOp::Fetch, VaWidth::W32, 0, 0), Ok(0xff), "the low half, zero-extended");
+    assert_eq!(call(VaOp::FetchAdd, VaWidth::W32, 0xffff_ff01, 0), Ok(0xff));
+    assert_eq!(call(VaOp::Fetch, VaWidth::W64, 0, 0), Ok(0xf0f0_0000_0000_0000), "32-bit add wraps in its half");
+    assert_eq!(call(VaOp::CompareSwap, VaWidth::W64, 1, 2), Ok(0xf0f0_0000_0000_0000), "no match: kept");
+    assert_eq!(call(VaOp::CompareSwap, VaWidth::W64, 0xf0f0_0000_0000_0000, 6), Ok(0xf0f0_0000_0000_0000));
+    assert_eq!(call(VaOp::Swap, VaWidth::W64, 0b1100, 0), Ok(6));
+    assert_eq!(call(VaOp::FetchAnd, VaWidth::W64, 0b1010, 0), Ok(0b1100));
+    assert_eq!(call(VaOp::FetchOr, VaWidth::W64, 0b0001, 0), Ok(0b1000));
+    assert_eq!(call(VaOp::FetchXor, VaWidth::W64, 0b1111, 0), Ok(0b1001));
+    assert_eq!(call(VaOp::FetchAdd, VaWidth::W64, u64::MAX, 0), Ok(0b0110), "wrapping add of -1");
+    assert_eq!(g.link().services[2].process_word(va), 0b0101);
+    let sent = g.link().sent.clone();
+    assert!(sent.iter().all(|r| GlobalAddress::from_raw(r.address) == GlobalAddress::new(2, va).unwrap()));
+    assert_eq!(sent[1].opcode, 0x50);
+    assert_eq!(sent[2].opcode, 0x58);
+    assert_eq!(sent.iter().filter(|r| r.opcode == 0x50).map(|r| (r.arg1, r.arg2)).next(), Some((0, 0)));
+}
+
+#[test]
+fn process_atomics_refused_here_or_there_say_why() {
+    use proto::gsas::{VaOp, VaWidth};
+    let mut g = client(3);
+    let va = 0x20_0000_2000u64;
+    g.link().services[1].map_process_page(va);
+    let local = |c| Err(Error::Local(c));
+    assert_eq!(g.va_atomic(VaOp::Fetch, VaWidth::W64, 1, va + 4, 0, 0), local(ErrorCode::Unaligned));
+    assert_eq!(g.va_atomic(VaOp::Fetch, VaWidth::W32, 1, va + 2, 0, 0), local(ErrorCode::Unaligned));
+    assert_eq!(g.va_atomic(VaOp::Set, VaWidth::W32, 1, va, 1 << 32, 0), local(ErrorCode::BadArgument));
+    assert_eq!(g.va_atomic(VaOp::CompareSwap, VaWidth::W32, 1, va, 0, 1 << 32), local(ErrorCode::BadArgument));
+    assert_eq!(g.va_atomic(VaOp::Fetch, VaWidth::W64, 1, 1 << 48, 0, 0), local(ErrorCode::BadArgument));
+    assert_eq!(g.va_atomic(VaOp::Fetch, VaWidth::W64, 3, va, 0, 0), Err(Error::NoSuchNode(3)));
+    assert!(g.link().sent.is_empty(), "nothing refused locally was sent");
+    assert_eq!(g.va_atomic(VaOp::Fetch, VaWidth::W64, 2, va, 0, 0), Err(Error::Service(ErrorCode::NoProcess)));
+    assert_eq!(g.va_atomic(VaOp::Fetch, VaWidth::W64, 1, va + 4096, 0, 0), Err(Error::Service(ErrorCode::Unmapped)));
+    assert_eq!(g.va_atomic(VaOp::FetchAdd, VaWidth::W32, 1, va + 4, 7, 0), Ok(0));
+    assert_eq!(g.link().services[1].process_word(va), 7 << 32);
+}

@@ -1,6 +1,7 @@
 //! The checks an atomic service makes on a request before it looks at any state, in its order
 //! (`docs/hw/gsas-packets.md`, "Opcodes" and "Error codes"): opcode and reserved byte; node;
-//! alignment and page end (and the offset-0 rule of alloc/Notify); arguments. The service runs
+//! alignment and page end (and the offset-0 rule of alloc/Notify); arguments (a 32-bit process
+//! atomic's both at most `0xffff_ffff`). The service runs
 //! them first; the user library runs the same function before sending, so a request that cannot
 //! succeed never leaves the process, and a test knows which code each invalid request must get.
 //!
@@ -8,6 +9,7 @@
 
 use super::{
     AddressUse, EMPTY_THREAD_ARGUMENT, ErrorCode, GlobalAddress, Notification, Opcode, PAGE_SIZE, RawRequest, Request,
+    VaWidth,
 };
 
 /// Most pages one allocSharedPage may ask for on the reference service (its
@@ -53,22 +55,29 @@ struct Rule {
     opcode: Option<Opcode>,
     address: AddressUse,
     uses_args: (bool, bool),
-    /// The largest Argument 1 (a narrow write's value).
+    /// The largest Argument 1 (a narrow write's value, a 32-bit process atomic's).
     arg1_max: u64,
+    /// The largest Argument 2 (a 32-bit process compare-and-swap's new value).
+    arg2_max: u64,
 }
 
 const RULES: [Rule; 256] = {
-    let none = Rule { opcode: None, address: AddressUse::NodeOnly, uses_args: (false, false), arg1_max: 0 };
+    let none =
+        Rule { opcode: None, address: AddressUse::NodeOnly, uses_args: (false, false), arg1_max: 0, arg2_max: 0 };
     let mut rules = [none; 256];
     let mut i = 0;
     while i < Opcode::ALL.len() {
         let op = Opcode::ALL[i];
+        let narrow = matches!(op.va_op(), Some((_, VaWidth::W32)));
         let arg1_max = match op {
             Opcode::Write8 => u8::MAX as u64,
             Opcode::Write32 => u32::MAX as u64,
+            _ if narrow => u32::MAX as u64,
             _ => u64::MAX,
         };
-        rules[op as usize] = Rule { opcode: Some(op), address: op.address_use(), uses_args: op.uses_args(), arg1_max };
+        let arg2_max = if narrow { u32::MAX as u64 } else { u64::MAX };
+        rules[op as usize] =
+            Rule { opcode: Some(op), address: op.address_use(), uses_args: op.uses_args(), arg1_max, arg2_max };
         i += 1;
     }
     rules
@@ -99,6 +108,7 @@ pub fn static_check(raw: &RawRequest, target: u16, max_alloc_pages: u64) -> Resu
     }
     let (uses1, uses2) = rule.uses_args;
     let fits = raw.arg1 <= rule.arg1_max
+        && raw.arg2 <= rule.arg2_max
         && match opcode {
             Opcode::AllocSharedPage => {
                 Sharing::from_bits(raw.arg2).is_some() && (1..=max_alloc_pages).contains(&raw.arg1)
@@ -157,6 +167,14 @@ mod tests {
             (raw(0x40, N1, 0x0fff_ffff_ffff_ffff, 0), Err(BadArgument)),
             (raw(0x40, N1, 0x8000_0000_0000_0001, 1), Err(BadArgument)),
             (raw(0x40, N1, 0x8000_0000_0000_0001, 0), Ok(())),
+            // Process atomics: aligned to their width, 32-bit forms' arguments 32 bits wide.
+            (raw(0x54, N1 + 0x20_0000_0004, 1, 0), Err(Unaligned)),
+            (raw(0x54, N1 + 0x20_0000_0008, u64::MAX, 0), Ok(())),
+            (raw(0x5C, N1 + 0x20_0000_0004, 1 << 32, 0), Err(BadArgument)),
+            (raw(0x5C, N1 + 0x20_0000_0004, 0xffff_ffff, 0), Ok(())),
+            (raw(0x5A, N1 + 0x20_0000_0004, 1, 1 << 32), Err(BadArgument)),
+            (raw(0x5A, N1 + 0x20_0000_0004, 0xffff_ffff, 0xffff_ffff), Ok(())),
+            (raw(0x50, N1 + 0x20_0000_0008, 0, 1), Err(BadArgument)),
         ];
         for (i, (r, want)) in cases.iter().enumerate() {
             assert_eq!(static_check(r, 1, MAX_ALLOC_PAGES).map(drop), *want, "case {i}: {r:?}");

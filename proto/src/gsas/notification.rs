@@ -24,8 +24,11 @@ pub enum NotificationError {
     ZeroOpcode,
     /// Not a 4-bit value.
     OpcodeOutOfRange(u8),
-    /// A kernel opcode with no assigned meaning (0x7).
+    /// A kernel opcode with no assigned meaning (none is left today: kept for the decoder's
+    /// completeness).
     Unassigned(u8),
+    /// A payload whose unused bits are not zero.
+    Malformed,
     /// A field does not fit its bits.
     FieldTooWide,
 }
@@ -41,6 +44,7 @@ impl MailboxOpcode {
     pub const SPAWN_RESULT: Self = Self(0x4);
     pub const RDMA_COMPLETE: Self = Self(0x5);
     pub const SOCKET_DOORBELL: Self = Self(0x6);
+    pub const JOB_EXIT: Self = Self(0x7);
     /// First user channel; user channel `c` is opcode `0x8 + c`.
     pub const FIRST_USER: u8 = 0x8;
     pub const USER_CHANNELS: u8 = 8;
@@ -145,12 +149,24 @@ pub enum Message {
     SocketDoorbell {
         payload: u64,
     },
+    /// Kernel to kernel (`JOB_EXIT`): end the processes of job `pd` (4 bits; never PD 15, which
+    /// unrelated jobs share) on the receiving node with exit status `status`. Payload: [3:0] the
+    /// PD, [11:4] the status, the rest 0.
+    JobExit {
+        pd: u8,
+        status: u8,
+    },
     /// User channel 0..=7, opaque 60-bit payload.
     User {
         channel: u8,
         payload: u64,
     },
 }
+
+/// `JobExit`: where the status starts in the payload.
+const JOB_EXIT_STATUS_SHIFT: u32 = 4;
+/// `JobExit`: PD 15 (`proto::rdma::domain::NO_RDMA`) is no job.
+const NO_JOB_PD: u8 = 15;
 
 const fn fits(value: u64, bits: u32) -> bool {
     value >> bits == 0
@@ -171,6 +187,11 @@ impl Message {
             }
             Message::RdmaComplete { transfer } => (MailboxOpcode::RDMA_COMPLETE, transfer, fits(transfer, 60)),
             Message::SocketDoorbell { payload } => (MailboxOpcode::SOCKET_DOORBELL, payload, fits(payload, 60)),
+            Message::JobExit { pd, status } => (
+                MailboxOpcode::JOB_EXIT,
+                (pd as u64) | (status as u64) << JOB_EXIT_STATUS_SHIFT,
+                fits(pd as u64, 4) && pd != NO_JOB_PD,
+            ),
             Message::User { channel, payload } => match MailboxOpcode::user(channel) {
                 Ok(op) => (op, payload, fits(payload, 60)),
                 Err(e) => return Err(e),
@@ -193,6 +214,13 @@ impl Message {
             0x4 => Message::SpawnResult { image, child: low48 },
             0x5 => Message::RdmaComplete { transfer: p },
             0x6 => Message::SocketDoorbell { payload: p },
+            0x7 => {
+                let pd = (p & 0xf) as u8;
+                if p >> (JOB_EXIT_STATUS_SHIFT + 8) != 0 || pd == NO_JOB_PD {
+                    return Err(NotificationError::Malformed);
+                }
+                Message::JobExit { pd, status: (p >> JOB_EXIT_STATUS_SHIFT) as u8 }
+            }
             op @ 0x8..=0xf => Message::User { channel: op - MailboxOpcode::FIRST_USER, payload: p },
             op => return Err(NotificationError::Unassigned(op)),
         })
@@ -238,7 +266,6 @@ mod tests {
             let raw = (u64::from(op) << 60) | 1;
             match (op, Notification::from_raw(raw)) {
                 (0, r) => assert_eq!(r, Err(NotificationError::ZeroOpcode)),
-                (7, Ok(n)) => assert_eq!(Message::decode(n), Err(NotificationError::Unassigned(7))),
                 (_, Ok(n)) => assert_eq!(Message::decode(n).unwrap().encode(), Ok(n)),
                 (_, Err(e)) => panic!("{op}: {e:?}"),
             }
@@ -252,5 +279,20 @@ mod tests {
         assert_eq!(Message::SpawnResult { image: 0, child: 1 << 48 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(Message::SocketDoorbell { payload: 1 << 60 }.encode(), Err(NotificationError::FieldTooWide));
         assert_eq!(Message::User { channel: 8, payload: 0 }.encode(), Err(NotificationError::FieldTooWide));
+        assert_eq!(Message::JobExit { pd: 16, status: 0 }.encode(), Err(NotificationError::FieldTooWide));
+        assert_eq!(Message::JobExit { pd: 15, status: 0 }.encode(), Err(NotificationError::FieldTooWide), "PD 15");
+    }
+
+    #[test]
+    fn a_job_exit_carries_its_pd_and_status_and_nothing_else() {
+        for (pd, status) in [(0, 0), (6, 42), (14, 255)] {
+            let n = Message::JobExit { pd, status }.encode().unwrap();
+            assert_eq!(n.payload(), u64::from(pd) | u64::from(status) << 4);
+            assert_eq!(Message::decode(n), Ok(Message::JobExit { pd, status }));
+        }
+        let extra = Notification::new(MailboxOpcode::JOB_EXIT, 6 | 1 << 12).unwrap();
+        assert_eq!(Message::decode(extra), Err(NotificationError::Malformed));
+        let fifteen = Notification::new(MailboxOpcode::JOB_EXIT, 0xf | 9 << 4).unwrap();
+        assert_eq!(Message::decode(fifteen), Err(NotificationError::Malformed));
     }
 }

@@ -1,20 +1,15 @@
 //! The job-exit notification (`JOB_EXIT`, `docs/hw/gsas-packets.md`, "Notifications"): kernel
 //! opcode 0x7, sent by the caller's kernel to every node's kernel, itself included; each ends
-//! the processes of the job on its node with the status. Payload: [3:0] the PD, [11:4] the
-//! status, the rest 0. Only kernels send it (kernel opcodes are refused from other domains).
+//! the processes of the job on its node with the status. Its payload is
+//! `proto::gsas::Message::JobExit`'s. Only kernels send it (kernel opcodes are refused from
+//! other domains).
 
 use hal::pldma::Pd;
-use proto::gsas::{MailboxOpcode, Notification, Pid};
+use proto::gsas::{MailboxOpcode, Message, Notification, Pid};
 use proto::rdma::domain::NO_RDMA;
 
-/// Kernel opcode 0x7 (`proto::gsas`'s reserved kernel opcode).
-pub const JOB_EXIT: MailboxOpcode = match MailboxOpcode::new(0x7) {
-    Ok(op) => op,
-    Err(_) => panic!("0x7 is a mailbox opcode"),
-};
-
-const PD_MASK: u64 = 0xf;
-const STATUS_SHIFT: u32 = 4;
+/// Kernel opcode 0x7.
+pub const JOB_EXIT: MailboxOpcode = MailboxOpcode::JOB_EXIT;
 
 /// The notification that ends job `pd` with `status`; none for PD 15 (`NO_RDMA`, shared by
 /// unrelated jobs: never ended as one).
@@ -22,19 +17,20 @@ pub fn encode(pd: Pd, status: u8) -> Option<Notification> {
     if pd == NO_RDMA {
         return None;
     }
-    Notification::new(JOB_EXIT, u64::from(pd.raw()) | u64::from(status) << STATUS_SHIFT).ok()
+    Message::JobExit { pd: u8::try_from(pd.raw()).ok()?, status }.encode().ok()
 }
 
 /// The job and status a job-exit notification from `from` asks to end: only from a kernel
 /// (the mailbox refuses kernel opcodes from other domains already; checked again), only a
-/// well-formed payload, never PD 15.
+/// well-formed payload (`Message::decode`), never PD 15.
 pub fn decode(notification: Notification, from: Pid) -> Option<(Pd, u8)> {
-    let payload = notification.payload();
-    if notification.opcode() != JOB_EXIT || !from.owner().is_kernel() || payload >> (STATUS_SHIFT + 8) != 0 {
+    if !from.owner().is_kernel() {
         return None;
     }
-    let pd = Pd::new((payload & PD_MASK) as u16).filter(|&pd| pd != NO_RDMA)?;
-    Some((pd, (payload >> STATUS_SHIFT) as u8))
+    match Message::decode(notification) {
+        Ok(Message::JobExit { pd, status }) => Some((Pd::new(u16::from(pd)).filter(|&pd| pd != NO_RDMA)?, status)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

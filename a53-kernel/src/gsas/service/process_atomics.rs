@@ -3,8 +3,8 @@
 //! not a shared page of the software MMU.
 //!
 //! Checks, after `proto::gsas::static_check` (opcode and reserved byte, node, alignment, unused
-//! arguments zero), in this order: the arguments fit the width (32-bit forms: both at most
-//! `0xffff_ffff`, else `BadArgument`); the sender has a job's PD (not a kernel domain, not PD 15:
+//! arguments zero, the arguments fit the width: 32-bit forms both at most `0xffff_ffff`, else
+//! `BadArgument`), in this order: the sender has a job's PD (not a kernel domain, not PD 15:
 //! else `NoProcess`); a live process of that PD is on this node (`NoProcess`); the address is its
 //! user memory (`Unmapped`); a write (every op but `Fetch`) is to a writable page
 //! (`PermissionDenied`); a page not resident yet gets its frame as at a first touch
@@ -18,13 +18,6 @@ use proto::rdma::domain::{NO_RDMA, PD_BITS, pd_of_domain};
 /// Serves process atomic `op` at `width` (`r`'s opcode, after the static checks): the old value.
 /// The software MMU has no part in it.
 pub(super) fn serve(r: &Request, op: VaOp, width: VaWidth, env: &mut Env<'_>) -> Result<u64, ErrorCode> {
-    let limit = match width {
-        VaWidth::W32 => u64::from(u32::MAX),
-        VaWidth::W64 => u64::MAX,
-    };
-    if r.arg1 > limit || r.arg2 > limit {
-        return Err(ErrorCode::BadArgument);
-    }
     let pd = job_pd(r.sender).ok_or(ErrorCode::NoProcess)?;
     let Env { memory, processes, .. } = env;
     let (arg1, arg2) = (r.arg1, r.arg2);
@@ -185,7 +178,7 @@ mod tests {
             (who, fetch, DATA + 4, 0, 0, Unaligned),
             (who, fetch, DATA, 1, 0, BadArgument),
             (who, set32, DATA, 0, 1, BadArgument),
-            // Then the width of the arguments, before anything about the sender.
+            // The width of the arguments, before anything about the sender.
             (kernel, set32, DATA, 1 << 32, 0, BadArgument),
             (who, cas32, DATA, 1, 1 << 32, BadArgument),
             // The sender's PD and its process here.

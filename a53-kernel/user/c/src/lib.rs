@@ -9,6 +9,8 @@
 //! - `unimem_sys.h` ([`sys`]): the system calls a C runtime is built on;
 //! - `unimem_sock.h` ([`sockets`]): BSD sockets over file descriptors, which the C runtime
 //!   gives programs under their POSIX names (`sys/socket.h`, `poll.h`, `unimem_socket.h`);
+//! - `shmem.h` ([`shmem`]): OpenSHMEM 1.5, the standard names and the generic cores the typed
+//!   C functions call, over `unimem_user::shmem`;
 //! - `unimem_error.h` ([`status`]): status numbers and `unimem_last_error`.
 //!
 //! The library defines neither `_start` nor `main` (a C runtime does). From the user library's
@@ -23,6 +25,7 @@ pub mod active;
 pub mod dma;
 pub mod gsas;
 pub mod mailbox;
+pub mod shmem;
 pub mod sockets;
 pub mod status;
 pub mod sys;
