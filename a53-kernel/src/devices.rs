@@ -68,6 +68,8 @@ pub struct Pldma {
     pub admin: EngineAdmin,
     pub fault: FaultFifo,
     pub pd_pages: [PdPage; hal::pldma::PDS],
+    /// Active Access's log table and active page table (`docs/hw/active-access.md`).
+    pub active: hal::pldma::driver::ActivePages,
 }
 
 /// Every device of this node, as handles that nothing else holds.
@@ -127,6 +129,10 @@ impl Devices {
                     pd_pages: core::array::from_fn(|p| {
                         PdPage::new(phys_to_virt(pl::PLDMA_BASE + PD_PAGES_OFFSET + p as u64 * PAGE))
                     }),
+                    active: hal::pldma::driver::ActivePages::new(
+                        phys_to_virt(pl::PLDMA_BASE + hal::pldma::regs::ACTIVE_OFFSET),
+                        phys_to_virt(pl::PLDMA_BASE + hal::pldma::regs::APT_OFFSET),
+                    ),
                 },
                 // Shared, uncached memory the board reserves for the rings, mapped for good and
                 // only accessed through `IpcArea`'s atomics and rings.

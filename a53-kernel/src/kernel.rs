@@ -155,6 +155,7 @@ fn wire() {
     hooks::on_exit(gsas_node::process_exited).expect(FULL);
     hooks::on_exit(socket_node::process_exited).expect(FULL);
     hooks::on_exit(lifecycle::report_unawaited_end).expect(FULL);
+    hooks::on_exit(rdma_node::active_exited).expect(FULL);
     hooks::on_wait_expired(gsas_node::wait_expired).expect(FULL);
     hooks::set_pd_resources(rdma_node::pd_resources()).expect("wired once");
     rdma_node::on_kernel_completions(proto::socket::SOCKET_PD, socket_node::on_completions).expect(FULL);

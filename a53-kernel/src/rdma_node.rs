@@ -41,8 +41,10 @@ use proto::rdma::ipc::{RdmaRequest, RdmaStatus};
 use proto::rdma::queue::QUEUE_SET_BYTES;
 use tock_registers::LocalRegisterCopy;
 
-use crate::process::hooks::{PdResources, Setup, Teardown};
+use crate::process::hooks::{ExitedProcess, PdResources, Setup, Teardown};
+use crate::rdma::active::{ActiveHw, ActiveTable};
 pub use crate::rdma::front::Counters;
+use hal::pldma::active::LogCtrl;
 
 /// What this subsystem sets up for a process that holds its PD, for the process table
 /// (`process::hooks::set_pd_resources`, wired by `kernel`).
@@ -124,6 +126,112 @@ pub fn pd_counters(pd: Pd) -> Option<(u32, u32)> {
     })
 }
 
+/// Active Access's IUIDs and marked pages (`rdma::active`); a leaf lock taken inside the
+/// engine's.
+static ACTIVE: IrqMutex<ActiveTable> = IrqMutex::new(ActiveTable::new());
+
+/// The engine's Active Access pages, as `rdma::active` writes them.
+pub struct EngineActive<'a>(&'a mut Pldma);
+
+impl ActiveHw for EngineActive<'_> {
+    fn open_log(&mut self, log: usize, ctrl: LogCtrl, base: u64, header: u64) {
+        self.0.active.close_log(log);
+        // SAFETY: the log's header page, in the PLDMA area (`board::layout::ACTIVE_LOGS`), mapped
+        // uncached in the kernel's linear map; the engine writes it only while the log is valid,
+        // and it is not (closed above). Its owner may map it, but gets it only after this.
+        unsafe { core::ptr::write_bytes(phys_to_virt(header) as *mut u8, 0, 0x1000) };
+        core::sync::atomic::fence(Ordering::SeqCst);
+        self.0.active.open_log(log, ctrl, base, header);
+    }
+
+    fn close_log(&mut self, log: usize) {
+        self.0.active.close_log(log);
+    }
+
+    fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
+        self.0.active.write_apt(index, tag, attr);
+    }
+}
+
+/// Runs `f` on the node's Active Access table and the engine's pages, under the engine's lock
+/// and then the table's; `None` on a node without RDMA.
+pub fn with_active<R>(f: impl FnOnce(&mut ActiveTable, &mut EngineActive<'_>) -> R) -> Option<R> {
+    if !available() {
+        return None;
+    }
+    let mut guard = ENGINE.lock();
+    let engine = guard.as_mut()?;
+    let result = {
+        let mut table = ACTIVE.lock();
+        f(&mut table, &mut EngineActive(engine))
+    };
+    drop(guard);
+    drain_kernel_log();
+    Some(result)
+}
+
+/// Entries the kernel has taken from its fault log (E = 0 pages) since boot.
+static KERNEL_LOG_ENTRIES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Takes every entry of the kernel's fault log (`docs/hw/active-access.md`, "The kernel fault
+/// log"): each is counted ([`kernel_log_entries`]) and logged, and its room given back. Returns
+/// how many. Called by the Active Access calls and the engine's interrupt; a log the engine
+/// wrote wrongly is emptied whole.
+pub fn drain_kernel_log() -> u32 {
+    use hal::pldma::active::{KERNEL_LOG, Reader, header};
+    if !available() {
+        return 0;
+    }
+    let (ring, hdr) = crate::rdma::active::log_pa(KERNEL_LOG);
+    let hdr = phys_to_virt(hdr);
+    // SAFETY: the kernel log's header and ring, in the PLDMA area (uncached in the linear map),
+    // the kernel's alone besides the engine; `produced` is read before the entries it covers.
+    let (produced, consumed) = unsafe {
+        (
+            core::ptr::read_volatile((hdr + header::PRODUCED as usize) as *const u32),
+            core::ptr::read_volatile((hdr + header::CONSUMED as usize) as *const u32),
+        )
+    };
+    if produced == consumed {
+        return 0;
+    }
+    core::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: as above; the engine writes only past `produced`.
+    let ring = unsafe {
+        core::slice::from_raw_parts(phys_to_virt(ring) as *const u8, board::layout::ACTIVE_LOG_RING as usize)
+    };
+    let mut reader = Reader::new(ring, produced, consumed);
+    let mut n = 0;
+    while let Ok(Some(e)) = reader.next_entry() {
+        n += 1;
+        defmt::info!(
+            "active: kernel fault log: {=u8} from node {=u16} at {=u64:#x} ({=u16} B), PD {=u16} IUID {=u8}",
+            e.header.kind as u8,
+            e.header.node,
+            e.header.va,
+            e.header.len,
+            e.header.pd,
+            e.header.iuid
+        );
+    }
+    // Everything up to `produced` is given back (a corrupt ring, not the engine's doing, whole).
+    // SAFETY: the header's `consumed`, the kernel's to write.
+    unsafe { core::ptr::write_volatile((hdr + header::CONSUMED as usize) as *mut u32, produced) };
+    KERNEL_LOG_ENTRIES.fetch_add(u64::from(n), Ordering::Relaxed);
+    n
+}
+
+/// Entries taken from the kernel's fault log since boot.
+pub fn kernel_log_entries() -> u64 {
+    KERNEL_LOG_ENTRIES.load(Ordering::Relaxed)
+}
+
+/// A process ended (`process::hooks::on_exit`): its IUIDs' pages are unmarked and their logs
+/// invalidated, before its memory and PD can go to another process.
+pub fn active_exited(process: ExitedProcess) {
+    with_active(|t, hw| t.release(hw, process.slot));
+}
+
 /// Keeps the engine's kernel pages (boot core, once). Nothing is programmed until [`start`].
 pub fn init(pldma: Pldma) {
     *ENGINE.lock() = Some(pldma);
@@ -149,6 +257,14 @@ pub fn start() -> Result<(), RdmaError> {
         causes.modify(IRQ::DESC_REFUSED::SET);
         engine.admin.clear_sticky(causes);
         engine.admin.set_irq_enable(causes);
+        // Active Access: no page marked, no log but the kernel's fault log (E = 0).
+        for index in 0..hal::pldma::active::APT_ENTRIES {
+            engine.active.write_apt(index, 0, 0);
+        }
+        for log in 0..hal::pldma::active::IUIDS {
+            engine.active.close_log(log);
+        }
+        ActiveTable::open_kernel_log(&mut EngineActive(engine));
     }
     let core = 1 << arch::cpu::core_id();
     irq::register_pl(irq_line::PLDMA, on_engine_irq, core).map_err(|_| RdmaError::Unavailable)?;
@@ -269,6 +385,7 @@ fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
 /// PL line 3: the engine's interrupt (`rdma::front`, `Front::on_engine_irq`).
 fn on_engine_irq(_: IntId) {
     Front { node: &Hardware, counters: &COUNTERS }.on_engine_irq();
+    drain_kernel_log();
 }
 
 /// PL line 4 (SPI 155 on the board): the SMMU's context-fault interrupt (`rdma::front`,

@@ -85,6 +85,17 @@ pub const PLDMA_AREA_BASE: u64 = 0x0500_0000;
 pub const PLDMA_AREA_SIZE: u64 = 0x0020_0000;
 /// Where the R5 places the engine's rings.
 pub const PLDMA_RINGS: u64 = PLDMA_AREA_BASE;
+/// Active Access's logs (`docs/hw/active-access.md`, "Who owns what"): 17 slots of 20 KiB, one
+/// per IUID and the kernel fault log last; a slot is a 16 KiB ring, then its 4 KiB header page.
+/// In the rings' MiB, after the engine rings (which take 33 KiB).
+pub const ACTIVE_LOGS: u64 = PLDMA_AREA_BASE + 0x8_0000;
+/// The stride of `ACTIVE_LOGS`' slots.
+pub const ACTIVE_LOG_SLOT: u64 = 0x5000;
+/// A slot's ring: its first 16 KiB.
+pub const ACTIVE_LOG_RING: u64 = 0x4000;
+/// Slots in `ACTIVE_LOGS`.
+pub const ACTIVE_LOG_SLOTS: u64 = 17;
+const _: () = assert!(ACTIVE_LOGS + ACTIVE_LOG_SLOTS * ACTIVE_LOG_SLOT <= PLDMA_AREA_BASE + 0x10_0000);
 /// Queue sets live in `[PLDMA_QUEUES, PLDMA_QUEUES + PLDMA_QUEUES_SIZE)`: 128 of 8 KiB.
 pub const PLDMA_QUEUES: u64 = PLDMA_AREA_BASE + 0x0010_0000;
 pub const PLDMA_QUEUES_SIZE: u64 = 0x0010_0000;

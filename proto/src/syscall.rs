@@ -111,6 +111,37 @@ pub mod nr {
     /// job) on every node of the cluster with that status, the caller too. Does not return. A
     /// process without RDMA (PD 15, shared by unrelated jobs) ends only itself.
     pub const JOB_EXIT: u64 = 30;
+    /// Active Access (`docs/hw/active-access.md`): takes a free IUID for the caller, which must
+    /// hold its PD on this node, empties its log and maps it into the caller (ring at
+    /// `layout::active_log(iuid)`, header page after it). Returns x0 = the IUID, x1 = the ring's
+    /// address, x2 = the header's. NoPd without RDMA; Busy when every IUID is taken.
+    pub const ACTIVE_OPEN: u64 = 31;
+    /// x0 = IUID (the caller's), x1 = an address in a page of the caller's own memory (a region
+    /// of `MAP`, not `MAP_DEVICE`), x2 = actions (`active::*` bits; 0 unmarks the page): marks
+    /// the page for the engine. BadArgument for an IUID not the caller's, an address outside its
+    /// regions, or an unknown action bit; Busy when the page's APT set is full.
+    pub const ACTIVE_ASSOC: u64 = 32;
+}
+
+/// `ACTIVE_ASSOC` actions: the bits of the engine's APT `attr` below the IUID
+/// (`hal::pldma::active::APT_ATTR`).
+pub mod active {
+    /// A remote put is written to memory (without it: an active put).
+    pub const W: u64 = 1;
+    /// A remote put is logged.
+    pub const WL: u64 = 2;
+    /// A remote put is logged with its data.
+    pub const WLD: u64 = 4;
+    /// A remote get is logged.
+    pub const RL: u64 = 8;
+    /// A remote get is logged with the data served.
+    pub const RLD: u64 = 16;
+    /// Entries go to the IUID's log (without it: the kernel's fault log).
+    pub const E: u64 = 32;
+    /// The IUID's flushing page.
+    pub const FLUSH: u64 = 64;
+    /// Every action bit.
+    pub const ALL: u64 = 127;
 }
 
 /// `MAILBOX_REGISTER` modes (seed §3.2.2).
@@ -230,6 +261,20 @@ pub mod layout {
     pub const DEVICE_REGIONS_START: u64 = DEVICE_WINDOW + 0x1000_0000;
     pub const DEVICE_REGIONS_END: u64 = DEVICE_WINDOW + DEVICE_WINDOW_SIZE;
 
+    /// Active Access logs (`nr::ACTIVE_OPEN`): IUID `i`'s 16 KiB ring at
+    /// `active_log(i)`, its header page right after it, in the device window (no DMA reaches
+    /// them).
+    pub const ACTIVE_LOGS: u64 = DEVICE_WINDOW + 0x10_0000;
+    /// The stride of the logs: ring and header page.
+    pub const ACTIVE_LOG_STRIDE: u64 = 0x5000;
+    /// The ring's bytes (the header page follows it).
+    pub const ACTIVE_LOG_RING: u64 = 0x4000;
+    /// Where IUID `iuid`'s ring is mapped.
+    pub const fn active_log(iuid: u8) -> u64 {
+        ACTIVE_LOGS + iuid as u64 * ACTIVE_LOG_STRIDE
+    }
+    const _: () = assert!(ACTIVE_LOGS + 17 * ACTIVE_LOG_STRIDE <= DEVICE_REGIONS_START);
+
     /// Whether `va` lies in the device window.
     pub const fn in_device_window(va: u64) -> bool {
         va >= DEVICE_WINDOW && va < DEVICE_WINDOW + DEVICE_WINDOW_SIZE
@@ -299,13 +344,14 @@ mod tests {
     fn the_address_table_in_the_doc_is_the_layout() {
         use layout::*;
         let doc = include_str!("../../docs/hw/syscalls.md");
-        let rows: [(u64, Option<u64>, &str); 8] = [
+        let rows: [(u64, Option<u64>, &str); 9] = [
             (REGIONS_START, Some(REGIONS_END), "regions (`MAP`)"),
             (DEVICE_WINDOW, Some(DEVICE_WINDOW + DEVICE_WINDOW_SIZE), "**the device window**"),
             (PIF_PAGE, None, "this process's PIF page"),
             (MIF_PAGE, None, "this process's MIF page"),
             (RDMA_QUEUE_SET, Some(RDMA_QUEUE_SET + RDMA_QUEUE_SET_BYTES), "the RDMA queue set"),
             (PD_PAGE, None, "the PLDMA PD page"),
+            (ACTIVE_LOGS, Some(active_log(17)), "Active Access logs"),
             (DEVICE_REGIONS_START, Some(DEVICE_REGIONS_END), "device regions"),
             (STACK_TOP - STACK_SIZE, Some(STACK_TOP), "the stack"),
         ];
@@ -319,5 +365,29 @@ mod tests {
         }
         assert!(doc.contains(&format!("`0x{:04x}_{:04x} ..`", IMAGE_BASE >> 16, IMAGE_BASE & 0xffff)));
         assert!(doc.contains(&format!("1 = `MAP_WRITABLE`, {MAP_DEVICE} = `MAP_DEVICE`")));
+    }
+
+    #[test]
+    fn active_actions_are_the_apt_attr_bits() {
+        use hal::pldma::active::Attr;
+        let none = Attr::default();
+        let bit = |a: Attr| u64::from(a.encode());
+        assert_eq!(
+            [active::W, active::WL, active::WLD, active::RL, active::RLD, active::E, active::FLUSH],
+            [
+                bit(Attr { w: true, ..none }),
+                bit(Attr { wl: true, ..none }),
+                bit(Attr { wld: true, ..none }),
+                bit(Attr { rl: true, ..none }),
+                bit(Attr { rld: true, ..none }),
+                bit(Attr { e: true, ..none }),
+                bit(Attr { flush: true, ..none })
+            ]
+        );
+        let all = Attr { w: true, wl: true, wld: true, rl: true, rld: true, e: true, flush: true, iuid: 0 };
+        assert_eq!(active::ALL, bit(all));
+        let doc = include_str!("../../docs/hw/syscalls.md");
+        assert!(doc.contains(&format!("| {} | ACTIVE_OPEN |", nr::ACTIVE_OPEN)));
+        assert!(doc.contains(&format!("| {} | ACTIVE_ASSOC |", nr::ACTIVE_ASSOC)));
     }
 }

@@ -44,7 +44,9 @@ fn registers_sit_where_the_doc_says() {
     assert_eq!(rig.reg(1, NODE), 1);
     assert_eq!(rig.read(0, PLDMA_BASE + 0x034, 4), Err(Status::Unmapped), "reserved");
     assert_eq!(rig.read(0, PLDMA_BASE + 0x0c0, 4), Err(Status::Unmapped), "past the counters");
-    assert_eq!(rig.read(0, PLDMA_BASE + 0x2000, 4), Err(Status::Unmapped), "between the fault and PD pages");
+    assert_eq!(rig.read(0, PLDMA_BASE + 0x2000, 4), Ok(0), "the active page (active-access.md): log 0's ctrl");
+    assert_eq!(rig.read(0, PLDMA_BASE + 0x3000, 8), Ok(0), "the apt page: entry 0's tag");
+    assert_eq!(rig.read(0, PLDMA_BASE + 0x4000, 4), Err(Status::Unmapped), "between the apt and PD pages");
     assert_eq!(rig.read(0, CTRL, 8), Err(Status::Rejected), "32-bit registers take 4 bytes");
     assert_eq!(rig.write(0, PLDMA_BASE, 4, 0), Err(Status::Rejected), "id is read-only");
     assert_eq!(rig.write(0, PD_BUSY, 4, 0), Err(Status::Rejected), "pd_busy is read-only");

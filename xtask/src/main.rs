@@ -210,9 +210,9 @@ enum Command {
         baud: u32,
     },
     /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
-    /// sockets, idle, shmem.
+    /// sockets, idle, shmem, active.
     Bench {
-        /// The benchmark: platform, gsas, rdma, pagefault, sockets, idle or shmem.
+        /// The benchmark: platform, gsas, rdma, pagefault, sockets, idle, shmem or active.
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]

@@ -22,6 +22,8 @@ pub mod testkit;
 extern crate alloc;
 
 #[cfg(target_arch = "aarch64")]
+mod active;
+#[cfg(target_arch = "aarch64")]
 mod arch;
 #[cfg(target_arch = "aarch64")]
 mod bench;

@@ -1,8 +1,8 @@
 //! The suites, in the order they run, and the runner that the image calls.
 
 use crate::{
-    bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, process, rdma, rpu, rpu_rdma, shmem, smp,
-    sockets, timer,
+    active, bench, boot_checks, cluster, exceptions, gsas, heap, paging, platform, process, rdma, rpu, rpu_rdma, shmem,
+    smp, sockets, timer,
 };
 
 use crate::testkit::{self, Reporter, Test, TestResult};
@@ -28,15 +28,21 @@ pub const TESTS: &[&[Test]] = &[
 /// The tests every node of a cluster runs together (boot argument `cluster`), before the
 /// single-node ones. Their barriers' generations grow in this order: a list adds to its end.
 pub const CLUSTER_TESTS: &[&[Test]] =
-    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, shmem::CLUSTER_TESTS];
+    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, shmem::CLUSTER_TESTS, active::CLUSTER_TESTS];
 
 /// The same, where a node is killed on purpose (boot argument `victim=N`).
 const CLUSTER_TESTS_WITH_VICTIM: &[&[Test]] =
     &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, sockets::VICTIM_TESTS];
 
 /// The same, with the RDMA stress (boot argument `rdma-stress`).
-const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] =
-    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, rdma::STRESS_TESTS, shmem::CLUSTER_TESTS];
+const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] = &[
+    cluster::TESTS,
+    rdma::CLUSTER_TESTS,
+    sockets::CLUSTER_TESTS,
+    rdma::STRESS_TESTS,
+    shmem::CLUSTER_TESTS,
+    active::CLUSTER_TESTS,
+];
 
 /// The same, on links that lose one block on purpose (boot argument `lost-block`).
 const CLUSTER_TESTS_WITH_LOST_BLOCK: &[&[Test]] = &[cluster::TESTS, rdma::CLUSTER_TESTS, rdma::LOST_BLOCK_TESTS];

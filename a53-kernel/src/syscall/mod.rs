@@ -18,6 +18,7 @@ use crate::gsas::mailbox::{MailboxService, Received, Receiver, RecvMode, Registr
 use crate::mm::user_space::{FrameSource, SpaceError};
 use crate::process::state::Event;
 use crate::process::table::{Exit, ProcessOf, TableOf, Wait};
+use crate::rdma::active::{ActiveError, ActiveHw, ActiveTable};
 use crate::socket::node::{Engine, SocketNode, Wakes};
 use boot::frame::ExceptionFrame;
 use hal::pldma::Pd;
@@ -85,6 +86,10 @@ pub trait Kernel {
 
     /// Prints a process's log line.
     fn log(&self, name: &str, domain: u16, line: &str);
+
+    /// Runs `f` on the node's Active Access table and the engine's pages, under their locks
+    /// (taken after the process table's, never with it); `None` on a node without RDMA.
+    fn active<R>(&self, f: impl FnOnce(&mut ActiveTable, &mut dyn ActiveHw) -> R) -> Option<R>;
 
     /// Ends job `pd` with `status` on every node, this one included (`JOB_EXIT`: each node's
     /// kernel ends its members, `gsas_node::job_exit`). The caller's own end is the call's.
@@ -189,7 +194,50 @@ pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event
         nr::SOCKET_LISTEN..=nr::SOCKET_STATS => socket::handle(k, frame, slot),
         nr::PROGRAM_NAME => program_name(k, frame, slot, args[0], args[1]),
         nr::JOB_EXIT => job_exit(k, frame, slot, args[0]),
+        nr::ACTIVE_OPEN => active_open(k, frame, slot),
+        nr::ACTIVE_ASSOC => active_assoc(k, frame, slot, args),
         _ => err(frame, Error::NoSuchCall),
+    }
+}
+
+/// `ACTIVE_OPEN`: an IUID for the caller, its log emptied and mapped into it.
+fn active_open(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event {
+    use proto::syscall::layout::{ACTIVE_LOG_RING, ACTIVE_LOG_STRIDE, active_log};
+    let Some(pd) = rdma_pd(k, slot) else { return err(frame, Error::NoPd) };
+    let iuid = match k.active(|t, hw| t.open(hw, slot, pd)) {
+        None => return err(frame, Error::NoPd),
+        Some(Err(_)) => return err(frame, Error::Busy),
+        Some(Ok(iuid)) => iuid,
+    };
+    let (ring, _) = crate::rdma::active::log_pa(usize::from(iuid));
+    let va = active_log(iuid);
+    let mapped =
+        k.table(|t| t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, ACTIVE_LOG_STRIDE / 4096).is_ok()));
+    if mapped != Some(true) {
+        k.active(|t, hw| t.close(hw, slot, iuid));
+        return err(frame, Error::BadArgument);
+    }
+    ok(frame, &[u64::from(iuid), va, va + ACTIVE_LOG_RING])
+}
+
+/// `ACTIVE_ASSOC`: marks (or unmarks) a page of the caller's own regions for one of its IUIDs.
+fn active_assoc(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, args: [u64; 3]) -> Event {
+    let [iuid, va, bits] = args;
+    let Some(pd) = rdma_pd(k, slot) else { return err(frame, Error::NoPd) };
+    // Only the caller's plain memory (its image, stack and `MAP` regions; not the device window)
+    // can be marked: that is what the engine reaches. The page's key is (PD, VA), and PD `pd`
+    // reaches only the caller here, so a mark can only ever concern the caller's own memory.
+    let own = k.table(|t| {
+        t.slots[slot].as_ref().is_some_and(|p| {
+            !proto::syscall::layout::in_device_window(va)
+                && (p.space.region(va).is_some_and(|r| !r.device) || p.space.page(va).is_some())
+        })
+    });
+    match k.active(|t, hw| t.assoc(hw, (slot, pd), iuid, va, bits, |_| own)) {
+        None => err(frame, Error::NoPd),
+        Some(Ok(())) => ok(frame, &[0]),
+        Some(Err(ActiveError::Busy)) => err(frame, Error::Busy),
+        Some(Err(ActiveError::BadArgument | ActiveError::BadAddress)) => err(frame, Error::BadArgument),
     }
 }
 

@@ -10,6 +10,7 @@ use crate::mm::user_space::SpaceError;
 use crate::process::lifecycle::TABLE;
 use crate::process::scheduler::{self, Event, current};
 use crate::process::table::{Exit, Process, Table};
+use crate::rdma::active::{ActiveHw, ActiveTable};
 use crate::socket::node::{SocketNode, Wakes};
 use crate::{cluster, gsas_node, process, rdma_node, socket_node, timer};
 use boot::a53::ExceptionFrame;
@@ -112,6 +113,10 @@ impl Kernel for ThisKernel {
 
     fn log(&self, name: &str, domain: u16, line: &str) {
         defmt::println!("[{=str} {=u16}] {=str}", name, domain, line);
+    }
+
+    fn active<R>(&self, f: impl FnOnce(&mut ActiveTable, &mut dyn ActiveHw) -> R) -> Option<R> {
+        rdma_node::with_active(|t, hw| f(t, hw))
     }
 
     fn end_job(&self, pd: Pd, status: u8) {

@@ -61,6 +61,28 @@ struct TestKernel {
     cq_holds_entry: Cell<bool>,
     /// The jobs `end_job` was asked to end, with their status.
     ended_jobs: RefCell<Vec<(Pd, u8)>>,
+    /// Active Access: the node's table and what it wrote to the engine.
+    active: RefCell<crate::rdma::active::ActiveTable>,
+    active_hw: RefCell<ActiveWrites>,
+}
+
+/// The engine's Active Access pages, as the writes made to them.
+#[derive(Debug, Default)]
+struct ActiveWrites {
+    logs: Vec<(usize, bool)>,
+    apt: Vec<(usize, u64, u32)>,
+}
+
+impl crate::rdma::active::ActiveHw for ActiveWrites {
+    fn open_log(&mut self, log: usize, _: hal::pldma::active::LogCtrl, _: u64, _: u64) {
+        self.logs.push((log, true));
+    }
+    fn close_log(&mut self, log: usize) {
+        self.logs.push((log, false));
+    }
+    fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
+        self.apt.push((index, tag, attr));
+    }
 }
 
 impl Kernel for TestKernel {
@@ -125,6 +147,13 @@ impl Kernel for TestKernel {
     fn log(&self, name: &str, domain: u16, line: &str) {
         self.logged.borrow_mut().push(alloc::format!("[{name} {domain}] {line}"));
     }
+    fn active<R>(
+        &self,
+        f: impl FnOnce(&mut crate::rdma::active::ActiveTable, &mut dyn crate::rdma::active::ActiveHw) -> R,
+    ) -> Option<R> {
+        let mut hw = self.active_hw.borrow_mut();
+        Some(f(&mut self.active.borrow_mut(), &mut *hw))
+    }
     fn end_job(&self, pd: Pd, status: u8) {
         // The table's lock must be free: the node's kernel ends the local members under it.
         drop(self.table.borrow_mut());
@@ -150,6 +179,8 @@ impl TestKernel {
             woken: RefCell::default(),
             cq_holds_entry: Cell::new(false),
             ended_jobs: RefCell::default(),
+            active: RefCell::default(),
+            active_hw: RefCell::default(),
         }
     }
 
@@ -526,4 +557,77 @@ fn job_exit_ends_the_callers_job_everywhere_and_a_process_of_no_job_alone() {
     let mut frame = fresh_frame();
     assert_eq!(k.call_in(lone, &mut frame, nr::JOB_EXIT, &[255]), Event::Exit(Exit::Status(255)));
     assert_eq!(k.ended_jobs.borrow().len(), 1, "PD 15 is shared by unrelated jobs: nobody else ends");
+}
+
+impl TestKernel {
+    /// A kernel whose node has RDMA: the process in slot 0 holds its PD.
+    fn with_rdma() -> Self {
+        let spawner = TableNode::new(true);
+        let mut t = table();
+        spawner.spawn(&mut t, &Launch::new("prog", None)).unwrap();
+        // The set-up worked (as `lifecycle` records it once the bank is attached).
+        t.slots[0].as_mut().unwrap().rdma.started(true, false);
+        Self { spawner, table: RefCell::new(t), ..Self::new(b"", false) }
+    }
+
+    /// A further holder (a new job); its slot.
+    fn spawn_holder(&self) -> usize {
+        let slot = self.spawn();
+        self.table(|t| t.slots[slot].as_mut().unwrap().rdma.started(true, false));
+        slot
+    }
+}
+
+#[test]
+fn active_calls_need_rdma_and_mark_only_the_caller_s_regions_for_its_own_iuid() {
+    use proto::syscall::active;
+    use proto::syscall::layout::{ACTIVE_LOG_RING, REGIONS_END, STACK_TOP, active_log};
+    let plain = TestKernel::new(b"", false);
+    answered(plain.call(nr::ACTIVE_OPEN, &[]), error(Error::NoPd));
+    answered(plain.call(nr::ACTIVE_ASSOC, &[0, 0x10_0000_0000, active::WL]), error(Error::NoPd));
+
+    let k = TestKernel::with_rdma();
+    let pd = k.table(|t| t.slots[0].as_ref().unwrap().rdma_pd()).expect("slot 0 holds its PD");
+    let (event, iuid, frame) = k.call(nr::ACTIVE_OPEN, &[]);
+    assert_eq!((event, iuid), (Event::Continue, 0));
+    assert_eq!((frame.x[1], frame.x[2]), (active_log(0), active_log(0) + ACTIVE_LOG_RING));
+    assert_eq!(k.active_hw.borrow().logs, [(0, true)]);
+
+    let region = k.buffer(0, &[0; 64], true);
+    let put_log = active::W | active::WL | active::E;
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, region, put_log]), 0);
+    let (index, tag, attr) = k.active_hw.borrow().apt[0];
+    assert_eq!(tag, hal::pldma::active::apt_tag(pd, region));
+    assert_eq!(index / hal::pldma::active::APT_WAYS, hal::pldma::active::apt_set(region));
+    assert_eq!(u64::from(attr), put_log, "IUID 0");
+    // The image and the stack are the caller's plain memory too (the engine reaches them).
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, ELR, put_log]), 0);
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, STACK_TOP - 8, put_log]), 0);
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, ELR, 0]), 0);
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, STACK_TOP - 8, 0]), 0);
+    let marks = k.active_hw.borrow().apt.len();
+    // Not the caller's plain memory (the log itself, a device region, nothing mapped), an unknown
+    // bit, a forged IUID: refused.
+    let device = k.table(|t| {
+        let rw = Permissions { read: true, write: true, execute: false };
+        t.slots[0].as_mut().unwrap().space.map_region(4096, rw, true).unwrap()
+    });
+    for va in [active_log(0), device, REGIONS_END - 0x1000] {
+        answered(k.call(nr::ACTIVE_ASSOC, &[0, va, put_log]), error(Error::BadArgument));
+    }
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, region, 1 << 7]), error(Error::BadArgument));
+    answered(k.call(nr::ACTIVE_ASSOC, &[7, region, put_log]), error(Error::BadArgument));
+    answered(k.call(nr::ACTIVE_ASSOC, &[u64::MAX, region, put_log]), error(Error::BadArgument));
+    // Another job's holder takes IUID 1; the first process cannot use it, nor it IUID 0.
+    let other = k.spawn_holder();
+    assert!(k.table(|t| t.slots[other].as_ref().unwrap().rdma_pd()).is_some());
+    let mut frame = fresh_frame();
+    k.call_in(other, &mut frame, nr::ACTIVE_OPEN, &[]);
+    assert_eq!(frame.x[0], 1);
+    answered(k.call(nr::ACTIVE_ASSOC, &[1, region, put_log]), error(Error::BadArgument));
+    let theirs = k.buffer(other, &[0; 64], true);
+    let mut frame = fresh_frame();
+    k.call_in(other, &mut frame, nr::ACTIVE_ASSOC, &[0, theirs, put_log]);
+    assert_eq!(frame.x[0], error(Error::BadArgument));
+    assert_eq!(k.active_hw.borrow().apt.len(), marks, "nothing refused reached the engine");
 }

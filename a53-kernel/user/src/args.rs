@@ -447,3 +447,79 @@ pub mod short_waits {
         }
     }
 }
+
+/// `active-aa` (`docs/hw/active-access.md`): the initiator of the Active Access checks, and the
+/// owner of the marked pages it spawns.
+pub mod active_aa {
+    /// What the process does (`active-aa`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Spawns an Owner on `node` and runs every check against it.
+        Semantics { node: u16 },
+        /// Marks its pages and checks its log; the initiator is on `node`.
+        Owner { node: u16 },
+        /// The DHT of the seed's Listings 2 and 3 at `node`: inserts with one active put, then
+        /// with the RMA baseline (CAS and retries), `collide_pct` % of them collisions.
+        Dht { node: u16, collide_pct: u8 },
+        /// Holds the two DHT volumes; the inserter is on `node`.
+        DhtOwner { node: u16 },
+        /// The cost of logging on plain puts: puts to a plain page and to a put-logging page of
+        /// a `CostOwner` on `node`, timed.
+        PutCost { node: u16 },
+        /// Drains its log while `PutCost` on `node` puts, and times its handler.
+        CostOwner { node: u16 },
+        /// Spawned by an Owner next to it (same PD, not its holder): tries to take an IUID,
+        /// to mark a page with the owner's IUID `iuid`, then to read the owner's log; reports to
+        /// `node` (this node) before the read, and again only if the read returned.
+        Peek { node: u16, iuid: u8 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Semantics { node } => u64::from(node) << 4,
+            Role::Owner { node } => 1 | u64::from(node) << 4,
+            Role::Dht { node, collide_pct } => 2 | u64::from(node) << 4 | u64::from(collide_pct) << 20,
+            Role::DhtOwner { node } => 3 | u64::from(node) << 4,
+            Role::PutCost { node } => 4 | u64::from(node) << 4,
+            Role::CostOwner { node } => 5 | u64::from(node) << 4,
+            Role::Peek { node, iuid } => 6 | u64::from(node) << 4 | u64::from(iuid) << 20,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        if arg >> 28 != 0 {
+            return None;
+        }
+        let node = (arg >> 4) as u16;
+        let pct = (arg >> 20) as u8;
+        match arg & 0xf {
+            0 => Some(Role::Semantics { node }),
+            1 => Some(Role::Owner { node }),
+            2 if pct <= 100 => Some(Role::Dht { node, collide_pct: pct }),
+            3 => Some(Role::DhtOwner { node }),
+            4 => Some(Role::PutCost { node }),
+            5 => Some(Role::CostOwner { node }),
+            6 => Some(Role::Peek { node, iuid: pct }),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [
+            Role::Semantics { node: 3 },
+            Role::Owner { node: 0xffff },
+            Role::Dht { node: 1, collide_pct: 25 },
+            Role::DhtOwner { node: 2 },
+            Role::PutCost { node: 1 },
+            Role::CostOwner { node: 0 },
+            Role::Peek { node: 1, iuid: 15 },
+        ] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(7), None);
+        assert_eq!(unpack(1 << 40), None);
+        assert_eq!(unpack(2 | 101 << 20), None);
+    }
+}

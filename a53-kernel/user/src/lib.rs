@@ -31,6 +31,7 @@ extern crate std;
 #[macro_use]
 mod log;
 
+pub mod active;
 mod api;
 #[cfg(all(target_arch = "aarch64", target_os = "none"))]
 mod arch;

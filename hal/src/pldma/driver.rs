@@ -254,6 +254,63 @@ impl PdPage {
     }
 }
 
+/// The kernel's handle on Active Access's two pages (`docs/hw/active-access.md`): the
+/// access-log table (`active`) and the active page table (`apt`).
+pub struct ActivePages {
+    active: Mmio<super::active::ActiveRegisters>,
+    apt: Mmio<super::active::AptRegisters>,
+}
+
+impl ActivePages {
+    /// The kernel's handle on the `active` page at `active` and the `apt` page at `apt`.
+    ///
+    /// # Safety
+    ///
+    /// The addresses must map those two pages of the PLDMA, and only the kernel may use them,
+    /// through this one handle.
+    pub const unsafe fn new(active: usize, apt: usize) -> Self {
+        // SAFETY: forwarded from the caller.
+        unsafe { Self { active: Mmio::new(active), apt: Mmio::new(apt) } }
+    }
+
+    /// Programs log `log` (0..=16): invalid first, then base and header, then `ctrl`.
+    pub fn open_log(&mut self, log: usize, ctrl: super::active::LogCtrl, base: u64, header: u64) {
+        let Some(regs) = self.active.logs.get(log) else { return };
+        regs.ctrl.set(0);
+        regs.base.set(base);
+        regs.header.set(header);
+        regs.ctrl.set(ctrl.encode());
+    }
+
+    /// Makes log `log` invalid.
+    pub fn close_log(&mut self, log: usize) {
+        if let Some(regs) = self.active.logs.get(log) {
+            regs.ctrl.set(0);
+        }
+    }
+
+    /// Log `log`'s (`produced`, `entries`, `full`).
+    pub fn log_counts(&self, log: usize) -> Option<(u32, u32, u32)> {
+        self.active.logs.get(log).map(|r| (r.produced.get(), r.entries.get(), r.full.get()))
+    }
+
+    /// Writes APT entry `index`: `attr`, then `tag` (a tag of 0 frees the entry).
+    pub fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
+        if let Some(e) = self.apt.entries.get(index) {
+            if tag == 0 {
+                e.tag.set(0);
+            }
+            e.attr.set(attr);
+            e.tag.set(tag);
+        }
+    }
+
+    /// `apt_refused`: accesses to marked pages not served for want of log room.
+    pub fn refused(&self) -> u32 {
+        self.active.apt_refused.get()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

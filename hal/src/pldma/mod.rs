@@ -7,6 +7,7 @@
 //! value with explicit `encode`/`decode`; decoding validates and answers a typed error, so a
 //! malformed descriptor, packet or WQE can never reach the logic that acts on it.
 
+pub mod active;
 pub mod codes;
 pub mod descriptor;
 pub mod driver;

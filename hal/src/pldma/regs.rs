@@ -6,6 +6,10 @@
 //! 0x0_1000 +-------------+
 //!          | fault       |  kernel: the receiver fault FIFO (seed 002 Tab 3.2)
 //! 0x0_2000 +-------------+
+//!          | active      |  kernel: Active Access's log table (docs/hw/active-access.md)
+//! 0x0_3000 +-------------+
+//!          | apt         |  kernel: Active Access's active page table
+//! 0x0_4000 +-------------+
 //!          | reserved    |
 //! 0x1_0000 +-------------+
 //!          | PD page 0.. |  one per PD, 4 KiB apart: doorbell and RAPF, PD wired by the page
@@ -295,7 +299,11 @@ register_structs! {
         (0x0_0000 => pub control: ControlRegisters),
         /// The receiver fault FIFO.
         (0x0_1000 => pub fault: FaultRegisters),
-        (0x0_2000 => _reserved0),
+        /// The access-log table of Active Access (`docs/hw/active-access.md`).
+        (0x0_2000 => pub active: super::active::ActiveRegisters),
+        /// The active page table of Active Access.
+        (0x0_3000 => pub apt: super::active::AptRegisters),
+        (0x0_4000 => _reserved0),
         /// PD page `p` at `0x1_0000 + p * 0x1000`.
         (0x1_0000 => pub pd: [PdRegisters; PDS]),
         (0x2_0000 => @END),
@@ -306,6 +314,10 @@ register_structs! {
 pub const CONTROL_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, control) as u64;
 /// Offset of the fault page in the block: `0x0_1000`.
 pub const FAULT_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, fault) as u64;
+/// Offset of the `active` page (Active Access's log table) in the block: `0x0_2000`.
+pub const ACTIVE_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, active) as u64;
+/// Offset of the `apt` page (the active page table) in the block: `0x0_3000`.
+pub const APT_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, apt) as u64;
 /// Offset of PD page 0 in the block: `0x1_0000`.
 pub const PD_PAGES_OFFSET: u64 = core::mem::offset_of!(PldmaRegisters, pd) as u64;
 /// Size of one page of the block (and the stride of the PD pages): 4 KiB.
@@ -337,6 +349,8 @@ mod tests {
         let block = [
             ("control", offset_of!(PldmaRegisters, control)),
             ("fault", offset_of!(PldmaRegisters, fault)),
+            ("active", offset_of!(PldmaRegisters, active)),
+            ("apt", offset_of!(PldmaRegisters, apt)),
             ("pd", offset_of!(PldmaRegisters, pd)),
         ];
         assert_eq!(doc_table(DOC, "Block map"), named(&block));

@@ -1,6 +1,7 @@
 //! `cargo xtask bench NAME`: benchmarks that print their figures as `name: value unit` lines.
 //! Figures measured in QEMU describe the emulator on this machine, not the board.
 
+mod active;
 mod figures;
 pub mod idle;
 mod shmem;
@@ -573,9 +574,10 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "sockets" => sockets(&bench),
         "idle" => idle_cluster(&bench),
         "shmem" => shmem::run(&bench),
+        "active" => active::run(&bench),
         other => {
             bail!(
-                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle` or `shmem`"
+                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem` or `active`"
             )
         }
     }

@@ -226,6 +226,11 @@ exports! {
     dma::unim_dma_poll: extern "C" fn() -> usize;
     dma::unim_dma_get_node: extern "C" fn(u16) -> Node;
 
+    active::unimem_active_open: unsafe extern "C" fn(*mut u32) -> u64;
+    active::unimem_assoc_page: extern "C" fn(*mut c_void, u64, u32) -> u64;
+    active::unimem_active_next: unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut u64) -> u64;
+    active::unimem_active_pending: unsafe extern "C" fn(u32, *mut u64) -> u64;
+
     mailbox::unimem_mailbox_send: extern "C" fn(u64, u64) -> u64;
     mailbox::unimem_mailbox_send_within: extern "C" fn(u64, u64, u64) -> u64;
     mailbox::unimem_mailbox_register: extern "C" fn(u32, c_char, i32) -> u64;
@@ -390,6 +395,20 @@ pub(crate) fn constants() -> Vec<(String, u64)> {
         ("UNIMEM_MAP_WRITABLE".into(), MAP_WRITABLE),
         ("UNIMEM_LOG_MAX".into(), LOG_MAX),
         ("UNIMEM_ARGS_MAX".into(), ARGS_MAX as u64),
+        ("UNIMEM_ACTIVE_W".into(), proto::syscall::active::W),
+        ("UNIMEM_ACTIVE_WL".into(), proto::syscall::active::WL),
+        ("UNIMEM_ACTIVE_WLD".into(), proto::syscall::active::WLD),
+        ("UNIMEM_ACTIVE_RL".into(), proto::syscall::active::RL),
+        ("UNIMEM_ACTIVE_RLD".into(), proto::syscall::active::RLD),
+        ("UNIMEM_ACTIVE_E".into(), proto::syscall::active::E),
+        ("UNIMEM_ACTIVE_FLUSH".into(), proto::syscall::active::FLUSH),
+        ("UNIMEM_ACTIVE_PUT".into(), unimem_user::active::actions::ACTIVE_PUT),
+        ("UNIMEM_ACTIVE_PUT_LOG".into(), unimem_user::active::actions::PUT_LOG),
+        ("UNIMEM_ACTIVE_GET_COUNT".into(), unimem_user::active::actions::GET_COUNT),
+        ("UNIMEM_ACTIVE_GET_LOG".into(), unimem_user::active::actions::GET_LOG),
+        ("UNIMEM_ACTIVE_ENTRY_BYTES".into(), crate::active::ENTRY_BYTES),
+        ("UNIMEM_ACTIVE_MAX_DATA".into(), crate::active::MAX_DATA),
+        ("UNIMEM_ACTIVE_IUIDS".into(), unimem_user::active::IUIDS as u64),
     ];
     let unim = [
         UnimError::NotInitialised,

@@ -21,6 +21,7 @@
 //! the exports (names, types, constants) with the cross-compiler.
 #![cfg_attr(target_os = "none", no_std)]
 
+pub mod active;
 pub mod dma;
 pub mod gsas;
 pub mod mailbox;

@@ -8,6 +8,7 @@ use crate::counters::NodeCounters;
 use crate::interconnect::{Datagram, channel};
 use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
 use crate::shm::Ddr;
+use hal::pldma::active::{Attr, LogEntry};
 use hal::pldma::codes::{NackCode, PfNackCode};
 use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::fault::FaultEntry;
@@ -121,6 +122,32 @@ impl Ctx<'_> {
             Push::Lost => Counter::FaultsLost,
         });
         self.out.faulted |= push != Push::Deduplicated;
+    }
+
+    /// Active Access: the attributes of `pd`'s page at `va` and the log they send entries to.
+    pub fn active(&self, pd: Pd, va: u64) -> Option<(Attr, usize)> {
+        self.shared.state().regs.active.lookup(pd, va)
+    }
+
+    /// `log` has room for an entry of `granules`.
+    pub fn log_room(&self, log: usize, granules: u32) -> bool {
+        self.shared.state().regs.active.room(self.ddr, log, granules)
+    }
+
+    /// `log` is drained (a flushing page may be served).
+    pub fn log_drained(&self, log: usize) -> bool {
+        self.shared.state().regs.active.drained(self.ddr, log)
+    }
+
+    /// An access was not served for want of room in `log`.
+    pub fn log_refuse(&self, log: usize) {
+        self.shared.state().regs.active.refuse(self.ddr, log);
+    }
+
+    /// Appends an entry and its data to `log`; false if it had no room after all (the kernel
+    /// changed it meanwhile).
+    pub fn log_append(&self, log: usize, entry: LogEntry, data: &[u8]) -> bool {
+        self.shared.state().regs.active.append(self.ddr, log, entry, data)
     }
 
     /// Runs `access` on each page piece of `[va, va + len)` after translating it for `pd` (as

@@ -8,6 +8,7 @@
 //! - `sender`: descriptors to packets; `receiver`: packets to memory, ACKs and events;
 //! - `engine`: the thread, and what it shares with the register side.
 
+mod active;
 mod ctx;
 mod engine;
 mod fault_fifo;
@@ -96,6 +97,13 @@ impl PldmaDevice {
                     r.engine_idle.store(0, Ordering::SeqCst);
                 }
                 st.kicked = true;
+            }
+            Effect::LogEnabled(log) => {
+                if let Some(ddr) = self.fabric.ddr(self.node()) {
+                    let _ = ddr.write(log.header + hal::pldma::active::header::PRODUCED, 4, 0);
+                    let _ = ddr.write(log.header + hal::pldma::active::header::FULL, 4, 0);
+                }
+                return;
             }
             Effect::PdsDisabled(pds) => self.shared.state().dropped_pds |= pds,
             Effect::Doorbell { pd, value } => {

@@ -4,6 +4,7 @@
 
 use super::ctx::{Ctx, Dma};
 use crate::models::iommu::StallId;
+use hal::pldma::active::{EntryKind, FLAG_DATA, FLAG_WRITTEN, LogEntry, entry_granules};
 use hal::pldma::codes::{FaultCode, NackCode, PfNackCode};
 use hal::pldma::descriptor::{Attempt, WriteKind};
 use hal::pldma::event::{Event, TxnRef};
@@ -159,7 +160,27 @@ impl Receiver {
             ctx.count(Counter::Duplicates);
             return Received::Done;
         }
-        let outcome = if delivery == Delivery::Terminated { Dma::Fault(p.va) } else { ctx.write(a.pd, p.va, payload) };
+        // Active Access (`docs/hw/active-access.md`, "What the engine does"): a remote put into
+        // a marked page is taken only if its log has room; a read response is this node's own
+        // get landing, never logged.
+        let logged = match ctx.active(a.pd, p.va) {
+            Some((attr, log)) if attr.logs_put() && p.kind != WriteKind::ReadResponse => {
+                let data = if attr.put_data() { payload.len() } else { 0 };
+                if !ctx.log_room(log, entry_granules(data)) {
+                    // Not taken: not written, not counted; the initiator's timeout resends it.
+                    ctx.log_refuse(log);
+                    return Received::Done;
+                }
+                Some((attr, log))
+            }
+            _ => None,
+        };
+        let outcome = match (delivery, logged) {
+            (Delivery::Terminated, _) => Dma::Fault(p.va),
+            // An active put: the memory is not written.
+            (_, Some((attr, _))) if !attr.w => Dma::Done,
+            _ => ctx.write(a.pd, p.va, payload),
+        };
         match outcome {
             Dma::Done => {}
             Dma::Stalled(id, va) => {
@@ -181,6 +202,30 @@ impl Receiver {
             Dma::BusError(va) => {
                 ctx.fault(FaultEntry::new(FaultCode::DestinationBusError, a.pd, owner, a.tid, a.seq, va));
                 ctx.nack(owner, txn, p.index.into(), NackCode::WriteError);
+                return Received::Done;
+            }
+        }
+        if let Some((attr, log)) = logged {
+            let data = if attr.put_data() { payload } else { &[][..] };
+            let flags = if attr.put_data() { FLAG_DATA } else { 0 } | if attr.w { FLAG_WRITTEN } else { 0 };
+            let entry = LogEntry {
+                kind: EntryKind::Put,
+                flags,
+                node: p.route.src,
+                pd: a.pd.raw(),
+                iuid: attr.iuid,
+                granules: 0,
+                len: payload.len() as u16,
+                tid: a.tid,
+                first_seq: a.first_seq,
+                index: p.index,
+                va: p.va,
+                serial: 0,
+            };
+            if !ctx.log_append(log, entry, data) {
+                // The log went away between the check and now: the packet stays untaken (a
+                // retransmission writes the same bytes again and logs them).
+                ctx.log_refuse(log);
                 return Received::Done;
             }
         }

@@ -2,6 +2,7 @@
 //! from `hal::pldma::regs`; what a write sets in motion is returned as an [`Effect`] for the
 //! engine.
 
+use super::active::{Active, LogEnabled};
 use super::fault_fifo::FaultFifo;
 use super::rapf_gate::RapfGate;
 use crate::counters::NodeCounters;
@@ -9,8 +10,8 @@ use crate::models::{ModelError, check_size};
 use core::mem::offset_of;
 use hal::pldma::rapf::RapfRequest;
 use hal::pldma::regs::{
-    CONTROL_OFFSET, COUNTERS, CTRL, ControlRegisters, FAULT_OFFSET, FaultRegisters, ID_VALUE, IRQ, PAGE,
-    PD_PAGES_OFFSET, PD_STATUS, PdRegisters, caps_value,
+    ACTIVE_OFFSET, APT_OFFSET, CONTROL_OFFSET, COUNTERS, CTRL, ControlRegisters, FAULT_OFFSET, FaultRegisters,
+    ID_VALUE, IRQ, PAGE, PD_PAGES_OFFSET, PD_STATUS, PdRegisters, caps_value,
 };
 use hal::pldma::{PDS, Pd};
 use std::sync::atomic::Ordering;
@@ -75,6 +76,8 @@ pub enum Effect {
         pd: Pd,
         request: RapfRequest,
     },
+    /// An access log became valid: its header's engine fields are zeroed.
+    LogEnabled(LogEnabled),
 }
 
 #[derive(Debug)]
@@ -95,12 +98,16 @@ pub struct RegFile {
     pub gate: RapfGate,
     /// Per PD: events the engine could not post (`shares`).
     events_lost: [u32; PDS],
+    /// Active Access: the `active` and `apt` pages.
+    pub active: Active,
 }
 
 /// Where a block offset lands.
 enum Page {
     Control(u64),
     Fault(u64),
+    Active(u64),
+    Apt(u64),
     Pd(Pd, u64),
 }
 
@@ -109,6 +116,10 @@ fn page_of(offset: u64) -> Result<Page, ModelError> {
         Ok(Page::Control(offset))
     } else if (FAULT_OFFSET..FAULT_OFFSET + PAGE).contains(&offset) {
         Ok(Page::Fault(offset))
+    } else if (ACTIVE_OFFSET..ACTIVE_OFFSET + PAGE).contains(&offset) {
+        Ok(Page::Active(offset - ACTIVE_OFFSET))
+    } else if (APT_OFFSET..APT_OFFSET + PAGE).contains(&offset) {
+        Ok(Page::Apt(offset - APT_OFFSET))
     } else if offset >= PD_PAGES_OFFSET {
         let index = (offset - PD_PAGES_OFFSET) / PAGE;
         let pd = u16::try_from(index).ok().and_then(Pd::new).ok_or(ModelError::Unmapped { offset })?;
@@ -135,6 +146,7 @@ impl RegFile {
             refused: 0,
             gate: RapfGate::default(),
             events_lost: [0; PDS],
+            active: Active::default(),
         }
     }
 
@@ -195,6 +207,8 @@ impl RegFile {
         match page_of(offset)? {
             Page::Control(off) => self.read_control(fifo, counters, off, size),
             Page::Fault(off) => Self::read_fault(fifo, off, size),
+            Page::Active(off) => self.active.read_active(offset, off, size),
+            Page::Apt(off) => self.active.read_apt(offset, off, size),
             Page::Pd(pd, off) => {
                 check_size(offset, size, &[if off == PD_RAPF { 8 } else { 4 }])?;
                 match off {
@@ -278,6 +292,10 @@ impl RegFile {
                 FIFO_LO | FIFO_HI | FIFO_COUNT => Err(ModelError::ReadOnly { offset }),
                 _ => Err(ModelError::Unmapped { offset }),
             },
+            Page::Active(off) => {
+                Ok(self.active.write_active(offset, off, size, value)?.map_or(Effect::None, Effect::LogEnabled))
+            }
+            Page::Apt(off) => self.active.write_apt(offset, off, size, value).map(|_| Effect::None),
             Page::Pd(pd, off) => self.write_pd(pd, offset, off, size, value),
         }
     }

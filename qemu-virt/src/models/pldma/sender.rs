@@ -4,6 +4,7 @@
 
 use super::ctx::{Ctx, Dma};
 use crate::models::iommu::StallId;
+use hal::pldma::active::{EntryKind, FLAG_DATA, LogEntry};
 use hal::pldma::codes::{FaultCode, NackCode, PfNackCode, RefusalCode};
 use hal::pldma::descriptor::{Attempt, Descriptor, RawDescriptor, WriteKind};
 use hal::pldma::event::{Event, TxnRef};
@@ -11,7 +12,7 @@ use hal::pldma::fault::FaultEntry;
 use hal::pldma::geometry::Windows;
 use hal::pldma::packet::{Packet, Route};
 use hal::pldma::regs::Counter;
-use hal::pldma::{PACKET_BYTES, Pd};
+use hal::pldma::{PACKET_BYTES, PAGE_BYTES, Pd};
 
 /// A WriteBlock on its way out.
 #[derive(Clone, Debug)]
@@ -109,6 +110,11 @@ pub fn run(ctx: &mut Ctx<'_>, job: &mut BlockJob, terminated: Option<u64>) -> Pr
                 return Progress::Finished;
             }
         }
+        if job.kind == WriteKind::ReadResponse && !serve_get(ctx, job, job.src + piece.offset, bytes) {
+            // A flushing page whose log is not drained, or a log with no room: the block stops
+            // before this packet; the requester's timeout asks again.
+            return Progress::Finished;
+        }
         let route = Route { src: ctx.node, owner: job.owner(ctx) };
         let packet = Packet::Data {
             route,
@@ -150,4 +156,53 @@ fn stop(ctx: &mut Ctx<'_>, job: &BlockJob, why: Dma) {
     } else {
         ctx.nack(owner, txn, index, NackCode::ReadError);
     }
+}
+
+/// Active Access on the read-serve path (`docs/hw/active-access.md`, "What the engine does"):
+/// the packet `job.next` has read `data` from `start`; each source page piece that is marked is
+/// checked (a flushing page waits for its log to drain) and logged. False: the packet must not
+/// be sent.
+fn serve_get(ctx: &mut Ctx<'_>, job: &BlockJob, start: u64, data: &[u8]) -> bool {
+    let len = data.len();
+    let mut at = 0usize;
+    let mut parts: [Option<(u64, usize, usize)>; 2] = [None, None];
+    let mut n = 0;
+    while at < len && n < 2 {
+        let va = start + at as u64;
+        let take = ((PAGE_BYTES - va % PAGE_BYTES) as usize).min(len - at);
+        parts[n] = Some((va, at, take));
+        n += 1;
+        at += take;
+    }
+    let pd = job.pd();
+    for &(va, at, take) in parts.iter().flatten() {
+        let Some((attr, log)) = ctx.active(pd, va) else { continue };
+        if attr.flush && !ctx.log_drained(log) {
+            ctx.log_refuse(log);
+            return false;
+        }
+        if !attr.logs_get() {
+            continue;
+        }
+        let bytes = if attr.rld { &data[at..at + take] } else { &[][..] };
+        let entry = LogEntry {
+            kind: EntryKind::Get,
+            flags: if attr.rld { FLAG_DATA } else { 0 },
+            node: job.node,
+            pd: pd.raw(),
+            iuid: attr.iuid,
+            granules: 0,
+            len: take as u16,
+            tid: job.attempt.tid,
+            first_seq: job.attempt.first_seq,
+            index: job.next as u8,
+            va,
+            serial: 0,
+        };
+        if !ctx.log_append(log, entry, bytes) {
+            ctx.log_refuse(log);
+            return false;
+        }
+    }
+    true
 }

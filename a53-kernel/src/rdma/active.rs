@@ -1,0 +1,292 @@
+//! Active Access, the kernel's decisions (`docs/hw/active-access.md`, "Who owns what"): which
+//! process owns each IUID, which pages are marked in the engine's active page table (APT), and
+//! what is written to the engine's `active` and `apt` pages when a process opens a log, marks a
+//! page, or ends. Plain logic over [`ActiveHw`], host-tested; `rdma_node` applies it to the
+//! engine under its lock.
+//!
+//! The rules it keeps: an IUID has one owner, a process that holds its PD here; a page is marked
+//! only for its owner's PD and only by the owner of the IUID it names, only if the caller says it
+//! lies in the caller's own regions; the log's place is the kernel's (a fixed slot of the PLDMA
+//! area per IUID), never an address a process gives.
+
+use board::layout::{ACTIVE_LOG_RING, ACTIVE_LOG_SLOT, ACTIVE_LOGS};
+use hal::pldma::Pd;
+use hal::pldma::active::{APT_ENTRIES, APT_WAYS, Attr, IUIDS, KERNEL_LOG, LogCtrl, MAX_SIZE_LOG2, apt_set, apt_tag};
+use proto::syscall::active as actions;
+
+/// What the decisions write to the engine.
+pub trait ActiveHw {
+    /// Programs log `log`: invalid first, base and header, the header's `consumed` zeroed, then
+    /// `ctrl` (valid, the owner's PD, the ring's size).
+    fn open_log(&mut self, log: usize, ctrl: LogCtrl, base: u64, header: u64);
+    /// Makes log `log` invalid.
+    fn close_log(&mut self, log: usize);
+    /// Writes APT entry `index` (`attr` first, then `tag`; a tag of 0 frees it).
+    fn write_apt(&mut self, index: usize, tag: u64, attr: u32);
+}
+
+/// Why a call is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActiveError {
+    /// Every IUID is taken, or the page's APT set is full.
+    Busy,
+    /// The IUID is not the caller's, an action bit is unknown, or FLUSH comes with another.
+    BadArgument,
+    /// The address is not in the caller's own memory.
+    BadAddress,
+}
+
+/// An IUID's owner: the process in a table slot, and the PD it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Owner {
+    slot: usize,
+    pd: Pd,
+}
+
+/// A marked page: whose (PD), which page (VA >> 12), for which IUID.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Mark {
+    pd: Pd,
+    page: u64,
+    iuid: u8,
+}
+
+/// The node's IUIDs and marked pages, as the kernel keeps them (the engine's tables mirror it).
+#[derive(Debug)]
+pub struct ActiveTable {
+    owners: [Option<Owner>; IUIDS],
+    apt: [Option<Mark>; APT_ENTRIES],
+}
+
+impl Default for ActiveTable {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The PA of IUID (or kernel log) `log`'s ring and header.
+pub const fn log_pa(log: usize) -> (u64, u64) {
+    let ring = ACTIVE_LOGS + log as u64 * ACTIVE_LOG_SLOT;
+    (ring, ring + ACTIVE_LOG_RING)
+}
+
+/// The ring's granules: the whole 16 KiB.
+const SIZE_LOG2: u32 = MAX_SIZE_LOG2;
+const _: () = assert!((1u64 << SIZE_LOG2) * hal::pldma::active::GRANULE == ACTIVE_LOG_RING);
+
+impl ActiveTable {
+    pub const fn new() -> Self {
+        Self { owners: [None; IUIDS], apt: [None; APT_ENTRIES] }
+    }
+
+    /// Programs the kernel fault log (E = 0) at boot.
+    pub fn open_kernel_log(hw: &mut (impl ActiveHw + ?Sized)) {
+        let (base, header) = log_pa(KERNEL_LOG);
+        hw.open_log(KERNEL_LOG, LogCtrl { valid: true, pd: 0, size_log2: SIZE_LOG2 }, base, header);
+    }
+
+    /// Takes a free IUID for the holder of `pd` in `slot` and programs its log (emptied).
+    pub fn open(&mut self, hw: &mut (impl ActiveHw + ?Sized), slot: usize, pd: Pd) -> Result<u8, ActiveError> {
+        let iuid = self.owners.iter().position(Option::is_none).ok_or(ActiveError::Busy)?;
+        self.owners[iuid] = Some(Owner { slot, pd });
+        let (base, header) = log_pa(iuid);
+        hw.open_log(iuid, LogCtrl { valid: true, pd: pd.raw() as u8, size_log2: SIZE_LOG2 }, base, header);
+        Ok(iuid as u8)
+    }
+
+    /// Marks the page at `va` of the caller, the process in `slot` holding PD `pd`, with `bits` (`proto::syscall::
+    /// active`; 0 unmarks it) for IUID `iuid`. `own` says whether `va` lies in the caller's own
+    /// memory that the engine may reach (its regions).
+    pub fn assoc(
+        &mut self,
+        hw: &mut (impl ActiveHw + ?Sized),
+        (slot, pd): (usize, Pd),
+        iuid: u64,
+        va: u64,
+        bits: u64,
+        own: impl FnOnce(u64) -> bool,
+    ) -> Result<(), ActiveError> {
+        let owner = usize::try_from(iuid).ok().and_then(|i| self.owners.get(i).copied().flatten());
+        if owner != Some(Owner { slot, pd }) || bits & !actions::ALL != 0 {
+            return Err(ActiveError::BadArgument);
+        }
+        if bits & actions::FLUSH != 0 && bits != actions::FLUSH | actions::E && bits != actions::FLUSH {
+            return Err(ActiveError::BadArgument);
+        }
+        if !own(va) {
+            return Err(ActiveError::BadAddress);
+        }
+        let iuid = iuid as u8;
+        let page = va >> 12;
+        let set = apt_set(va);
+        let ways = set * APT_WAYS..(set + 1) * APT_WAYS;
+        let same = ways.clone().find(|&i| matches!(self.apt[i], Some(m) if m.pd == pd && m.page == page));
+        if bits == 0 {
+            if let Some(i) = same {
+                // Only the IUID that marked it may unmark it.
+                if self.apt[i].map(|m| m.iuid) != Some(iuid) {
+                    return Err(ActiveError::BadArgument);
+                }
+                self.apt[i] = None;
+                hw.write_apt(i, 0, 0);
+            }
+            return Ok(());
+        }
+        let index = same.or_else(|| ways.clone().find(|&i| self.apt[i].is_none())).ok_or(ActiveError::Busy)?;
+        self.apt[index] = Some(Mark { pd, page, iuid });
+        // A FLUSH page is plain memory that is served, never logged: E only names whose log it
+        // waits for.
+        let attr = Attr::decode(bits as u32);
+        let attr = Attr { e: attr.e || attr.flush, w: attr.w || attr.flush, iuid, ..attr };
+        hw.write_apt(index, apt_tag(pd, va), attr.encode());
+        Ok(())
+    }
+
+    /// Gives back IUID `iuid` of the process in `slot` (its pages unmarked, its log invalid).
+    pub fn close(&mut self, hw: &mut (impl ActiveHw + ?Sized), slot: usize, iuid: u8) {
+        let i = usize::from(iuid);
+        if !matches!(self.owners.get(i), Some(Some(o)) if o.slot == slot) {
+            return;
+        }
+        for (index, m) in self.apt.iter_mut().enumerate() {
+            if matches!(m, Some(m) if m.iuid == iuid) {
+                *m = None;
+                hw.write_apt(index, 0, 0);
+            }
+        }
+        hw.close_log(i);
+        self.owners[i] = None;
+    }
+
+    /// The process in `slot` ended: its pages are unmarked and its logs invalidated, so that
+    /// neither outlives it (its memory and its PD may go to another process next).
+    pub fn release(&mut self, hw: &mut (impl ActiveHw + ?Sized), slot: usize) {
+        for iuid in 0..IUIDS as u8 {
+            self.close(hw, slot, iuid);
+        }
+    }
+
+    /// The IUIDs the process in `slot` owns.
+    pub fn owned(&self, slot: usize) -> impl Iterator<Item = u8> + '_ {
+        (0..IUIDS).filter(move |&i| matches!(self.owners[i], Some(o) if o.slot == slot)).map(|i| i as u8)
+    }
+
+    /// Pages marked now.
+    pub fn marked(&self) -> usize {
+        self.apt.iter().flatten().count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// A log opened (ctrl, base, header), or closed.
+    type Opened = Option<(LogCtrl, u64, u64)>;
+
+    #[derive(Debug, Default)]
+    struct Fake {
+        logs: Vec<(usize, Opened)>,
+        apt: Vec<(usize, u64, u32)>,
+    }
+
+    impl ActiveHw for Fake {
+        fn open_log(&mut self, log: usize, ctrl: LogCtrl, base: u64, header: u64) {
+            self.logs.push((log, Some((ctrl, base, header))));
+        }
+        fn close_log(&mut self, log: usize) {
+            self.logs.push((log, None));
+        }
+        fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
+            self.apt.push((index, tag, attr));
+        }
+    }
+
+    fn pd(n: u16) -> Pd {
+        Pd::new(n).unwrap()
+    }
+
+    const VA: u64 = 0x10_0000_3000;
+    const ACTIVE_PUT: u64 = actions::WL | actions::WLD | actions::E;
+
+    #[test]
+    fn an_iuid_is_one_process_s_and_its_log_the_kernel_s_slot() {
+        let (mut t, mut hw) = (ActiveTable::new(), Fake::default());
+        assert_eq!(t.open(&mut hw, 4, pd(2)), Ok(0));
+        assert_eq!(t.open(&mut hw, 5, pd(3)), Ok(1));
+        let (ctrl, base, header) = hw.logs[1].1.unwrap();
+        assert_eq!((ctrl.valid, ctrl.pd, ctrl.granules()), (true, 3, 512));
+        assert_eq!((base, header), (ACTIVE_LOGS + ACTIVE_LOG_SLOT, ACTIVE_LOGS + ACTIVE_LOG_SLOT + ACTIVE_LOG_RING));
+        for _ in 2..IUIDS {
+            t.open(&mut hw, 6, pd(4)).unwrap();
+        }
+        assert_eq!(t.open(&mut hw, 7, pd(5)), Err(ActiveError::Busy), "16 IUIDs per node");
+        t.release(&mut hw, 5);
+        assert_eq!(hw.logs.last(), Some(&(1, None)), "the ended owner's log is invalidated");
+        assert_eq!(t.open(&mut hw, 7, pd(5)), Ok(1), "and its IUID free again");
+        // The kernel's own log is the 17th slot.
+        ActiveTable::open_kernel_log(&mut hw);
+        let (ctrl, base, _) = hw.logs.last().unwrap().1.unwrap();
+        assert_eq!((ctrl.valid, base), (true, log_pa(KERNEL_LOG).0));
+    }
+
+    #[test]
+    fn only_the_owner_marks_and_only_its_own_pages() {
+        let (mut t, mut hw) = (ActiveTable::new(), Fake::default());
+        let mine = t.open(&mut hw, 4, pd(2)).unwrap();
+        let theirs = t.open(&mut hw, 5, pd(3)).unwrap();
+        let own = |_| true;
+        // Another process's IUID, a forged one, a PD not the owner's: refused, nothing written.
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), theirs.into(), VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), 16, VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), u64::MAX, VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        assert_eq!(t.assoc(&mut hw, (4, pd(3)), mine.into(), VA, ACTIVE_PUT, own), Err(ActiveError::BadArgument));
+        // Unknown bits, FLUSH with others.
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, 128, own), Err(ActiveError::BadArgument));
+        let flush_put = actions::FLUSH | actions::WL;
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, flush_put, own), Err(ActiveError::BadArgument));
+        // Memory that is not the caller's.
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, ACTIVE_PUT, |_| false), Err(ActiveError::BadAddress));
+        assert!(hw.apt.is_empty());
+        // The owner's own page: the entry is (PD 2, page), IUID mine.
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA + 0x123, ACTIVE_PUT, own).unwrap();
+        let (index, tag, attr) = hw.apt[0];
+        assert_eq!(index / APT_WAYS, apt_set(VA));
+        assert_eq!(tag, apt_tag(pd(2), VA));
+        let a = Attr::decode(attr);
+        assert_eq!((a.w, a.wl, a.wld, a.e, a.iuid), (false, true, true, true, mine));
+        // Marking it again rewrites the same entry; another IUID of another process cannot
+        // unmark it.
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, actions::W | actions::WL | actions::E, own).unwrap();
+        assert_eq!(hw.apt[1].0, index);
+        assert_eq!(t.assoc(&mut hw, (5, pd(3)), theirs.into(), VA, 0, own), Ok(()), "PD 3 has no such page");
+        assert_eq!(t.marked(), 1);
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, 0, own).unwrap();
+        assert_eq!(hw.apt.last(), Some(&(index, 0, 0)));
+        assert_eq!(t.marked(), 0);
+    }
+
+    #[test]
+    fn a_full_set_is_busy_and_an_exit_clears_every_mark() {
+        let (mut t, mut hw) = (ActiveTable::new(), Fake::default());
+        let i = t.open(&mut hw, 4, pd(2)).unwrap();
+        let j = t.open(&mut hw, 4, pd(2)).unwrap();
+        // Pages 256 KiB apart fall into one set.
+        for k in 0..APT_WAYS as u64 {
+            t.assoc(&mut hw, (4, pd(2)), i.into(), VA + k * 0x4_0000, ACTIVE_PUT, |_| true).unwrap();
+        }
+        let fifth = VA + 4 * 0x4_0000;
+        assert_eq!(t.assoc(&mut hw, (4, pd(2)), j.into(), fifth, ACTIVE_PUT, |_| true), Err(ActiveError::Busy));
+        t.assoc(&mut hw, (4, pd(2)), j.into(), VA + 0x1000, actions::FLUSH, |_| true).unwrap();
+        let flush = Attr::decode(hw.apt.last().unwrap().2);
+        assert!(flush.flush && flush.e && !flush.logs_get() && !flush.logs_put());
+        assert_eq!(t.owned(4).collect::<Vec<_>>(), [i, j]);
+        hw.apt.clear();
+        t.release(&mut hw, 4);
+        assert_eq!(hw.apt.len(), 5, "every page marked by the ended process is cleared");
+        assert!(hw.apt.iter().all(|&(_, tag, attr)| tag == 0 && attr == 0));
+        assert_eq!(t.marked(), 0);
+        assert_eq!(t.owned(4).count(), 0);
+    }
+}

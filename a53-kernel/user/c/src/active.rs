@@ -1,0 +1,143 @@
+//! `unimem_active.h`: Active Access for C programs (`docs/hw/active-access.md`), over
+//! `unimem_user::active`: a log per IUID the process opened, the seed's `assoc_page(addr, act,
+//! hlr_id)` with the IUID as the handler id, and the log's entries one at a time (the handler
+//! is the C program's loop: polling, or blocking with `unimem_active_wait`). The active flush
+//! is an RDMA read of the target's flushing page (`unim_dma.h`).
+
+use core::ffi::c_void;
+
+use unimem_user::Error;
+use unimem_user::active::{IUIDS, Log, assoc_page};
+
+use crate::status::{CError, deliver, status};
+
+/// The logs this process opened, by IUID.
+static LOGS: spin::Mutex<[Option<Log>; IUIDS]> = spin::Mutex::new([const { None }; IUIDS]);
+
+/// Bytes of an entry's header as `unimem_active_next` copies it.
+pub const ENTRY_BYTES: u64 = 32;
+/// Most bytes of an entry's data.
+pub const MAX_DATA: u64 = 256;
+
+fn with_log<T>(iuid: u32, f: impl FnOnce(&mut Log) -> Result<T, CError>) -> Result<T, CError> {
+    let mut logs = LOGS.lock();
+    let log = usize::try_from(iuid).ok().and_then(|i| logs.get_mut(i)).and_then(Option::as_mut);
+    f(log.ok_or(CError::BadArgument)?)
+}
+
+/// `uint64_t unimem_active_open(uint32_t *iuid)`: a status; the IUID of a new (empty) log in
+/// `*iuid`. `UNIMEM_E_SYSCALL + UNIMEM_SYS_NO_PD` without RDMA here, `+ BUSY` with none left.
+///
+/// # Safety
+///
+/// `iuid` is NULL or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn unimem_active_open(iuid: *mut u32) -> u64 {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        deliver(iuid, || {
+            let log = Log::open()?;
+            let i = log.iuid();
+            let mut logs = LOGS.lock();
+            let slot = logs.get_mut(usize::from(i)).ok_or(CError::Lib(Error::Busy))?;
+            *slot = Some(log);
+            Ok(u32::from(i))
+        })
+    }
+}
+
+/// `uint64_t unimem_assoc_page(void *addr, uint64_t actions, uint32_t handler)`: the seed's
+/// `assoc_page`: marks the page holding `addr` with `actions` (`UNIMEM_ACTIVE_*`; 0 unmarks)
+/// for the log of IUID `handler`, which must be this process's.
+#[unsafe(no_mangle)]
+pub extern "C" fn unimem_assoc_page(addr: *mut c_void, actions: u64, handler: u32) -> u64 {
+    let handler = u8::try_from(handler).map_err(|_| CError::BadArgument);
+    status(handler.and_then(|h| Ok(assoc_page(addr as u64, actions, h)?)))
+}
+
+/// The oldest entry of log `iuid`, taken: its header's 32 bytes, its data and the data's length.
+fn next(iuid: u32) -> Result<([u8; 32], [u8; MAX_DATA as usize], usize), CError> {
+    with_log(iuid, |log| {
+        let mut entries = log.entries();
+        let Some(e) = entries.next() else {
+            entries.release()?;
+            return Err(Error::Syscall(unimem_user::SysError::WouldBlock).into());
+        };
+        let mut data = [0u8; MAX_DATA as usize];
+        let n = e.data.len().min(data.len());
+        data[..n].copy_from_slice(&e.data[..n]);
+        let header = e.header.encode();
+        entries.release()?;
+        Ok((header, data, n))
+    })
+}
+
+/// `uint64_t unimem_active_next(uint32_t iuid, void *entry, void *data, uint64_t *len)`: a
+/// status; the oldest entry of log `iuid` taken: its 32-byte header copied to `entry` (layout:
+/// `docs/hw/active-access.md`, "Log entry header"), its data to `data` (room for
+/// `UNIMEM_ACTIVE_MAX_DATA` bytes), the data's length
+/// in `*len`. `UNIMEM_E_WOULD_BLOCK` when none waits. A NULL `entry` or `len`, or a NULL `data`
+/// for an entry with data, is refused before any entry is taken.
+///
+/// # Safety
+///
+/// `entry` is NULL or valid for 32 bytes of writes, `data` NULL or valid for
+/// `UNIMEM_ACTIVE_MAX_DATA`, `len` NULL or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn unimem_active_next(iuid: u32, entry: *mut c_void, data: *mut c_void, len: *mut u64) -> u64 {
+    if entry.is_null() || data.is_null() {
+        // Without a data buffer only a log of metadata can be read: refuse it all the same
+        // rather than take an entry whose data would be lost.
+        return status(Err(CError::Null));
+    }
+    // SAFETY: forwarded from the caller; `entry` and `data` are not NULL, so valid for 32 and
+    // `MAX_DATA` bytes (its contract), and `len` is checked by `deliver`.
+    unsafe {
+        deliver(len, || {
+            let (header, bytes, n) = next(iuid)?;
+            core::ptr::copy_nonoverlapping(header.as_ptr(), entry as *mut u8, header.len());
+            core::ptr::copy_nonoverlapping(bytes.as_ptr(), data as *mut u8, n);
+            Ok(n as u64)
+        })
+    }
+}
+
+/// `uint64_t unimem_active_pending(uint32_t iuid, uint64_t *pending)`: a status; whether
+/// entries wait in log `iuid` (1) or not (0).
+///
+/// # Safety
+///
+/// `pending` is NULL or valid for one write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn unimem_active_pending(iuid: u32, pending: *mut u64) -> u64 {
+    // SAFETY: forwarded from the caller.
+    unsafe { deliver(pending, || with_log(iuid, |log| Ok(u64::from(log.pending())))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::code;
+
+    #[test]
+    fn bad_arguments_are_statuses_and_no_entry_is_taken() {
+        let (mut entry, mut data, mut len, mut iuid) = ([0u8; 32], [0u8; 256], 7u64, 0u32);
+        let e = entry.as_mut_ptr() as *mut c_void;
+        let d = data.as_mut_ptr() as *mut c_void;
+        // SAFETY: the test's buffers, of the sizes the calls need.
+        unsafe {
+            assert_eq!(unimem_active_next(0, core::ptr::null_mut(), d, &mut len), code::NULL);
+            assert_eq!(unimem_active_next(0, e, core::ptr::null_mut(), &mut len), code::NULL);
+            assert_eq!(unimem_active_next(0, e, d, core::ptr::null_mut()), code::NULL);
+            // No log opened with that IUID (16 is none at all).
+            assert_eq!(unimem_active_next(0, e, d, &mut len), code::BAD_ARGUMENT);
+            assert_eq!(unimem_active_next(16, e, d, &mut len), code::BAD_ARGUMENT);
+            assert_eq!(unimem_active_pending(3, &mut len), code::BAD_ARGUMENT);
+            assert_eq!(unimem_active_open(core::ptr::null_mut()), code::NULL);
+            // The host has no kernel: the call's own error, not a crash.
+            assert_ne!(unimem_active_open(&mut iuid), code::OK);
+        }
+        assert_eq!(len, 7, "nothing written on refusal");
+        assert_eq!(unimem_assoc_page(core::ptr::null_mut(), 2, 256), code::BAD_ARGUMENT, "not an IUID");
+    }
+}

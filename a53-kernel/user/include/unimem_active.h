@@ -1,0 +1,72 @@
+/*
+ * unimem_active.h: Active Access for C programs (Besta and Hoefler, ICS '15;
+ * docs/hw/active-access.md). Link libunimem_c.a.
+ *
+ * The owner of a page marks it, and every remote put or get of its PD that touches it is logged
+ * by the PLDMA into a log in the owner's memory, where the program takes the entries. Puts and
+ * gets do not change on the origin side: they are unim_dma.h transfers.
+ *
+ *   unimem_active_open      an IUID of this process's and its (empty) log; the process must hold
+ *                           its protection domain on this node (the first of its job there);
+ *   unimem_assoc_page       the seed's assoc_page(addr, act, hlr_id): the handler id is the
+ *                           IUID, the handler the program's own loop over unimem_active_next
+ *                           (polling; block with unimem_sys.h's sleep between looks);
+ *   unimem_active_next      the oldest entry, taken: its 32-byte header (layout in
+ *                           docs/hw/active-access.md, "Log entry header") and its data;
+ *   unimem_active_pending   whether entries wait.
+ *
+ * The active flush: an RDMA read (unim_dma.h) of 8 bytes of the target's flushing page (a page
+ * the target marked UNIMEM_ACTIVE_FLUSH) completes only once the target's log is drained.
+ *
+ * Every call returns a status (unimem_error.h), 0 for success, also left in
+ * unimem_last_error().
+ */
+#ifndef UNIMEM_ACTIVE_H
+#define UNIMEM_ACTIVE_H
+
+#include <stdint.h>
+
+#include "unimem_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Action bits of unimem_assoc_page (0 unmarks the page). */
+#define UNIMEM_ACTIVE_W 1
+#define UNIMEM_ACTIVE_WL 2
+#define UNIMEM_ACTIVE_WLD 4
+#define UNIMEM_ACTIVE_RL 8
+#define UNIMEM_ACTIVE_RLD 16
+#define UNIMEM_ACTIVE_E 32
+#define UNIMEM_ACTIVE_FLUSH 64
+/* The seed's combinations. */
+#define UNIMEM_ACTIVE_PUT 38     /* WL | WLD | E: not written, logged with its data */
+#define UNIMEM_ACTIVE_PUT_LOG 35 /* W | WL | E: written and logged (dirty tracking) */
+#define UNIMEM_ACTIVE_GET_COUNT 41 /* W | RL | E: served and logged */
+#define UNIMEM_ACTIVE_GET_LOG 57 /* W | RL | RLD | E: served, logged with the data */
+
+/* An entry's header, and the most data it carries. */
+#define UNIMEM_ACTIVE_ENTRY_BYTES 32
+#define UNIMEM_ACTIVE_MAX_DATA 256
+/* IUIDs per node. */
+#define UNIMEM_ACTIVE_IUIDS 16
+
+/* An IUID of this process's in *iuid, its log empty. UNIMEM_E_SYSCALL + UNIMEM_SYS_NO_PD
+ * without RDMA here, UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY when the node has none left. */
+uint64_t unimem_active_open(uint32_t *iuid);
+/* Marks the page holding addr (this process's own memory) with actions for the log of IUID
+ * handler, which must be this process's. */
+uint64_t unimem_assoc_page(void *addr, uint64_t actions, uint32_t handler);
+/* The oldest entry of log iuid, taken: UNIMEM_ACTIVE_ENTRY_BYTES of header into entry, its data
+ * into data (room for UNIMEM_ACTIVE_MAX_DATA), the data's length in *len; UNIMEM_E_WOULD_BLOCK
+ * when none waits. */
+uint64_t unimem_active_next(uint32_t iuid, void *entry, void *data, uint64_t *len);
+/* 1 in *pending if entries wait in log iuid, else 0. */
+uint64_t unimem_active_pending(uint32_t iuid, uint64_t *pending);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
