@@ -68,7 +68,8 @@ pub fn pe_failures(report: &RunReport, program: &str) -> Vec<String> {
             KernelNote::RemoteEnd(end) if end.program == program => Some(end),
             _ => None,
         });
-        let ends: Vec<&ProcessEnd> = node.processes.iter().filter(|p| p.program == program).chain(remote_ends).collect();
+        let ends: Vec<&ProcessEnd> =
+            node.processes.iter().filter(|p| p.program == program).chain(remote_ends).collect();
         for end in ends.iter().filter(|e| e.failed()) {
             lines.push(format!("PE {pe} (node {pe}): {end}"));
         }

@@ -136,8 +136,14 @@ mod tests {
     fn a_run_passes_only_when_it_exits_0_and_every_node_finished() {
         assert_eq!(judge(Some(0), "node0 a53 | ok\nevery node finished cleanly\n"), Verdict::Passed);
         assert!(matches!(judge(Some(0), "node0 a53 | ok\n"), Verdict::Failed(_)), "no clean end");
-        let failed = judge(Some(1), "node0 a53 | x\nthe run failed:\n  OpenSHMEM PE 1 (node 1): p exited with status 3\n");
-        assert_eq!(failed, Verdict::Failed("node0 a53 | x / the run failed: /   OpenSHMEM PE 1 (node 1): p exited with status 3".into()));
+        let failed =
+            judge(Some(1), "node0 a53 | x\nthe run failed:\n  OpenSHMEM PE 1 (node 1): p exited with status 3\n");
+        assert_eq!(
+            failed,
+            Verdict::Failed(
+                "node0 a53 | x / the run failed: /   OpenSHMEM PE 1 (node 1): p exited with status 3".into()
+            )
+        );
         assert_eq!(judge(Some(1), "/tmp/x/sos-a.c:3:1: error: unknown type name\n"), Verdict::DidNotCompile);
     }
 
