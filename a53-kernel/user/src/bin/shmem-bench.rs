@@ -54,7 +54,7 @@ struct Config {
     barrier_batches: u64,
 }
 
-const FULL: Config = Config { budget_us: 2_500_000, min_reps: 7, batch: 10, barrier_batches: 31 };
+const FULL: Config = Config { budget_us: 5_000_000, min_reps: 9, batch: 10, barrier_batches: 51 };
 const QUICK: Config = Config { budget_us: 20_000, min_reps: 3, batch: 2, barrier_batches: 3 };
 
 /// A global, so symmetric: PE 0 writes the configuration into every PE's copy.
