@@ -15,7 +15,8 @@
 //!   - `shmem_fetch_add_us` / `gsas_fad64_us`: one `shmem_long_atomic_fetch_add` (`i64`) on
 //!     PE 1's symmetric word, one GSAS FAD64 on a shared page allocated on node 1;
 //! - on every run: `shmem_barrier_all_us`, one `barrier_all` of every PE, and
-//!   `shmem_atomic_round_trip_us`, one remote atomic fetch from PE 0 to PE 1.
+//!   `shmem_atomic_round_trip_us`, one remote atomic fetch (`shmem_long_atomic_fetch`) from
+//!   PE 0 to PE 1, batches of each alternating.
 //!
 //! Repetitions: after a warm-up, each pair is repeated until it has taken `BUDGET_US` (at least
 //! `MIN_REPS`, at most `MAX_REPS` times); operations shorter than a millisecond are timed in
@@ -165,24 +166,32 @@ fn main() -> Result<u64, ShmemError> {
         return Ok(status);
     }
 
-    // Every PE: the barriers.
+    // Every PE: the barriers, each timed batch right after a batch of PE 0's remote atomic
+    // fetches (the unit), so that both see the same load; an untimed barrier between them
+    // starts every PE's batch together.
     for _ in 0..c.batch {
         world.barrier_all()?;
     }
-    let mut samples = [0f64; MAX_REPS];
+    let (mut barriers, mut round_trips) = ([0f64; MAX_REPS], [0f64; MAX_REPS]);
     let batches = (c.barrier_batches as usize).min(MAX_REPS);
-    for sample in samples.iter_mut().take(batches) {
+    for (barrier, round_trip) in barriers.iter_mut().zip(round_trips.iter_mut()).take(batches) {
+        if me == 0 {
+            let t0 = now()?;
+            for _ in 0..c.batch {
+                world.atomic_fetch(&counter, 0, 1)?;
+            }
+            *round_trip = (now()? - t0) as f64 / c.batch as f64;
+        }
+        world.barrier_all()?;
         let t0 = now()?;
         for _ in 0..c.batch {
             world.barrier_all()?;
         }
-        *sample = (now()? - t0) as f64 / c.batch as f64;
+        *barrier = (now()? - t0) as f64 / c.batch as f64;
     }
     if me == 0 {
-        bench("shmem_barrier_all_us", median(&mut samples[..batches]));
-        let (round_trip, _) =
-            pair(&c, c.batch, || world.atomic_fetch(&counter, 0, 1).map(drop), || Ok(()))?;
-        bench("shmem_atomic_round_trip_us", round_trip);
+        bench("shmem_barrier_all_us", median(&mut barriers[..batches]));
+        bench("shmem_atomic_round_trip_us", median(&mut round_trips[..batches]));
     }
     world.free(counter)?;
     world.free(target)?;
