@@ -110,7 +110,7 @@ pub fn init_boot_core(entry_el: u64) -> BootReport {
 /// (`process::paging::with_process_word`), and the job-exit handler (`gsas_node::job_exit`)
 /// ends processes as a kill does, with no lock of its own held.
 fn wire() {
-    use crate::process::{hooks, paging, scheduler};
+    use crate::process::{hooks, lifecycle, paging, scheduler};
     use crate::{cluster, gsas_node, rdma_node, socket_node};
     const FULL: &str = "a hook list is full";
     crate::exception::set_user_entry(crate::syscall::node::USER_ENTRY).expect("wired once");
@@ -154,6 +154,7 @@ fn wire() {
     // The process table's subsystems.
     hooks::on_exit(gsas_node::process_exited).expect(FULL);
     hooks::on_exit(socket_node::process_exited).expect(FULL);
+    hooks::on_exit(lifecycle::report_unawaited_end).expect(FULL);
     hooks::on_wait_expired(gsas_node::wait_expired).expect(FULL);
     hooks::set_pd_resources(rdma_node::pd_resources()).expect("wired once");
     rdma_node::on_kernel_completions(proto::socket::SOCKET_PD, socket_node::on_completions).expect(FULL);

@@ -24,6 +24,11 @@ pub fn include_dir() -> PathBuf {
 /// not the library's. (`unimem-c`'s host tests check that no header mixes the two.)
 pub const RUNTIME_HEADERS: [&str; 3] = ["poll.h", "sys/socket.h", "unimem_socket.h"];
 
+/// The headers of the runtime's OpenSHMEM layer: their routines are defined by `crt/shmem.c`
+/// over the library's core (`unimem_shmem.h`), and declared by X-macros, so only the
+/// preprocessor lists them ([`shmem_functions`]).
+pub const SHMEM_HEADERS: [&str; 1] = ["shmem.h"];
+
 /// `cargo <verb>` (build, clippy) of the C library for the A53.
 pub fn c_lib_cargo(verb: &str, opts: Options) -> anyhow::Result<Command> {
     let mut cmd = images::bare_metal_cargo(verb, A53_TARGET, images::a53_target_dir(opts))?;
@@ -82,7 +87,10 @@ pub(crate) fn declared_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>>
     let mut names = BTreeSet::new();
     for entry in std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))? {
         let path = entry?.path();
-        let runtime = path.file_name().is_some_and(|n| RUNTIME_HEADERS.contains(&n.to_string_lossy().as_ref()));
+        let runtime = path.file_name().is_some_and(|n| {
+            let n = n.to_string_lossy();
+            RUNTIME_HEADERS.contains(&n.as_ref()) || SHMEM_HEADERS.contains(&n.as_ref())
+        });
         if path.extension().is_some_and(|e| e == "h") && !runtime {
             names.extend(declared_in(&path)?);
         }
@@ -101,11 +109,54 @@ pub(crate) fn runtime_functions(dir: &Path) -> anyhow::Result<BTreeSet<String>> 
     Ok(names)
 }
 
+/// The functions the OpenSHMEM layer's headers in `dir` declare ([`SHMEM_HEADERS`]) beyond
+/// the library's: the headers run through the C preprocessor (`cpp`, the compiler with `-E`),
+/// then read as [`declared_functions`] reads the others.
+#[cfg(test)]
+pub(crate) fn shmem_functions(
+    dir: &Path,
+    cpp: &mut dyn FnMut(&str) -> anyhow::Result<String>,
+) -> anyhow::Result<BTreeSet<String>> {
+    let library = declared_functions(dir)?;
+    let mut names = BTreeSet::new();
+    for header in SHMEM_HEADERS {
+        let expanded = cpp(&format!("#include <{header}>\n"))?;
+        let own = lines_from(&expanded, &|file| file.ends_with(&format!("/{header}")));
+        names.extend(declared_in_text(&own).into_iter().filter(|n| !library.contains(n)));
+    }
+    Ok(names)
+}
+
+/// The lines of the preprocessor's output `expanded` that came from a file `from` accepts (by
+/// the line markers, `# LINE "FILE" FLAGS`); a macro's expansion belongs to the file where the
+/// macro was used.
+#[cfg(test)]
+pub(crate) fn lines_from(expanded: &str, from: &dyn Fn(&str) -> bool) -> String {
+    let mut keep = false;
+    let mut out = String::new();
+    for line in expanded.lines() {
+        if let Some((_, rest)) = line.strip_prefix("# ").and_then(|marker| marker.split_once(" \"")) {
+            keep = rest.split_once('"').is_some_and(|(file, _)| from(file));
+            continue;
+        }
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The functions header `path` declares (see [`declared_functions`]).
 fn declared_in(path: &Path) -> anyhow::Result<BTreeSet<String>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(declared_in_text(&text))
+}
+
+/// The functions a header's `text` declares (see [`declared_functions`]).
+fn declared_in_text(text: &str) -> BTreeSet<String> {
     let mut code = String::new();
-    let mut rest = text.as_str();
+    let mut rest = text;
     while let Some(start) = rest.find("/*") {
         code.push_str(&rest[..start]);
         rest = rest[start..].split_once("*/").map_or("", |(_, after)| after);
@@ -125,7 +176,7 @@ fn declared_in(path: &Path) -> anyhow::Result<BTreeSet<String>> {
         let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
         names.insert(before[start..].to_string());
     }
-    Ok(names)
+    names
 }
 
 #[cfg(test)]

@@ -89,14 +89,16 @@ pub fn build(opts: Options, taken: &[String]) -> anyhow::Result<Vec<(String, Pat
     let scratch = dir.join("link");
     std::fs::create_dir_all(&scratch)?;
     images::write_if_changed(&scratch.join("unimem-user-memory.ld"), memory_script().as_bytes())?;
-    let shared = shared_inputs(&lib, &scratch)?;
+    let mut shared = shared_inputs(&lib, &scratch)?;
+    let shmem = build_shmem_archive(&scratch, &shared)?;
+    shared.push(shmem.clone());
     let mut built: Vec<(String, PathBuf)> = Vec::new();
     for program in &programs {
         if taken.contains(&program.name) || built.iter().any(|(name, _)| *name == program.name) {
             bail!("C program `{}`: another program has that name", program.name);
         }
         let fresh = scratch.join(&program.name);
-        let command = compile_command(program, &fresh, &lib, &scratch);
+        let command = compile_command(program, &fresh, &[&shmem, &lib], &scratch);
         // The command line, kept beside the ELF: a changed flag, source list or library path
         // makes the ELF stale as a changed input does.
         let line = scratch.join(format!("{}.command", program.name));
@@ -122,9 +124,43 @@ fn memory_script() -> String {
     )
 }
 
-/// What every C program is compiled and linked with.
-fn compiler_args(scratch: &Path) -> Vec<String> {
-    let user = workspace_root().join("a53-kernel/user");
+/// The archiver of the C toolchain (binutils, installed with the compiler).
+const C_ARCHIVER: &str = "aarch64-linux-gnu-ar";
+
+/// The C runtime's OpenSHMEM layer (`crt/shmem.c`, the typed routines of `include/shmem.h`):
+/// compiled once into an archive that every C program links (when it is older than an input),
+/// so that a program takes only the routines it calls. Its path.
+fn build_shmem_archive(scratch: &Path, inputs: &[PathBuf]) -> anyhow::Result<PathBuf> {
+    let source = workspace_root().join("a53-kernel/user/crt/shmem.c");
+    let object = scratch.join("shmem.o");
+    let archive = scratch.join("libunimem-shmem.a");
+    let mut compile = Command::new(C_COMPILER);
+    compile.args(compile_flags()).arg("-c").arg(&source).arg("-o").arg(&object);
+    let line = scratch.join("libunimem-shmem.command");
+    let said = format!("{compile:?}");
+    if std::fs::read_to_string(&line).ok().as_deref() == Some(said.as_str()) && newer_than(&archive, inputs) {
+        return Ok(archive);
+    }
+    let status = compile.status().with_context(|| format!("cannot run {C_COMPILER}"))?;
+    if !status.success() {
+        bail!("compiling the C runtime's {} failed (the compiler's messages are above)", source.display());
+    }
+    let _ = std::fs::remove_file(&archive);
+    let status = Command::new(C_ARCHIVER)
+        .arg("rcs")
+        .arg(&archive)
+        .arg(&object)
+        .status()
+        .with_context(|| format!("cannot run {C_ARCHIVER}"))?;
+    if !status.success() {
+        bail!("{C_ARCHIVER} could not make {}", archive.display());
+    }
+    std::fs::write(&line, &said)?;
+    Ok(archive)
+}
+
+/// What every C source of a program or of the runtime is compiled with.
+fn compile_flags() -> Vec<String> {
     let mut args: Vec<String> = [
         &format!("--specs={PICOLIBC_SPECS}"),
         // A static executable at fixed addresses: the kernel loads PT_LOAD segments, nothing more.
@@ -141,10 +177,25 @@ fn compiler_args(scratch: &Path) -> Vec<String> {
         "-D_POSIX_MONOTONIC_CLOCK=200112L",
         // printf and scanf with doubles.
         "-DPICOLIBC_DOUBLE_PRINTF_SCANF",
+        // One section per function and object, so that the link keeps only what is reached.
+        "-ffunction-sections",
+        "-fdata-sections",
     ]
     .map(String::from)
     .to_vec();
     args.push(format!("-I{}", crate::c_lib::include_dir().display()));
+    args
+}
+
+/// What every C program is compiled and linked with.
+fn compiler_args(scratch: &Path) -> Vec<String> {
+    let user = workspace_root().join("a53-kernel/user");
+    let mut args = compile_flags();
+    // Only what is reached from `_start` (and the constructors): a program that does not call
+    // OpenSHMEM holds none of it, the launch mark included (`shmem_launch`).
+    args.push("-Wl,--gc-sections".to_string());
+    // fflush(NULL), which picolibc's fflush does not take: the runtime's wrapper (crt/runtime.c).
+    args.push("-Wl,--wrap=fflush".to_string());
     args.push(format!("-L{}", scratch.display()));
     args.push(format!("-L{}", user.join("link").display()));
     args.extend(["-Tunimem-c.ld", "-Wl,-z,max-page-size=4096"].map(String::from));
@@ -190,12 +241,13 @@ fn newer_than<'a>(out: &Path, inputs: impl IntoIterator<Item = &'a PathBuf>) -> 
     inputs.into_iter().all(|input| modified(input).is_some_and(|m| m <= built))
 }
 
-/// The compiler's command that compiles and links `program` into `out`.
-fn compile_command(program: &CProgram, out: &Path, lib: &Path, scratch: &Path) -> Command {
+/// The compiler's command that compiles and links `program` into `out`, with the archives
+/// `libs` (in that order).
+fn compile_command(program: &CProgram, out: &Path, libs: &[&Path], scratch: &Path) -> Command {
     let mut cmd = Command::new(C_COMPILER);
     cmd.args(compiler_args(scratch));
     cmd.args(&program.sources);
-    cmd.arg(lib);
+    cmd.args(libs);
     cmd.arg("-o").arg(out);
     cmd
 }
@@ -303,11 +355,32 @@ mod tests {
         assert_eq!(names, ["SWAP64", "if", "main", "printf", "unim_dma_poll"]);
     }
 
+    /// The C preprocessor's output (with its line markers) for the C source `input` (`-` reads
+    /// `stdin` instead), with the flags of every C program; None without the C toolchain.
+    fn preprocess(input: &str, stdin: Option<&str>) -> Option<String> {
+        use std::io::Write;
+        let mut cmd = Command::new(C_COMPILER);
+        cmd.args(compile_flags()).args(["-E", "-x", "c", input]);
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+        let mut child = cmd.spawn().ok()?;
+        let mut pipe = child.stdin.take().unwrap();
+        pipe.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+        drop(pipe);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{C_COMPILER} -E {input} failed");
+        Some(String::from_utf8(out.stdout).unwrap())
+    }
+
     /// Every function the C headers declare is reached by the repository's C programs, which
     /// the runner tests run on target (`testing/command_tests.rs`): the POSIX layer's (sockets,
-    /// `poll`, `fcntl`) are called by a program, and the library's by a program or by the
-    /// runtime (`crt/*.c`, in every program) on the way from a POSIX call. A function added to
-    /// a header comes with a program that reaches it.
+    /// `poll`, `fcntl`) and the OpenSHMEM layer's (`shmem.h`, `crt/shmem.c`) are called by a
+    /// program, and the library's by a program or by the runtime (`crt/*.c`, in every program)
+    /// on the way from a POSIX or OpenSHMEM call. A function added to a header comes with a
+    /// program that reaches it. The OpenSHMEM layer's typed routines are declared by X-macros
+    /// over its type tables, and `c-shmem.c` calls each family through the same tables: the
+    /// names are those the preprocessor gives (declarations from `shmem.h`, calls from the
+    /// program's own lines, macros expanded; the C11 generic routines count for none of the
+    /// typed routines they pick from).
     #[test]
     fn every_function_the_headers_declare_is_called_by_a_c_program() {
         let calls_in = |sources: &mut dyn Iterator<Item = PathBuf>| {
@@ -317,18 +390,35 @@ mod tests {
             }
             called
         };
-        let programs = calls_in(&mut repository_programs().unwrap().into_iter().flat_map(|p| p.sources));
+        let sources: Vec<PathBuf> = repository_programs().unwrap().into_iter().flat_map(|p| p.sources).collect();
+        let mut programs = calls_in(&mut sources.iter().cloned());
         let crt = workspace_root().join("a53-kernel/user/crt");
-        let runtime = calls_in(&mut ["runtime.c", "posix.c"].into_iter().map(|f| crt.join(f)));
+        let runtime = calls_in(&mut ["runtime.c", "posix.c", "shmem.c"].into_iter().map(|f| crt.join(f)));
         let include = crate::c_lib::include_dir();
         let posix = crate::c_lib::runtime_functions(&include).unwrap();
         let library = crate::c_lib::declared_functions(&include).unwrap();
+        let shmem = if preprocess("-", Some("")).is_some() {
+            for source in &sources {
+                let path = source.display().to_string();
+                let expanded = preprocess(&path, None).unwrap();
+                programs.extend(called_names(&crate::c_lib::lines_from(&expanded, &|file| file == path)));
+            }
+            let mut cpp = |text: &str| Ok(preprocess("-", Some(text)).unwrap());
+            let shmem = crate::c_lib::shmem_functions(&include, &mut cpp).unwrap();
+            assert!(shmem.contains("shmem_ctx_longdouble_iget") && shmem.len() > 1000, "shmem.h was read");
+            shmem
+        } else {
+            eprintln!("skipped for shmem.h: {C_COMPILER} or picolibc is not installed");
+            BTreeSet::new()
+        };
         let missing: Vec<&String> = posix
             .iter()
+            .chain(&shmem)
             .filter(|f| !programs.contains(*f))
             .chain(library.iter().filter(|f| !programs.contains(*f) && !runtime.contains(*f)))
             .collect();
         assert!(posix.contains("socket") && library.contains("READ64"), "the headers were read");
+        assert!(library.contains("unimem_shmem_atomic") && !library.contains("shmem_int_put"), "the library's");
         assert!(
             missing.is_empty(),
             "declared in {}, reached by no program in {}: {missing:?}",

@@ -222,6 +222,17 @@ pub fn store_programs(bytes: &[u8]) -> anyhow::Result<Vec<(String, usize)>> {
     Ok(store.programs().map(|(name, elf)| (name.to_string(), elf.len())).collect())
 }
 
+/// The ELF of program `name` in the program store `bytes`, if the store holds it.
+pub fn store_program(bytes: &[u8], name: &str) -> anyhow::Result<Option<Vec<u8>>> {
+    let align = proto::store::ALIGN;
+    let mut buf = vec![0u8; bytes.len() + align];
+    let start = buf.as_ptr().align_offset(align);
+    let copy = &mut buf[start..start + bytes.len()];
+    copy.copy_from_slice(bytes);
+    let store = proto::store::Store::parse(copy).map_err(|e| anyhow::anyhow!("not a program store: {e:?}"))?;
+    Ok(store.find(name).map(<[u8]>::to_vec))
+}
+
 /// Builds the kernel and its test image. The user programs are not among their inputs: they
 /// travel in the program store, so a program's change builds no kernel.
 pub fn build_kernel(opts: Options) -> anyhow::Result<()> {

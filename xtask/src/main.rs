@@ -13,6 +13,7 @@ mod images;
 mod outcome;
 mod qemu_run;
 mod setup;
+mod shmem_launch;
 mod size;
 mod terminal;
 mod testing;

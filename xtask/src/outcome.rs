@@ -47,6 +47,39 @@ impl fmt::Display for ProcessEnd {
     }
 }
 
+/// A kernel line about a process that is no [`ProcessEnd`] (which the kernel prints only for
+/// the processes it started itself): an unresolved exception that killed a process
+/// (`process killed: ...`), or a job's end reaching this node (`job exit from node F: PD p,
+/// status s: n process(es) ended`). An OpenSHMEM run reads them for its PEs on other nodes
+/// (`shmem_launch`), whose processes are remote spawns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelNote {
+    /// The kernel's words after `process killed: `.
+    Killed(String),
+    /// A job's end: its status, and how many of its processes ended on this node.
+    JobExit { status: u64, ended: u64 },
+    /// How a process a remote spawn started here ended (`remote process NAME ...`): its spawner
+    /// is on another node, so this is not one of the node's own process ends.
+    RemoteEnd(ProcessEnd),
+}
+
+impl KernelNote {
+    /// The note a console line gives, if it gives one.
+    pub fn parse(text: &str) -> Option<Self> {
+        if let Some(how) = text.strip_prefix("process killed: ") {
+            return Some(Self::Killed(how.to_string()));
+        }
+        if let Some(end) = text.strip_prefix("remote ") {
+            return ProcessEnd::parse(end).map(Self::RemoteEnd);
+        }
+        let rest = text.strip_prefix("job exit from node ")?;
+        let (_, rest) = rest.split_once(", status ")?;
+        let (status, rest) = rest.split_once(": ")?;
+        let ended = rest.strip_suffix(" process(es) ended")?;
+        Some(Self::JobExit { status: status.trim().parse().ok()?, ended: ended.trim().parse().ok()? })
+    }
+}
+
 /// How a node's QEMU ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeEnd {
@@ -63,6 +96,9 @@ pub enum NodeEnd {
 pub struct NodeOutcome {
     pub end: NodeEnd,
     pub processes: Vec<ProcessEnd>,
+    /// The kernel's other lines about processes (they do not make the node fail by
+    /// themselves: a node's own ends are in `processes`).
+    pub notes: Vec<KernelNote>,
 }
 
 impl NodeOutcome {
@@ -148,7 +184,11 @@ mod tests {
         RunReport {
             nodes: nodes
                 .into_iter()
-                .map(|(e, lines)| NodeOutcome { end: e, processes: lines.iter().map(|l| end(l)).collect() })
+                .map(|(e, lines)| NodeOutcome {
+                    end: e,
+                    processes: lines.iter().map(|l| end(l)).collect(),
+                    notes: Vec::new(),
+                })
                 .collect(),
         }
     }
@@ -174,6 +214,30 @@ mod tests {
                 "node3 hung: no end before the timeout",
             ]
         );
+    }
+
+    #[test]
+    fn faults_and_job_exits_are_read_from_the_kernel_lines() {
+        assert_eq!(
+            KernelNote::parse("process killed: data abort from EL0 at ELR 0x40001234, FAR 0x0, ESR 0x92000006"),
+            Some(KernelNote::Killed("data abort from EL0 at ELR 0x40001234, FAR 0x0, ESR 0x92000006".into()))
+        );
+        assert_eq!(
+            KernelNote::parse("job exit from node 3: PD 1, status 7: 1 process(es) ended"),
+            Some(KernelNote::JobExit { status: 7, ended: 1 })
+        );
+        assert_eq!(KernelNote::parse("job exit of PD 1: node 2 was not told"), None);
+        assert_eq!(
+            KernelNote::parse("remote process p exited with status 3"),
+            Some(KernelNote::RemoteEnd(ProcessEnd { program: "p".into(), how: End::Status(3) }))
+        );
+        assert_eq!(
+            KernelNote::parse("remote process p ended: Killed"),
+            Some(KernelNote::RemoteEnd(ProcessEnd { program: "p".into(), how: End::Abnormal("ended: Killed".into()) }))
+        );
+        assert_eq!(KernelNote::parse("remote process p waved"), None);
+        assert_eq!(KernelNote::parse("process hello exited with status 0"), None);
+        assert_eq!(KernelNote::parse("[p 1] process killed: by its own words"), None, "a program's own words");
     }
 
     #[test]

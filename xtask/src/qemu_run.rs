@@ -6,8 +6,8 @@
 //! their run together (`docs/hw/sysblock.md`) and the command ends with them. Either way it ends
 //! with a summary, and exits non-zero when a process failed, a node crashed or the run timed out.
 
-use crate::outcome::{NodeEnd, NodeOutcome, ProcessEnd, RunReport};
-use crate::{images, setup, terminal};
+use crate::outcome::{KernelNote, NodeEnd, NodeOutcome, ProcessEnd, RunReport};
+use crate::{images, setup, shmem_launch, terminal};
 use anyhow::{Context, bail};
 use qemu_virt::{Cluster, ClusterSpec, Event, LinkConfig, NodeSpec, Source};
 use std::io::{IsTerminal, Read, Write};
@@ -148,7 +148,8 @@ pub fn qemu(opts: Options) -> anyhow::Result<()> {
     if !interactive {
         boot_args.push_str(" exit");
     }
-    let session = Session { opts: &opts.cluster, boot_args: vec![boot_args; opts.cluster.nodes], gdb: opts.gdb };
+    let session =
+        Session { opts: &opts.cluster, boot_args: vec![boot_args; opts.cluster.nodes], gdb: opts.gdb, images: None };
     let report = session.run(interactive)?;
     finish(&report, i32::from(report.failed()))
 }
@@ -163,16 +164,26 @@ pub fn run(opts: RunOptions) -> anyhow::Result<()> {
     if let Some(on) = opts.on.filter(|&n| n >= opts.cluster.nodes) {
         bail!("--on {on}: the nodes are 0 to {}", opts.cluster.nodes - 1);
     }
+    // The program's ELF says how it starts (an OpenSHMEM program: on node 0 alone).
+    let images = images::build_all(images::Options { release: opts.cluster.release, qfdb: false })?;
+    let store = std::fs::read(&images.store).with_context(|| format!("cannot read {}", images.store.display()))?;
+    let elf = images::store_program(&store, &opts.program)?
+        .with_context(|| format!("the program store has no `{}`", opts.program))?;
+    let shmem = shmem_launch::is_shmem_program(&elf);
     let run_words = run_boot_words(&opts.program, &opts.args);
-    let extra = opts.boot_args.as_deref().map_or(String::new(), |a| format!("{} ", a.trim()));
-    let boot_args = (0..opts.cluster.nodes)
-        .map(|n| {
-            let role = if opts.on.is_none_or(|on| on == n) { run_words.as_str() } else { "serve" };
-            format!("{extra}{role} exit")
-        })
-        .collect();
-    let session = Session { opts: &opts.cluster, boot_args, gdb: opts.gdb };
+    let extra = opts.boot_args.as_deref().map_or("", str::trim);
+    let boot_args = shmem_launch::boot_args(&opts.program, shmem, opts.cluster.nodes, opts.on, &run_words, extra)?;
+    if shmem {
+        println!("{} is an OpenSHMEM program: PE 0 on node 0 starts PEs 1..{}", opts.program, opts.cluster.nodes - 1);
+    }
+    let session = Session { opts: &opts.cluster, boot_args, gdb: opts.gdb, images: Some(images) };
     let report = session.run(false)?;
+    if shmem {
+        for line in shmem_launch::pe_failures(&report, &opts.program) {
+            println!("OpenSHMEM {line}");
+        }
+        return finish(&report, shmem_launch::exit_code(&report, &opts.program));
+    }
     finish(&report, report.program_exit_code(&opts.program))
 }
 
@@ -221,7 +232,8 @@ pub fn soak_demo(cluster: ClusterOptions, runs: usize) -> anyhow::Result<()> {
     check_nodes(cluster.nodes)?;
     let (mut made, mut failed) = (0, 0);
     for run in 1..=runs {
-        let session = Session { opts: &cluster, boot_args: vec!["exit".into(); cluster.nodes], gdb: false };
+        let session =
+            Session { opts: &cluster, boot_args: vec!["exit".into(); cluster.nodes], gdb: false, images: None };
         let report = session.run(false)?;
         let failures = report.failures();
         made += 1;
@@ -245,12 +257,17 @@ struct Session<'a> {
     opts: &'a ClusterOptions,
     boot_args: Vec<String>,
     gdb: bool,
+    /// The images, when the caller built them already.
+    images: Option<images::Images>,
 }
 
 impl Session<'_> {
     fn run(&self, interactive: bool) -> anyhow::Result<RunReport> {
         let qemu = setup::ensure_qemu()?;
-        let images = images::build_all(images::Options { release: self.opts.release, qfdb: false })?;
+        let images = match &self.images {
+            Some(images) => images.clone(),
+            None => images::build_all(images::Options { release: self.opts.release, qfdb: false })?,
+        };
         let stop = stop_flag()?;
         let dir = RuntimeDir::new("qemu")?;
         let (tx, rx) = mpsc::channel();
@@ -302,6 +319,7 @@ fn watch(
 ) -> RunReport {
     let mut ends: Vec<Option<NodeEnd>> = vec![None; nodes];
     let mut processes: Vec<Vec<ProcessEnd>> = vec![Vec::new(); nodes];
+    let mut notes: Vec<Vec<KernelNote>> = vec![Vec::new(); nodes];
     loop {
         let all_ended = ends.iter().all(Option::is_some);
         if all_ended || (interactive && ends[0].is_some()) {
@@ -324,6 +342,9 @@ fn watch(
                     if let Some(end) = ProcessEnd::parse(&line.text) {
                         processes[node].push(end);
                     }
+                    if let Some(note) = KernelNote::parse(&line.text) {
+                        notes[node].push(note);
+                    }
                     if let (0, Some(k)) = (node, keyboard) {
                         k.line_wanted(line.text.starts_with("line? "));
                     }
@@ -343,8 +364,8 @@ fn watch(
     }
     let nodes = ends
         .into_iter()
-        .zip(processes)
-        .map(|(end, processes)| NodeOutcome { end: end.unwrap_or(NodeEnd::Stopped), processes })
+        .zip(processes.into_iter().zip(notes))
+        .map(|(end, (processes, notes))| NodeOutcome { end: end.unwrap_or(NodeEnd::Stopped), processes, notes })
         .collect();
     RunReport { nodes }
 }

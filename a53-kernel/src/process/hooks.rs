@@ -8,7 +8,7 @@ use crate::process::state::Wait;
 
 pub use crate::process::table::{ExitedProcess, PdResources, Setup, Teardown};
 
-static EXITED: Hooks<fn(ExitedProcess), 4> = Hooks::new();
+static EXITED: Hooks<fn(ExitedProcess), 6> = Hooks::new();
 static WAIT_EXPIRED: Hooks<fn(usize, Wait), 2> = Hooks::new();
 static PD_RESOURCES: Hook<PdResources<KernelFrames>> = Hook::new();
 

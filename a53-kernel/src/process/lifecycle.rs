@@ -136,3 +136,18 @@ pub fn wait_or_kill(handle: Handle, timeout: Duration) -> Option<Exit> {
     }
     exit
 }
+
+/// Says on the console how a process nobody waits for (a remote spawn) ended
+/// (`docs/hw/console.md`, "Process ends"): its spawner is on another node, so this is the only
+/// place its end shows. Those a spawner waits for are reported by the spawner.
+pub fn report_unawaited_end(process: hooks::ExitedProcess) {
+    if process.reap != Reap::Auto {
+        return;
+    }
+    match process.exit {
+        Exit::Status(status) => {
+            defmt::info!("remote process {=str} exited with status {=u64}", process.name, status)
+        }
+        other => defmt::error!("remote process {=str} ended: {}", process.name, defmt::Debug2Format(&other)),
+    }
+}

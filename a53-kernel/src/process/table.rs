@@ -360,7 +360,7 @@ impl<F: FrameSource> TableOf<F> {
         if matches!(p.state, State::Exited(_)) {
             return None;
         }
-        let process = ExitedProcess { slot, domain: p.domain, name: p.name, exit };
+        let process = ExitedProcess { slot, domain: p.domain, name: p.name, exit, reap: p.reap };
         Some(Ended { process, teardown: self.end(slot, exit) })
     }
 
@@ -458,6 +458,8 @@ pub struct ExitedProcess {
     pub name: &'static str,
     /// How it ended.
     pub exit: Exit,
+    /// Who learns of its end: its spawner (`Wait`), or nobody (`Auto`: a remote spawn).
+    pub reap: Reap,
 }
 
 /// What the RDMA subsystem sets up for a process that holds its PD, given by it at boot

@@ -123,6 +123,16 @@ FILE *const stdin = &console;
 FILE *const stdout = &console;
 FILE *const stderr = &console;
 
+/* fflush(NULL) flushes every output stream (C11 7.21.5.2), which picolibc's fflush does not
+ * take (it calls through the NULL stream). The console is the only stream: programs are linked
+ * with -Wl,--wrap=fflush (xtask/src/c_programs.rs), so their fflush calls come here. */
+int __real_fflush(FILE *stream);
+int __wrap_fflush(FILE *stream);
+int __wrap_fflush(FILE *stream)
+{
+    return __real_fflush(stream != NULL ? stream : stdout);
+}
+
 /* File descriptors 0, 1 and 2 are the console; the others (sockets, the event counter) are
  * the C library's. */
 static int is_console(int fd)

@@ -62,7 +62,8 @@ struct Rule {
 }
 
 const RULES: [Rule; 256] = {
-    let none = Rule { opcode: None, address: AddressUse::NodeOnly, uses_args: (false, false), arg1_max: 0, arg2_max: 0 };
+    let none =
+        Rule { opcode: None, address: AddressUse::NodeOnly, uses_args: (false, false), arg1_max: 0, arg2_max: 0 };
     let mut rules = [none; 256];
     let mut i = 0;
     while i < Opcode::ALL.len() {

@@ -582,7 +582,9 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "idle" => idle_cluster(&bench),
         "shmem" => shmem::run(&bench),
         other => {
-            bail!("unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle` or `shmem`")
+            bail!(
+                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle` or `shmem`"
+            )
         }
     }
 }

@@ -51,7 +51,9 @@ pub fn figures(lines: &[String], nodes: usize) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     let mut push = |name: String, value: f64, unit: &str, goal: Option<(&str, bool)>| {
         out.push(match goal {
-            Some((goal, met)) => format!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" }),
+            Some((goal, met)) => {
+                format!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" })
+            }
             None => format!("{name}: {value:.2} {unit}"),
         });
     };
@@ -74,7 +76,12 @@ pub fn figures(lines: &[String], nodes: usize) -> anyhow::Result<Vec<String>> {
         let g = us(lines, "gsas_fad64_us")?;
         let ratio = g / s;
         let unit = format!("ops/s (GSAS fad64: {:.0} ops/s, {:.0} %)", 1e6 / g, ratio * 100.0);
-        push("shmem_long_atomic_fetch_add_rate".into(), 1e6 / s, &unit, Some((">= 90 % of fad64", ratio >= ATOMIC_RATE_VS_GSAS_GOAL)));
+        push(
+            "shmem_long_atomic_fetch_add_rate".into(),
+            1e6 / s,
+            &unit,
+            Some((">= 90 % of fad64", ratio >= ATOMIC_RATE_VS_GSAS_GOAL)),
+        );
     }
     let barrier = us(lines, "shmem_barrier_all_us")?;
     let round_trip = us(lines, "shmem_atomic_round_trip_us")?;
@@ -138,9 +145,13 @@ mod tests {
         assert_eq!(line("shmem_putmem_8b_latency"), "shmem_putmem_8b_latency: 40.00 us (raw RDMA write: 30.00 us)");
         assert!(line("shmem_putmem_65536b_bandwidth").ends_with("(goal >= 90 % of raw: met)"));
         assert!(!line("shmem_putmem_4096b_bandwidth").contains("goal"), "below 64 KiB no goal");
-        assert!(line("shmem_long_atomic_fetch_add_rate").starts_with("shmem_long_atomic_fetch_add_rate: 10000.00 ops/s"));
+        assert!(
+            line("shmem_long_atomic_fetch_add_rate").starts_with("shmem_long_atomic_fetch_add_rate: 10000.00 ops/s")
+        );
         assert!(line("shmem_long_atomic_fetch_add_rate").ends_with("95 %) (goal >= 90 % of fad64: met)"));
-        assert!(line("shmem_barrier_all_2_nodes").starts_with("shmem_barrier_all_2_nodes: 3.00 remote atomic round trips"));
+        assert!(
+            line("shmem_barrier_all_2_nodes").starts_with("shmem_barrier_all_2_nodes: 3.00 remote atomic round trips")
+        );
         // A slower put misses the goal.
         let slow = figures(&two_node_lines(100.0), 2).unwrap();
         assert!(slow.iter().any(|l| l.starts_with("shmem_putmem_65536b_bandwidth") && l.ends_with("NOT met)")));

@@ -30,6 +30,9 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::c_api_rdma_pair_moves_every_size_between_two_nodes", run: c_rdma_pair },
     CommandTest { name: "runner::c_api_gsas_system_and_mailbox_calls_on_two_nodes", run: c_api_calls },
     CommandTest { name: "runner::a_c_program_echoes_over_bsd_sockets_on_two_nodes", run: c_sock_echo },
+    CommandTest { name: "runner::openshmem_c_program_reaches_every_routine_on_two_and_four_nodes", run: c_shmem },
+    CommandTest { name: "runner::openshmem_c_program_errors_end_every_pe_with_a_message", run: c_shmem_errors },
+    CommandTest { name: "runner::openshmem_rust_program_reaches_every_routine_and_a_failed_pe_ends_the_job", run: rust_shmem },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest { name: "runner::shmem_bench_prints_every_line_its_harness_needs", run: shmem_bench_lines },
@@ -243,6 +246,163 @@ fn c_api_calls() -> Verdict {
     let done = start(&["run", "c-mailbox", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
     check(&done, 0, &["every node finished cleanly"])?;
     no_check_failed(&done, "c-mailbox")
+}
+
+/// `c-shmem` (`shmem.h`, OpenSHMEM 1.5 from C): started on node 0 only, its PE 0 starts one PE
+/// on every other node; every routine, family by family, checked on every PE, on 2 and on 4
+/// nodes; the deprecated start-up (`start_pes`); `--on` other than 0 refused for it.
+fn c_shmem() -> Verdict {
+    for nodes in [2, 4] {
+        let n = nodes.to_string();
+        let done = start(&["run", "c-shmem", "--nodes", &n, "--timeout", "540"], SHMEM_RUN)?;
+        let mut wanted = vec!["c-shmem is an OpenSHMEM program".to_string(), "every node finished cleanly".to_string()];
+        wanted.extend((0..nodes).map(|pe| format!("] c-shmem PE {pe}: 0 of ")));
+        wanted.extend((0..nodes).map(|pe| format!("c-shmem PE {pe} of {nodes}: mode all")));
+        check(&done, 0, &wanted.iter().map(String::as_str).collect::<Vec<_>>())?;
+        shmem_pes_on_their_nodes(&done, nodes)?;
+        let failures: Vec<&str> = done.stdout.lines().filter(|l| l.contains("] FAIL ")).collect();
+        if !failures.is_empty() {
+            return Err(Failed { reason: format!("{nodes} nodes: failed checks {failures:?}"), log: done.log() });
+        }
+    }
+    let done = start(&["run", "c-shmem", "--nodes", "2", "--", "start-pes"], CLUSTER_RUN)?;
+    check(&done, 0, &["c-shmem PE 0 of 2: mode start-pes", "] c-shmem PE 0: 0 of ", "] c-shmem PE 1: 0 of "])?;
+    let done = start(&["run", "c-shmem", "--nodes", "4", "--on", "2"], CLUSTER_RUN)?;
+    let refused = done
+        .stderr
+        .lines()
+        .any(|l| l.starts_with("error: --on 2: `c-shmem` is an OpenSHMEM program") && l.contains("PEs 1..3"));
+    if done.status != Some(1) || !refused || done.stdout.contains("node0 a53") {
+        return Err(Failed { reason: "--on 2 for an OpenSHMEM program: no clear refusal".into(), log: done.log() });
+    }
+    Ok(())
+}
+
+/// `shmem-check` (`unimem_user::shmem`, the Rust API over the same implementation): every
+/// routine on every PE, on 2 and on 4 nodes; then `shmem-fail` on 2 nodes: PE 1 frees what
+/// `shmem_malloc` did not return and ends with that error's status, which its node's kernel
+/// reports and the runner names; PE 0, in a barrier PE 1 never reaches, finds it gone instead
+/// of hanging, and the run fails.
+fn rust_shmem() -> Verdict {
+    for nodes in [2, 4] {
+        let n = nodes.to_string();
+        let done = start(&["run", "shmem-check", "--nodes", &n], SHMEM_RUN)?;
+        let verdict = format!("shmem-check: ok ({nodes} PEs)");
+        check(&done, 0, &["shmem-check is an OpenSHMEM program", &verdict, "every node finished cleanly"])?;
+    }
+    let done = start(&["run", "shmem-fail", "--nodes", "2"], CLUSTER_RUN)?;
+    check(
+        &done,
+        1,
+        &[
+            "shmem-fail: ok: PE 1 found gone after ",
+            "OpenSHMEM PE 1 (node 1): shmem-fail exited with status 868 (0x364)",
+        ],
+    )
+}
+
+/// A run of every routine of `c-shmem` (some 1,900 checks per PE, each a round trip or a
+/// barrier): 30 s on four nodes of an idle machine, three times that on a busy one.
+const SHMEM_RUN: Duration = Duration::from_secs(600);
+
+/// Each PE k of an OpenSHMEM run prints from node k (PE number = node number).
+fn shmem_pes_on_their_nodes(done: &Finished, nodes: usize) -> Verdict {
+    for pe in 0..nodes {
+        let on_its_node = done.stdout.lines().any(|l| {
+            l.starts_with(&format!("node{pe} a53 |")) && l.contains(&format!("] c-shmem PE {pe} of {nodes}: "))
+        });
+        if !on_its_node {
+            return Err(Failed { reason: format!("PE {pe} did not print from node {pe}"), log: done.log() });
+        }
+    }
+    Ok(())
+}
+
+/// How OpenSHMEM programs end: `shmem_global_exit(7)` on the last PE ends every PE with 7 (the
+/// others sleep: only the job's end stops them; their nodes' kernels name PEs 1 and 2)
+/// and the run exits with 7; the C layer's own error (SHMEM_CTX_INVALID) prints its line and
+/// ends PE 0 with 0x401; the library's errors (a put to an address that is not symmetric, a PE
+/// out of range, shmem_free of a malloc'd pointer) end PE 0 with a message naming the routine,
+/// and the other PE, in a barrier, ends too instead of hanging; a barrier with a PE gone (it
+/// exited with 3, which its node's kernel reports: `remote process ...`) ends PE 0. The failed
+/// PEs are named, and no run hangs.
+fn c_shmem_errors() -> Verdict {
+    let ended = |done: &Finished, what: &str| -> Verdict {
+        let returned = done.stdout.lines().any(|l| l.contains("] c-shmem PE ") && l.ends_with(" returned"));
+        if done.timed_out || done.stdout.contains("hung: no end before the timeout") || returned {
+            return Err(Failed {
+                reason: format!("{what}: a PE went on or hung (returned: {returned})"),
+                log: done.log(),
+            });
+        }
+        Ok(())
+    };
+    let done = start(&["run", "c-shmem", "--nodes", "4", "--", "global-exit"], CLUSTER_RUN)?;
+    check(&done, 7, &["c-shmem PE 3: shmem_global_exit(7)", "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)"])?;
+    // PEs 1 and 2 by their ends (or, should the run stop before their kernels said them, by the
+    // job's end reaching their nodes).
+    for pe in [1, 2] {
+        let by_end = format!("OpenSHMEM PE {pe} (node {pe}): c-shmem exited with status 7 (0x7)");
+        let by_job = format!("OpenSHMEM PE {pe} (node {pe}): ended by the job's exit with status 7");
+        if !done.stdout.contains(&by_end) && !done.stdout.contains(&by_job) {
+            return Err(Failed { reason: format!("global-exit: PE {pe} is not named"), log: done.log() });
+        }
+    }
+    ended(&done, "global-exit")?;
+
+    let done = start(&["run", "c-shmem", "--nodes", "2", "--", "bad-ctx"], CLUSTER_RUN)?;
+    check(
+        &done,
+        255,
+        &[
+            "c-shmem PE 0: next: shmem_ctx_int_p on SHMEM_CTX_INVALID",
+            "] shmem_ctx_int_p: SHMEM_CTX_INVALID, exit status 0x401",
+            "OpenSHMEM PE 0 (node 0): c-shmem exited with status 1025 (0x401)",
+        ],
+    )?;
+    ended(&done, "bad-ctx")?;
+
+    for (mode, announced) in [
+        ("bad-put", "shmem_putmem to a non-symmetric address"),
+        ("bad-pe", "shmem_int_p to PE n_pes"),
+        ("bad-free", "shmem_free of a malloc'd pointer"),
+    ] {
+        let done = start(&["run", "c-shmem", "--nodes", "2", "--", mode], CLUSTER_RUN)?;
+        let next = format!("c-shmem PE 0: next: {announced}");
+        let named = ["OpenSHMEM PE 0 (node 0): c-shmem", next.as_str()];
+        let missing: Vec<&&str> = named.iter().filter(|m| !done.stdout.contains(**m)).collect();
+        // The library's message: a line of PE 0's process after the announcement, naming a
+        // routine of OpenSHMEM.
+        let after = done.stdout.split_once(next.as_str()).map_or("", |(_, rest)| rest);
+        let message =
+            after.lines().any(|l| l.starts_with("node0 a53 |") && l.contains("[c-shmem ") && l.contains("shmem_"));
+        if done.status == Some(0) || done.status.is_none() || !missing.is_empty() || !message {
+            return Err(Failed {
+                reason: format!(
+                    "{mode}: exit status {:?}, missing {missing:?}, the library's message: {message}",
+                    done.status
+                ),
+                log: done.log(),
+            });
+        }
+        ended(&done, mode)?;
+    }
+
+    let done = start(&["run", "c-shmem", "--nodes", "2", "--", "dead-barrier"], CLUSTER_RUN)?;
+    let named = [
+        "c-shmem PE 1: exits with status 3",
+        "c-shmem PE 0: next: shmem_barrier_all with a PE gone",
+        "OpenSHMEM PE 0 (node 0): c-shmem",
+        "OpenSHMEM PE 1 (node 1): c-shmem exited with status 3 (0x3)",
+    ];
+    let missing: Vec<&&str> = named.iter().filter(|m| !done.stdout.contains(**m)).collect();
+    if done.status == Some(0) || done.status.is_none() || !missing.is_empty() {
+        return Err(Failed {
+            reason: format!("dead-barrier: exit status {:?}, missing {missing:?}", done.status),
+            log: done.log(),
+        });
+    }
+    ended(&done, "dead-barrier")
 }
 
 /// The C twin of `sock-echo` (`c-sock-echo`), with BSD sockets only: its server spawned on node
@@ -491,5 +651,18 @@ mod tests {
         ] {
             assert!(readme.contains(&format!("{command}\n")), "{command}");
         }
+    }
+
+    /// The OpenSHMEM command the README shows is one `c_shmem` runs, and the tests-sos one runs
+    /// a file of the suite's unit tests as `cargo xtask run` takes a C file.
+    #[test]
+    fn the_readme_openshmem_commands_are_the_ones_the_suite_runs() {
+        let root = crate::images::workspace_root();
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(readme.contains("```sh\ncargo xtask run c-shmem --nodes 4\n```"));
+        assert!(readme.contains("cargo xtask run /tmp/tests-sos/test/unit/put1.c --nodes 4\n"));
+        let crt = std::fs::read_to_string(root.join("a53-kernel/user/crt/README.md")).unwrap();
+        assert!(crt.contains("cargo xtask run /tmp/tests-sos/test/unit/put1.c --nodes 4\n"));
+        assert!(crt.contains("cargo xtask run c-shmem --nodes 4\n"));
     }
 }

@@ -477,6 +477,7 @@ fn socket_constants() -> Vec<(String, u64)> {
         c.push((name.to_string(), int(v.into())));
     }
     c.push(("UNIMEM_NODE_ANY".into(), u64::from(UNIMEM_NODE_ANY)));
+    c.extend(shmem_constants());
     // The layouts the Rust side reads and writes.
     let sockaddr = SOCKADDR_LEN as u64;
     c.extend([
@@ -494,6 +495,78 @@ fn socket_constants() -> Vec<(String, u64)> {
     ]);
     c
 }
+
+/// The numeric constants of `shmem.h` (OpenSHMEM 1.5) and their values: the comparisons and
+/// signal operations are the numbers the Rust core takes (the ABI note of issue #25, section
+/// 2: `unimem_shmem_wait`'s `cmp`, `unimem_shmem_put_signal`'s `sig_op`); the rest are this
+/// implementation's choices (the pSync and pWrk sizes: any works, the library does not use
+/// them). The deprecated `_SHMEM_*` spellings must equal the `SHMEM_*` ones.
+fn shmem_constants() -> Vec<(String, u64)> {
+    let mut c: Vec<(String, u64)> = [
+        ("SHMEM_MAJOR_VERSION", 1),
+        ("SHMEM_MINOR_VERSION", 5),
+        ("SHMEM_MAX_NAME_LEN", 256),
+        ("SHMEM_THREAD_SINGLE", 0),
+        ("SHMEM_THREAD_FUNNELED", 1),
+        ("SHMEM_THREAD_SERIALIZED", 2),
+        ("SHMEM_THREAD_MULTIPLE", 3),
+        ("SHMEM_CTX_SERIALIZED", 1),
+        ("SHMEM_CTX_PRIVATE", 2),
+        ("SHMEM_CTX_NOSTORE", 4),
+        ("SHMEM_CMP_EQ", 1),
+        ("SHMEM_CMP_NE", 2),
+        ("SHMEM_CMP_GT", 3),
+        ("SHMEM_CMP_GE", 4),
+        ("SHMEM_CMP_LT", 5),
+        ("SHMEM_CMP_LE", 6),
+        ("SHMEM_SIGNAL_SET", 0),
+        ("SHMEM_SIGNAL_ADD", 1),
+        ("SHMEM_TEAM_NUM_CONTEXTS", 1),
+        ("SHMEM_MALLOC_ATOMICS_REMOTE", 1),
+        ("SHMEM_MALLOC_SIGNAL_REMOTE", 2),
+        ("SHMEM_SYNC_VALUE", 0),
+        ("SHMEM_SYNC_SIZE", 16),
+        ("SHMEM_BCAST_SYNC_SIZE", 16),
+        ("SHMEM_BARRIER_SYNC_SIZE", 16),
+        ("SHMEM_REDUCE_SYNC_SIZE", 16),
+        ("SHMEM_COLLECT_SYNC_SIZE", 16),
+        ("SHMEM_ALLTOALL_SYNC_SIZE", 16),
+        ("SHMEM_ALLTOALLS_SYNC_SIZE", 16),
+        ("SHMEM_REDUCE_MIN_WRKDATA_SIZE", 16),
+    ]
+    .map(|(name, v)| (name.to_string(), v))
+    .to_vec();
+    let deprecated: Vec<(String, u64)> = c
+        .iter()
+        .filter(|(name, _)| {
+            ["MAJOR_VERSION", "MINOR_VERSION", "MAX_NAME_LEN", "SYNC_VALUE", "REDUCE_MIN_WRKDATA_SIZE"]
+                .iter()
+                .any(|n| name.ends_with(n))
+                || name.starts_with("SHMEM_CMP_")
+                || ["BCAST", "BARRIER", "REDUCE", "COLLECT"].iter().any(|n| *name == format!("SHMEM_{n}_SYNC_SIZE"))
+        })
+        .map(|(name, v)| (format!("_{name}"), *v))
+        .collect();
+    c.extend(deprecated);
+    c
+}
+
+/// The constants of `shmem.h` that are no numbers, and a C expression each must satisfy (in a
+/// function: the handles are addresses).
+const SHMEM_OTHER_CONSTANTS: &[(&str, &str)] = &[
+    ("SHMEM_VENDOR_STRING", "sizeof(SHMEM_VENDOR_STRING) <= SHMEM_MAX_NAME_LEN"),
+    ("_SHMEM_VENDOR_STRING", "sizeof(_SHMEM_VENDOR_STRING) == sizeof(SHMEM_VENDOR_STRING)"),
+    ("SHMEM_CTX_DEFAULT", "SHMEM_CTX_DEFAULT != SHMEM_CTX_INVALID"),
+    ("SHMEM_CTX_INVALID", "SHMEM_CTX_INVALID == (shmem_ctx_t)0"),
+    ("SHMEM_TEAM_WORLD", "SHMEM_TEAM_WORLD != SHMEM_TEAM_INVALID && SHMEM_TEAM_WORLD != SHMEM_TEAM_SHARED"),
+    ("SHMEM_TEAM_SHARED", "SHMEM_TEAM_SHARED != SHMEM_TEAM_INVALID"),
+    ("SHMEM_TEAM_INVALID", "SHMEM_TEAM_INVALID == (shmem_team_t)0"),
+];
+
+/// The headers of the C runtime's OpenSHMEM layer: declared by X-macros (so read through the
+/// preprocessor, not by [`declared_functions`]) and defined by `crt/shmem.c`, over the core
+/// that `unimem_shmem.h` declares and the library exports.
+const SHMEM_LAYER: &[&str] = &["shmem.h"];
 
 /// The headers, in `a53-kernel/user/include/`.
 fn include_dir() -> PathBuf {
@@ -590,7 +663,7 @@ fn declared_constants(header: &str) -> Vec<String> {
 #[test]
 fn the_headers_declare_exactly_the_exported_functions() {
     let mut declared = BTreeSet::new();
-    for (file, text) in headers() {
+    for (file, text) in headers().into_iter().filter(|(f, _)| !SHMEM_LAYER.contains(&f.as_str())) {
         for name in declared_functions(&text) {
             assert!(declared.insert(name.clone()), "{name} is declared twice ({file})");
         }
@@ -608,7 +681,7 @@ fn the_headers_declare_exactly_the_exported_functions() {
 #[test]
 fn a_header_declares_the_librarys_functions_or_the_runtimes() {
     let exported: BTreeSet<String> = exports().iter().map(|e| e.name.to_string()).collect();
-    for (file, text) in headers() {
+    for (file, text) in headers().into_iter().filter(|(f, _)| !SHMEM_LAYER.contains(&f.as_str())) {
         let functions = declared_functions(&text);
         let library = functions.iter().filter(|f| exported.contains(*f)).count();
         assert!(
@@ -683,7 +756,8 @@ fn every_no_mangle_function_is_listed_with_its_type() {
 
 #[test]
 fn every_constant_of_the_headers_is_checked() {
-    let checked: BTreeSet<String> = constants().into_iter().map(|(name, _)| name).collect();
+    let mut checked: BTreeSet<String> = constants().into_iter().map(|(name, _)| name).collect();
+    checked.extend(SHMEM_OTHER_CONSTANTS.iter().map(|(name, _)| name.to_string()));
     for (file, text) in headers() {
         let guard = file.to_uppercase().replace(['.', '/'], "_");
         for name in declared_constants(&text).into_iter().filter(|n| *n != guard) {
@@ -747,7 +821,87 @@ fn the_headers_compile_and_agree_with_the_rust_side() {
         "_Static_assert(sizeof(unim_dma_status_t) == {}, \"the status enum's size\");\n",
         core::mem::size_of::<DmaStatus>()
     );
+    check += "int check_shmem_constants(void);\nint check_shmem_constants(void)\n{\n    return 1";
+    for (_, holds) in SHMEM_OTHER_CONSTANTS {
+        check += &format!("\n        && ({holds})");
+    }
+    check += ";\n}\n";
     compile(&gcc, &specs, "agreement", &check).unwrap_or_else(|e| panic!("the headers against Rust:\n{e}\n{check}"));
+}
+
+/// Every routine the OpenSHMEM layer's headers declare beyond the core's is defined by
+/// `crt/shmem.c` (the preprocessor lists the declarations, `nm` the definitions of its object),
+/// and nothing else is: the layer defines no core routine, and every core routine it calls is
+/// declared by `unimem_shmem.h`, a library header (held to the exports above).
+#[test]
+fn the_shmem_layer_defines_what_shmem_h_declares() {
+    let Some((gcc, specs)) = compiler() else {
+        std::eprintln!("skipped: no aarch64-linux-gnu-gcc or picolibc");
+        return;
+    };
+    let core: BTreeSet<String> = headers()
+        .iter()
+        .filter(|(f, _)| f == "unimem_shmem.h")
+        .flat_map(|(_, text)| declared_functions(text))
+        .collect();
+    assert!(core.contains("shmem_init") && core.contains("unimem_shmem_reduce"), "unimem_shmem.h was read");
+    let dir = std::env::temp_dir().join(format!("unimem-c-shmem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut declared = BTreeSet::new();
+    for header in SHMEM_LAYER {
+        let source = dir.join("include.c");
+        std::fs::write(&source, format!("#include <{header}>\n")).unwrap();
+        let expanded = run(std::process::Command::new(&gcc)
+            .arg(format!("--specs={}", specs.display()))
+            .args(["-E", "-std=c11", "-I"])
+            .arg(include_dir())
+            .arg(&source));
+        // Only the lines of the header itself (by the line markers).
+        let mut own = String::new();
+        let mut keep = false;
+        for line in expanded.lines() {
+            if line.starts_with("# ") && line.contains(" \"") {
+                keep = line.contains(&format!("/{header}\""));
+            } else if keep {
+                own += line;
+                own += "\n";
+            }
+        }
+        declared.extend(declared_functions(&own).into_iter().filter(|f| !core.contains(f)));
+    }
+    assert!(declared.contains("shmem_ctx_longdouble_iget") && declared.len() > 1500, "{}", declared.len());
+    let crt = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crt/shmem.c");
+    let object = dir.join("shmem.o");
+    run(std::process::Command::new(&gcc)
+        .arg(format!("--specs={}", specs.display()))
+        .args(["-c", "-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I"])
+        .arg(include_dir())
+        .arg(&crt)
+        .arg("-o")
+        .arg(&object));
+    let symbols = run(std::process::Command::new("aarch64-linux-gnu-nm").arg("--defined-only").arg("-g").arg(&object));
+    let defined: BTreeSet<String> =
+        symbols.lines().filter_map(|l| l.split_whitespace().nth(2)).map(ToString::to_string).collect();
+    let undefined = run(std::process::Command::new("aarch64-linux-gnu-nm").arg("--undefined-only").arg(&object));
+    let _ = std::fs::remove_dir_all(&dir);
+    let missing: Vec<&String> = declared.difference(&defined).collect();
+    assert!(missing.is_empty(), "declared by shmem.h, not defined by crt/shmem.c: {missing:?}");
+    let objects = ["unimem_shmem_ctx_default", "unimem_shmem_team_world", "unimem_shmem_team_shared"];
+    let extra: Vec<&String> =
+        defined.iter().filter(|f| !declared.contains(*f) && !objects.contains(&f.as_str())).collect();
+    assert!(extra.is_empty(), "defined by crt/shmem.c, declared by no header: {extra:?}");
+    for name in undefined.lines().filter_map(|l| l.split_whitespace().nth(1)) {
+        let known = core.contains(name) || name.starts_with("unimem_sys_") || declared.contains(name);
+        let libc = ["printf", "puts", "putchar", "vsnprintf", "fflush", "malloc", "free", "memcpy", "memset", "stdout"]
+            .iter()
+            .any(|c| name == *c || name.starts_with("__"));
+        assert!(known || libc, "crt/shmem.c calls {name}, which neither the core nor picolibc defines");
+    }
 }
 
 /// The checks themselves: a wrong prototype or constant must fail to compile.

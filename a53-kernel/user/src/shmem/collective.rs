@@ -282,8 +282,10 @@ impl<T: Transport> Pe<T> {
                 }
             }
             self.sync_members(&m)?;
-            // SAFETY: `dest` is symmetric (this PE's memory); the scratch holds `len` bytes.
-            unsafe { core::ptr::copy(acc as *const u8, (dest + done as u64) as *mut u8, len) };
+            if len > 0 {
+                // SAFETY: `dest` is symmetric (this PE's memory); the scratch holds `len` bytes.
+                unsafe { core::ptr::copy(acc as *const u8, (dest + done as u64) as *mut u8, len) };
+            }
             done += len;
             if done >= bytes {
                 return Ok(());

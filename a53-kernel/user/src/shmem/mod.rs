@@ -157,9 +157,14 @@ impl<T: Transport> Pe<T> {
         u16::try_from(pe).ok().filter(|&p| p < self.n).ok_or(ShmemError::NoSuchPe(pe))
     }
 
-    /// Whether `[address, address + len)` is symmetric: inside the image or the heap.
+    /// Whether `[address, address + len)` is symmetric: inside the image or the heap. An empty
+    /// range names no memory and is (OpenSHMEM lets a zero-length transfer or collective take
+    /// any address, NULL included: tests-sos `nop_collectives`).
     pub fn is_symmetric(&self, address: u64, len: u64) -> bool {
-        let Some(end) = address.checked_add(len.max(1)) else { return false };
+        if len == 0 {
+            return true;
+        }
+        let Some(end) = address.checked_add(len) else { return false };
         let inside = |(start, stop): (u64, u64)| address >= start && end <= stop;
         inside(self.image) || inside((self.heap_base, self.heap_base + self.heap_len))
     }

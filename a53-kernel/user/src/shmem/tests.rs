@@ -320,6 +320,27 @@ fn collectives_over_the_world_and_over_strided_sets() {
 }
 
 #[test]
+fn zero_length_collectives_take_any_address_and_still_synchronise() {
+    let n = 2;
+    let out = Cluster::run(n, |t| {
+        let mut pe = start(t)?;
+        let world = ActiveSet::world(2);
+        // NULL buffers, as tests-sos `nop_collectives` passes them.
+        pe.broadcast(0, 0, 0, 0, true, world)?;
+        pe.fcollect(0, 0, 0, world)?;
+        pe.collect(0, 0, 0, world)?;
+        pe.alltoall(0, 0, 0, world)?;
+        pe.reduce(ReduceOp::Sum, ReduceType::Signed(8), 0, 0, 0, world)?;
+        pe.putmem(0, &[], 1 - pe.my_pe() as i64)?;
+        // A length makes the address matter again.
+        assert_eq!(pe.fcollect(0, 0, 8, world), Err(ShmemError::NotSymmetric(0, 16)));
+        pe.barrier_all()?;
+        Ok(0)
+    });
+    all_ok(&out, n);
+}
+
+#[test]
 fn a_lock_makes_read_modify_write_by_rma_exclusive() {
     let n = 4;
     let out = Cluster::run(n, |t| {
