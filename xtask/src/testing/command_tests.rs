@@ -32,7 +32,10 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::a_c_program_echoes_over_bsd_sockets_on_two_nodes", run: c_sock_echo },
     CommandTest { name: "runner::openshmem_c_program_reaches_every_routine_on_two_and_four_nodes", run: c_shmem },
     CommandTest { name: "runner::openshmem_c_program_errors_end_every_pe_with_a_message", run: c_shmem_errors },
-    CommandTest { name: "runner::openshmem_rust_program_reaches_every_routine_and_a_failed_pe_ends_the_job", run: rust_shmem },
+    CommandTest {
+        name: "runner::openshmem_rust_program_reaches_every_routine_and_a_failed_pe_ends_the_job",
+        run: rust_shmem,
+    },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest { name: "runner::shmem_bench_prints_every_line_its_harness_needs", run: shmem_bench_lines },
@@ -338,7 +341,11 @@ fn c_shmem_errors() -> Verdict {
         Ok(())
     };
     let done = start(&["run", "c-shmem", "--nodes", "4", "--", "global-exit"], CLUSTER_RUN)?;
-    check(&done, 7, &["c-shmem PE 3: shmem_global_exit(7)", "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)"])?;
+    check(
+        &done,
+        7,
+        &["c-shmem PE 3: shmem_global_exit(7)", "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)"],
+    )?;
     // PEs 1 and 2 by their ends (or, should the run stop before their kernels said them, by the
     // job's end reaching their nodes).
     for pe in [1, 2] {

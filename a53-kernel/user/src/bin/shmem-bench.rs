@@ -251,7 +251,7 @@ fn point_to_point(
         ensure!(dest.as_slice()[..bytes] == source.as_slice()[..bytes], 2, "the {bytes} bytes read back are wrong");
     }
 
-    let page = unimem_user::alloc_shared(1, u16::from(PE))?;
+    let page = unimem_user::alloc_shared(1, PE)?;
     let (fetch_add, fad) = pair(
         c,
         c.batch,
