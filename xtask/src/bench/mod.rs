@@ -54,6 +54,14 @@ fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Dur
     Ok((lines.into_iter().filter(|l| !l.ends_with(": done")).collect(), boot))
 }
 
+/// The figures of `cargo xtask bench shmem` computed from the `bench` lines in `output` (a
+/// `cargo xtask run shmem-bench` on `nodes` nodes): `Err` naming the first line the harness needs
+/// and did not find (the runner's test that the program keeps printing them).
+pub fn shmem_figures_of_output(output: &str, nodes: usize) -> anyhow::Result<Vec<String>> {
+    let lines: Vec<String> = output.lines().filter_map(bench_line).map(String::from).collect();
+    shmem::figures(&lines, nodes)
+}
+
 /// Runs the nodes to their end (each must exit 0 within `timeout`); returns what `keep` makes
 /// of every console line (prefixed `nodeN: `) and the time until every node printed
 /// `node ready`.

@@ -157,6 +157,25 @@ mod tests {
         assert!(slow.iter().any(|l| l.starts_with("shmem_putmem_65536b_bandwidth") && l.ends_with("NOT met)")));
     }
 
+    /// What `cargo xtask run shmem-bench` prints (the runner's test reads it so).
+    fn console(lines: &[String]) -> String {
+        let mut out = String::from("node0 a53 |   0.219022 [shmem-bench 16] shmem-bench: 2 PEs, quick\n");
+        for line in lines {
+            out.push_str(&format!("node0 a53 |   0.389351 [shmem-bench 16] bench {line}\n"));
+        }
+        out + "every node finished cleanly\n"
+    }
+
+    #[test]
+    fn the_runners_test_reads_the_program_lines_from_a_runs_console() {
+        let lines = two_node_lines(65.536);
+        let all = crate::bench::shmem_figures_of_output(&console(&lines), 2).unwrap();
+        assert_eq!(all, figures(&lines, 2).unwrap());
+        let without: Vec<String> = lines.iter().filter(|l| !l.starts_with("raw_write_4194304b_us")).cloned().collect();
+        let err = crate::bench::shmem_figures_of_output(&console(&without), 2).unwrap_err();
+        assert!(err.to_string().contains("raw_write_4194304b_us"), "{err}");
+    }
+
     #[test]
     fn a_missing_or_empty_measurement_is_an_error() {
         let lines = two_node_lines(65.536);

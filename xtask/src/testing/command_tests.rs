@@ -38,6 +38,7 @@ pub const TESTS: &[CommandTest] = &[
     },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
+    CommandTest { name: "runner::shmem_bench_prints_every_line_its_harness_needs", run: shmem_bench_lines },
     CommandTest {
         name: "runner::readme_size_reports_the_kernel_and_the_program_store_within_budget",
         run: readme_size,
@@ -495,6 +496,19 @@ fn readme_benches() -> Verdict {
         return Err(Failed { reason: format!("bench --trace-dir wrote no trace into {trace_arg}"), log: vec![] });
     }
     Ok(())
+}
+
+/// `shmem-bench` (`cargo xtask bench shmem`'s program), briefly (`quick`: a few repetitions)
+/// on 2 nodes: it ends well and prints every line the harness computes the 2-node figures from,
+/// each a time above zero (the harness's own arithmetic decides: `bench::shmem::figures`).
+fn shmem_bench_lines() -> Verdict {
+    let done = start(&["run", "shmem-bench", "--nodes", "2", "--on", "0", "--", "quick"], CLUSTER_RUN)?;
+    check(&done, 0, &["shmem-bench: 2 PEs, quick", "shmem-bench: done", "every node finished cleanly"])?;
+    match crate::bench::shmem_figures_of_output(&done.stdout, 2) {
+        Ok(figures) if figures.iter().any(|f| f.starts_with("shmem_barrier_all_2_nodes:")) => Ok(()),
+        Ok(figures) => Err(Failed { reason: format!("no barrier figure among {figures:?}"), log: done.log() }),
+        Err(e) => Err(Failed { reason: format!("the harness cannot compute its figures: {e:#}"), log: done.log() }),
+    }
 }
 
 /// `cargo xtask size`, as the README shows it: the kernel (without the programs) and the R5

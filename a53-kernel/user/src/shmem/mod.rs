@@ -37,7 +37,7 @@ pub use heap::Reserved;
 pub use launch::MAX_PES;
 pub use transport::Transport;
 pub use wait::{Cmp, Kind, Mode};
-pub use world::{Reducible, Symmetric, World, finalize, init, init_with_heap, with_pe};
+pub use world::{Reducible, Symmetric, World, finalize, init, init_with_heap, with_pe, with_rdma};
 
 use heap::Heap;
 

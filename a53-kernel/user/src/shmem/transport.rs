@@ -71,6 +71,12 @@ pub mod hw {
         pub fn open() -> Result<Self, Error> {
             Ok(Self { rdma: crate::rdma::open()?, posted: heapless::Vec::new() })
         }
+
+        /// The process's RDMA queues, which this transport owns (`rdma::open` works once per
+        /// process): for [`shmem::with_rdma`](crate::shmem::with_rdma) only.
+        pub(crate) fn rdma(&self) -> &Rdma<HwDoorbell> {
+            &self.rdma
+        }
     }
 
     impl Transport for HwTransport {

@@ -31,6 +31,20 @@ pub fn with_pe<R>(f: impl FnOnce(&mut Pe<HwTransport>) -> Result<R, ShmemError>)
     f(pe)
 }
 
+/// The escape hatch for benchmarks and experts: runs `f` on the process's raw RDMA queues
+/// (`crate::rdma::Rdma`), which the library owns (`rdma::open` works once per process), after a
+/// quiet (no transfer of the library's is in progress). Transfers `f` starts cannot outlive it
+/// (a `Transfer` borrows the queues, and its drop waits for its end); it may not call back into
+/// the library (`Lib(Busy)`). Targets are nodes, which are PEs here; nothing is checked (not
+/// the PE, not symmetry): `cargo xtask bench shmem` measures the layer under `putmem`/`getmem`
+/// with it.
+pub fn with_rdma<R>(f: impl FnOnce(&crate::rdma::Rdma<crate::rdma::HwDoorbell>) -> R) -> Result<R, ShmemError> {
+    with_pe(|pe| {
+        pe.quiet()?;
+        Ok(f(pe.transport().rdma()))
+    })
+}
+
 /// `shmem_init` with the default symmetric heap ([`DEFAULT_HEAP_BYTES`]). A second call
 /// returns the same world.
 pub fn init() -> Result<World, ShmemError> {
