@@ -51,6 +51,9 @@ const OP_PEEK: u8 = 12;
 const CHECK: u64 = 1;
 const FLUSHING: u64 = 2;
 const FLOOD: u64 = 3;
+/// The initiator has seen every transfer end: the owner may go (before, a block whose
+/// completion the links lost would be resent to a node where the job's PD has no holder).
+const DONE: u64 = 4;
 /// How long the owner's handler sleeps before it takes the flushed put.
 const FLUSH_DELAY_US: u64 = 500_000;
 /// Active puts of the flood: 64 x 8 granules is the whole ring.
@@ -163,6 +166,7 @@ fn initiator(node: u16) -> Result<u64, Error> {
         k += n as u64;
     }
     let owner = take(OP_RESULT)?;
+    send(node, OP_PHASE, DONE)?;
     ensure!(owner == 0, 8, "the owner's flood check failed with {}", owner);
     Ok(0)
 }
@@ -286,6 +290,7 @@ fn owner(initiator: u16) -> Result<u64, Error> {
         log.full()
     );
     send(initiator, OP_RESULT, 0)?;
+    ensure!(take(OP_PHASE)? == DONE, 51, "phase");
     Ok(0)
 }
 
