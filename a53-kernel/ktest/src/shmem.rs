@@ -3,7 +3,7 @@
 //! on every node with its status (`job-exit`). Node 0 drives; node 1 hosts the copies and, for
 //! the job's exit, checks how they ended; the others wait at the barriers.
 
-use crate::cluster_support::{barrier, wait_for, whoami};
+use crate::cluster_support::{barrier, barrier_within, wait_for, whoami};
 use crate::ensure;
 use crate::gsas::run;
 use crate::rdma::expect_zero;
@@ -12,6 +12,9 @@ use a53_kernel::process::hooks::{ExitedProcess, on_exit};
 use a53_kernel::process::lifecycle::TABLE;
 use a53_kernel::process::table::{Exit, State};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// Run only where a node is killed on purpose (boot argument `victim=N`).
+pub const VICTIM_TESTS: &[Test] = &[Test::new("cluster", "shmem_a_node_dying_ends_the_job_with_pe_gone", node_dying)];
 
 pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "shmem_process_atomics_on_a_remote_copy_every_op_both_widths_and_every_refusal", atomics),
@@ -25,6 +28,32 @@ const JOB_STATUS: u64 = 0x5a;
 const JOB_PROGRAM: &str = "job-exit";
 /// How long node `TARGET` waits for the copies' ends after the job's initiator ended.
 const COPIES_END_WITHIN_S: u64 = 10;
+
+/// A job of one PE per node whose last node dies (the runner kills it when its PE says it
+/// waits): node 0's PE, in a barrier, must end it naming that PE (`shmem-node-death`).
+fn node_dying() -> TestResult {
+    let (me, n) = whoami()?;
+    let victim = a53_kernel::kernel::boot_args().value("victim").and_then(|v| v.parse::<u16>().ok());
+    let victim = victim.ok_or("no victim=N boot argument: no node will die")?;
+    if victim != n - 1 {
+        return Err("the victim must be the last node, where the job's last PE runs");
+    }
+    barrier(2020)?;
+    let result = if me == victim {
+        // The runner kills this node while its PE waits; reaching the end is the failure.
+        let _ = wait_for(PROGRAM_SECONDS, || false);
+        Err("the node was not killed")
+    } else if me == 0 {
+        expect_zero("shmem-node-death", run("shmem-node-death", 0)?)
+    } else {
+        Ok(())
+    };
+    barrier_within(2021, PROGRAM_SECONDS)?;
+    result
+}
+
+/// How long the job and the nodes waiting for it may take.
+const PROGRAM_SECONDS: u64 = 120;
 
 fn atomics() -> TestResult {
     let (me, _) = whoami()?;

@@ -32,7 +32,7 @@ pub const CLUSTER_TESTS: &[&[Test]] =
 
 /// The same, where a node is killed on purpose (boot argument `victim=N`).
 const CLUSTER_TESTS_WITH_VICTIM: &[&[Test]] =
-    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, sockets::VICTIM_TESTS];
+    &[cluster::TESTS, rdma::CLUSTER_TESTS, sockets::CLUSTER_TESTS, sockets::VICTIM_TESTS, shmem::VICTIM_TESTS];
 
 /// The same, with the RDMA stress (boot argument `rdma-stress`).
 const CLUSTER_TESTS_WITH_STRESS: &[&[Test]] = &[

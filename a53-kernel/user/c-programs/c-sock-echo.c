@@ -140,9 +140,10 @@ static int server(uint64_t argument)
         echoed += (uint64_t)n;
     }
     ok(close(connection), 67, "server: close");
+    /* The line first: once the client has the notification it ends, and the run with it. */
+    printf("c-sock-echo server: echoed %llu bytes to node %u\n", (unsigned long long)echoed, (unsigned)peer.su_node);
     if (unimem_mailbox_send_within(client, UNIMEM_MESSAGE(DONE_OPCODE, echoed), 5000000) != UNIMEM_OK)
         fail(68, "server: the notification to the client", (long long)unimem_last_error());
-    printf("c-sock-echo server: echoed %llu bytes to node %u\n", (unsigned long long)echoed, (unsigned)peer.su_node);
     return 0;
 }
 

@@ -1,6 +1,10 @@
 //! Request opcodes (seed §2.2.3 lists 14 operations but says "12"; it gives no numbers) and the
 //! alignment rules of seed §2.4.1 Table 1, corrected (`docs/hw/gsas-packets.md` "Opcodes").
 
+#[cfg(target_has_atomic = "64")]
+use core::sync::atomic::AtomicU64;
+use core::sync::atomic::{AtomicU32, Ordering};
+
 /// An 8-bit request opcode. Values are grouped by kind in the high nibble; 0x00 is never valid so
 /// that an all-zero packet is refused.
 #[repr(u8)]
@@ -104,6 +108,43 @@ impl VaOp {
             VaWidth::W64 => new,
         })
     }
+}
+
+/// `VaOp::on_u64` and `VaOp::on_u32`: one definition for both widths.
+macro_rules! read_modify_write {
+    ($(#[$attr:meta])* $name:ident, $atomic:ty, $int:ty) => {
+        $(#[$attr])*
+        pub fn $name(self, word: &$atomic, arg1: $int, arg2: $int) -> $int {
+            const O: Ordering = Ordering::SeqCst;
+            match self {
+                VaOp::Fetch => word.load(O),
+                VaOp::Set | VaOp::Swap => word.swap(arg1, O),
+                VaOp::CompareSwap => word.compare_exchange(arg1, arg2, O, O).unwrap_or_else(|old| old),
+                VaOp::FetchAdd => word.fetch_add(arg1, O),
+                VaOp::FetchAnd => word.fetch_and(arg1, O),
+                VaOp::FetchOr => word.fetch_or(arg1, O),
+                VaOp::FetchXor => word.fetch_xor(arg1, O),
+            }
+        }
+    };
+}
+
+impl VaOp {
+    read_modify_write!(
+        /// The operation as one atomic instruction (or exclusive loop) on `word`, sequentially
+        /// consistent; the old value. The target node's atomic service and a PE's own atomics
+        /// on its memory both use it, so that the two are atomic with each other.
+        #[cfg(target_has_atomic = "64")]
+        on_u64,
+        AtomicU64,
+        u64
+    );
+    read_modify_write!(
+        /// [`VaOp::on_u64`] on a 32-bit word.
+        on_u32,
+        AtomicU32,
+        u32
+    );
 }
 
 impl VaWidth {
@@ -336,6 +377,22 @@ mod tests {
         assert_eq!(VaOp::FetchXor.apply(0b1100, 0b1010, 0, W32), Some(0b0110));
         assert_eq!(VaOp::Set.apply(1, 7, 0, W64), Some(7));
         assert_eq!(VaOp::Swap.apply(1, 7, 0, W64), Some(7));
+    }
+
+    #[test]
+    fn the_atomic_instructions_agree_with_the_values_apply_computes() {
+        use core::sync::atomic::{AtomicU32, AtomicU64};
+        for op in VaOp::ALL {
+            for (old, arg1, arg2) in [(5u64, 5, 9), (0xffff_ffff, 1, 0), (0b1100, 0b1010, 3), (7, 8, 1)] {
+                let word = AtomicU64::new(old);
+                assert_eq!(op.on_u64(&word, arg1, arg2), old, "{op:?}");
+                assert_eq!(word.into_inner(), op.apply(old, arg1, arg2, VaWidth::W64).unwrap_or(old), "{op:?}");
+                let word = AtomicU32::new(old as u32);
+                assert_eq!(op.on_u32(&word, arg1 as u32, arg2 as u32), old as u32, "{op:?}");
+                let want = op.apply(old, arg1, arg2, VaWidth::W32).unwrap_or(old);
+                assert_eq!(u64::from(word.into_inner()), want, "{op:?} at 32 bits");
+            }
+        }
     }
 
     #[test]

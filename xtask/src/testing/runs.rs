@@ -229,6 +229,24 @@ pub const RUNS: &[TargetRun] = &[
         timeout: Duration::from_secs(300),
         expect: Expect::Summary,
     },
+    // A node dies under an OpenSHMEM job: node 1, whose PE waits, is killed; node 0's PE, in a
+    // barrier, must end it naming that PE, never hang.
+    TargetRun {
+        name: "cluster-2-shmem-kill",
+        nodes: 2,
+        trace_check: None,
+        kill: Some(Kill {
+            node: 1,
+            when: "shmem-node-death: PE 1 waits to be killed",
+            test: "runner::a_node_killed_under_an_openshmem_job_ends_it_with_the_pe_named",
+        }),
+        r5: true,
+        virtualization: false,
+        links: Links::Clean,
+        boot_args: "cluster cluster-only cluster-filter=shmem_a_node_dying victim=1",
+        timeout: Duration::from_secs(300),
+        expect: Expect::Summary,
+    },
     // A whole RDMA block lost on the links while the R5 sleeps: the first 64 datagrams (the
     // block's packets) never arrive, so only the block's retransmission timeout, armed as the
     // R5's timer before it sleeps, can bring the write to its end.

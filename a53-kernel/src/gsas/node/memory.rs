@@ -96,39 +96,10 @@ impl LocalMemory for LinearMemory {
             // SAFETY: a word of a process's frame, aligned (checked), in the linear map (`new`'s
             // contract); the process reaches it only through its own (atomic or plain) accesses,
             // and the frame stays the process's while the service holds the table.
-            VaWidth::W64 => rmw64(unsafe { AtomicU64::from_ptr(self.at(pa)) }, op, arg1, arg2),
+            VaWidth::W64 => op.on_u64(unsafe { AtomicU64::from_ptr(self.at(pa)) }, arg1, arg2),
             // SAFETY: as for 64 bits; the service checked that both arguments fit 32 bits.
-            VaWidth::W32 => u64::from(rmw32(unsafe { AtomicU32::from_ptr(self.at(pa)) }, op, arg1 as u32, arg2 as u32)),
+            VaWidth::W32 => u64::from(op.on_u32(unsafe { AtomicU32::from_ptr(self.at(pa)) }, arg1 as u32, arg2 as u32)),
         })
-    }
-}
-
-/// One atomic instruction (or exclusive loop) per op, sequentially consistent: the process's own
-/// atomics on the word order with it.
-fn rmw64(word: &AtomicU64, op: VaOp, arg1: u64, arg2: u64) -> u64 {
-    const O: Ordering = Ordering::SeqCst;
-    match op {
-        VaOp::Fetch => word.load(O),
-        VaOp::Set | VaOp::Swap => word.swap(arg1, O),
-        VaOp::CompareSwap => word.compare_exchange(arg1, arg2, O, O).unwrap_or_else(|old| old),
-        VaOp::FetchAdd => word.fetch_add(arg1, O),
-        VaOp::FetchAnd => word.fetch_and(arg1, O),
-        VaOp::FetchOr => word.fetch_or(arg1, O),
-        VaOp::FetchXor => word.fetch_xor(arg1, O),
-    }
-}
-
-/// [`rmw64`] on a 32-bit word.
-fn rmw32(word: &AtomicU32, op: VaOp, arg1: u32, arg2: u32) -> u32 {
-    const O: Ordering = Ordering::SeqCst;
-    match op {
-        VaOp::Fetch => word.load(O),
-        VaOp::Set | VaOp::Swap => word.swap(arg1, O),
-        VaOp::CompareSwap => word.compare_exchange(arg1, arg2, O, O).unwrap_or_else(|old| old),
-        VaOp::FetchAdd => word.fetch_add(arg1, O),
-        VaOp::FetchAnd => word.fetch_and(arg1, O),
-        VaOp::FetchOr => word.fetch_or(arg1, O),
-        VaOp::FetchXor => word.fetch_xor(arg1, O),
     }
 }
 

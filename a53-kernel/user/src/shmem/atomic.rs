@@ -2,7 +2,7 @@
 //! (`core::sync::atomic`, the same widths) for this one; both are atomic read-modify-write
 //! instructions on the same coherent memory, so they mix.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64};
 
 use proto::gsas::{VaOp, VaWidth};
 
@@ -46,34 +46,13 @@ atomic_word! {
 ///
 /// `address` is a live, aligned word of this process.
 pub unsafe fn local(op: VaOp, width: VaWidth, address: u64, arg1: u64, arg2: u64) -> u64 {
-    let o = Ordering::SeqCst;
     match width {
-        VaWidth::W64 => {
-            // SAFETY: the caller's.
-            let a = unsafe { AtomicU64::from_ptr(address as *mut u64) };
-            match op {
-                VaOp::Fetch => a.load(o),
-                VaOp::Set | VaOp::Swap => a.swap(arg1, o),
-                VaOp::CompareSwap => a.compare_exchange(arg1, arg2, o, o).unwrap_or_else(|old| old),
-                VaOp::FetchAdd => a.fetch_add(arg1, o),
-                VaOp::FetchAnd => a.fetch_and(arg1, o),
-                VaOp::FetchOr => a.fetch_or(arg1, o),
-                VaOp::FetchXor => a.fetch_xor(arg1, o),
-            }
-        }
+        // SAFETY: the caller's.
+        VaWidth::W64 => op.on_u64(unsafe { AtomicU64::from_ptr(address as *mut u64) }, arg1, arg2),
         VaWidth::W32 => {
             // SAFETY: the caller's.
-            let a = unsafe { AtomicU32::from_ptr(address as *mut u32) };
-            let (arg1, arg2) = (arg1 as u32, arg2 as u32);
-            u64::from(match op {
-                VaOp::Fetch => a.load(o),
-                VaOp::Set | VaOp::Swap => a.swap(arg1, o),
-                VaOp::CompareSwap => a.compare_exchange(arg1, arg2, o, o).unwrap_or_else(|old| old),
-                VaOp::FetchAdd => a.fetch_add(arg1, o),
-                VaOp::FetchAnd => a.fetch_and(arg1, o),
-                VaOp::FetchOr => a.fetch_or(arg1, o),
-                VaOp::FetchXor => a.fetch_xor(arg1, o),
-            })
+            let word = unsafe { AtomicU32::from_ptr(address as *mut u32) };
+            u64::from(op.on_u32(word, arg1 as u32, arg2 as u32))
         }
     }
 }
