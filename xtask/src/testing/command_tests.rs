@@ -28,6 +28,7 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::a_c_program_of_several_files_is_named_after_the_first", run: several_c_files },
     CommandTest { name: "runner::c_programs_that_fail_end_with_their_message_and_status", run: failing_c_programs },
     CommandTest { name: "runner::c_api_rdma_pair_moves_every_size_between_two_nodes", run: c_rdma_pair },
+    CommandTest { name: "runner::c_api_active_access_logs_puts_and_gets_between_two_nodes", run: c_active },
     CommandTest { name: "runner::c_api_gsas_system_and_mailbox_calls_on_two_nodes", run: c_api_calls },
     CommandTest { name: "runner::a_c_program_echoes_over_bsd_sockets_on_two_nodes", run: c_sock_echo },
     CommandTest { name: "runner::openshmem_c_program_reaches_every_routine_on_two_and_four_nodes", run: c_shmem },
@@ -223,6 +224,16 @@ fn c_rdma_pair() -> Verdict {
         &["84 transfers of 1 B to 1 MiB with node 1, each into untouched pages", "every node finished cleanly"],
     )?;
     no_check_failed(&done, "c-rdma-pair")
+}
+
+/// `c-active` (Active Access through `unimem_active.h`): an owner on node 1 opens a log and marks
+/// pages of its buffer; the initiator on node 0 writes and reads them over RDMA; the owner takes
+/// its log entry by entry (an active put not written and logged with its data, a logged put
+/// written, a logged get with its data, counted gets) and checks the documented refusals.
+fn c_active() -> Verdict {
+    let done = start(&["run", "c-active", "--nodes", "2", "--on", "0"], CLUSTER_RUN)?;
+    check(&done, 0, &["owner on node 1: 9 entries taken from log", "every node finished cleanly"])?;
+    no_check_failed(&done, "c-active")
 }
 
 /// `c-gsas-calls` and `c-mailbox` on two nodes: every call of `unimem.h`, `unimem_sys.h` and

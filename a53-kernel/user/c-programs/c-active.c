@@ -1,0 +1,393 @@
+/*
+ * c-active: Active Access (docs/hw/active-access.md) through unimem_active.h, the C twin of the
+ * semantics phase of the Rust `active-aa`.
+ *
+ * Started without a thread argument (as `cargo xtask run` starts it), it is the initiator: it
+ * starts itself on the next node with remoteFork (a remote spawn keeps the domain) as the
+ * owner, which opens a log (unimem_active_open), marks pages of its own buffer
+ * (unimem_assoc_page: an active put, put logging, get logging with data, get counting, one page
+ * left plain), checks the refusals the header documents (an unmapped address, an unknown action,
+ * a foreign IUID, a handler that is no IUID; a process of the job that does not hold the PD on
+ * the node gets no IUID), and sends the buffer's address by notification. The initiator writes
+ * and reads those pages with unim_dma.h; the owner then takes its log entry by entry
+ * (unimem_active_next, unimem_active_pending) and checks each entry's header and data and its
+ * memory (an active put not written, a logged put written). Each failed check is printed; the
+ * verdict line is "c-active: N of M checks failed", and the exit status N.
+ *
+ *   cargo xtask run c-active --nodes 2 --on 0
+ */
+#include "checks.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unim_dma.h>
+#include <unimem.h>
+#include <unimem_active.h>
+#include <unimem_mailbox.h>
+#include <unimem_sys.h>
+
+#define PAGE 4096u
+#define PAGES 8u
+#define TRANSFER_US 60000000ull
+#define READY_US 20000000ull
+/* How long the owner waits for the entries it expects. */
+#define DRAIN_US 10000000ull
+/* A VA no process maps. */
+#define UNMAPPED 0x100000ull
+
+/* Thread arguments: the role in [31:16], the node to answer in [15:0] (and the IUID in [39:32]). */
+#define OWNER_ROLE 0xac71ull
+#define PEEK_ROLE 0xac72ull
+#define ROLE_OF(role, node) ((role) << 16 | (uint64_t)(node))
+
+/* Notifications. Owner to initiator: its buffer's address; its failed checks. Initiator to
+ * owner: the accesses are done. Peek to owner: what was refused. */
+#define OP_ADDRESS 8
+#define OP_RESULT 10
+#define OP_PHASE 9
+#define OP_PEEK 12
+
+/* The owner's pages. */
+#define P_ACTIVE_PUT 0
+#define P_PUT_LOG 1
+#define P_GET_LOG 2
+#define P_GET_COUNT 3
+#define P_PLAIN 5
+#define GETS 5
+
+/* The owner's memory at (page, offset), and what the initiator writes (never the same byte). */
+static uint8_t pattern(uint64_t page, uint64_t i)
+{
+    return (uint8_t)(page * 37 + i * 131 + (i >> 8) * 7 + 1);
+}
+static uint8_t written(uint64_t page, uint64_t i)
+{
+    return pattern(page, i) ^ 0x5a;
+}
+
+static int tell(uint64_t node, unsigned opcode, uint64_t payload)
+{
+    uint64_t s = unimem_mailbox_send_within(node, UNIMEM_MESSAGE(opcode, payload), READY_US);
+    if (s != UNIMEM_OK)
+        printf("sending opcode %u to node %llu: status %#llx\n", opcode, (unsigned long long)node,
+               (unsigned long long)s);
+    return s == UNIMEM_OK;
+}
+
+static uint64_t take(unsigned opcode)
+{
+    uint64_t message;
+    uint64_t s = unimem_mailbox_receive(opcode, 1, &message, NULL);
+    if (s != UNIMEM_OK) {
+        printf("receiving opcode %u: status %#llx\n", opcode, (unsigned long long)s);
+        return ~0ull;
+    }
+    return UNIMEM_MESSAGE_PAYLOAD(message);
+}
+
+/* ---- A log entry's header (docs/hw/active-access.md, "Log entry header") ---- */
+
+struct header {
+    uint8_t kind, flags, iuid, index;
+    uint16_t node, len, tid, first_seq;
+    uint64_t va;
+};
+
+static struct header parse(const uint8_t *e)
+{
+    struct header h;
+    h.kind = e[0];
+    h.flags = e[1];
+    memcpy(&h.node, e + 2, 2);
+    h.iuid = e[6];
+    memcpy(&h.len, e + 8, 2);
+    memcpy(&h.tid, e + 10, 2);
+    memcpy(&h.first_seq, e + 12, 2);
+    h.index = e[14];
+    memcpy(&h.va, e + 16, 8);
+    return h;
+}
+
+#define KIND_PUT 1
+#define KIND_GET 2
+#define FLAG_DATA 1
+#define FLAG_WRITTEN 2
+
+/* ---- The peek: a process of the job on the owner's node that does not hold the PD ---- */
+
+static int peek(uint64_t owner, uint32_t iuid)
+{
+    uint32_t got = 0xffff;
+    uint64_t open = unimem_active_open(&got);
+    int64_t page = unimem_sys_map(PAGE, UNIMEM_MAP_WRITABLE);
+    uint64_t mark = page > 0 ? unimem_assoc_page((void *)(uintptr_t)page, UNIMEM_ACTIVE_PUT_LOG, iuid) : 0;
+    if (open != UNIMEM_E_SYSCALL + UNIMEM_SYS_NO_PD || mark == UNIMEM_OK)
+        printf("peek: unimem_active_open %#llx, unimem_assoc_page %#llx\n", (unsigned long long)open,
+               (unsigned long long)mark);
+    tell(owner, OP_PEEK, (uint64_t)(open == UNIMEM_E_SYSCALL + UNIMEM_SYS_NO_PD) | (uint64_t)(mark != UNIMEM_OK) << 1);
+    return 0;
+}
+
+/* ---- The owner ---- */
+
+struct seen {
+    int active_put, logged, get_data, unexpected, entries;
+    uint64_t logged_va[2];
+    uint16_t logged_len[2];
+    /* (node, tid, first_seq, index) of the counted gets: a read retried after a lost packet is
+     * logged again, and the key tells the copies apart. */
+    uint64_t counted[16];
+    int count;
+};
+
+static void classify(struct seen *s, const struct header *h, const uint8_t *data, uint64_t len, uint64_t base,
+                     uint64_t initiator, uint32_t iuid)
+{
+    uint64_t k = (h->va - base) / PAGE, off = (h->va - base) % PAGE;
+    int ok_origin = h->node == initiator && h->iuid == iuid;
+    s->entries++;
+    if (ok_origin && k == P_ACTIVE_PUT && h->kind == KIND_PUT && h->flags == FLAG_DATA && off == 16 && h->len == 40 &&
+        len == 40) {
+        int same = 1;
+        for (uint64_t i = 0; i < 40; i++)
+            same &= data[i] == written(P_ACTIVE_PUT, i);
+        if (same) {
+            s->active_put++;
+            return;
+        }
+    }
+    if (ok_origin && k == P_PUT_LOG && h->kind == KIND_PUT && h->flags == FLAG_WRITTEN && len == 0 && s->logged < 2) {
+        s->logged_va[s->logged] = h->va;
+        s->logged_len[s->logged] = h->len;
+        s->logged++;
+        return;
+    }
+    if (ok_origin && k == P_GET_LOG && h->kind == KIND_GET && (h->flags & FLAG_DATA) && off == 0x40 && h->len == 64 &&
+        len == 64) {
+        int same = 1;
+        for (uint64_t i = 0; i < 64; i++)
+            same &= data[i] == pattern(P_GET_LOG, 0x40 + i);
+        if (same) {
+            s->get_data++;
+            return;
+        }
+    }
+    if (ok_origin && k == P_GET_COUNT && h->kind == KIND_GET && !(h->flags & FLAG_DATA) && len == 0 && h->len == 8) {
+        uint64_t key = (uint64_t)h->node << 48 | (uint64_t)h->tid << 32 | (uint64_t)h->first_seq << 16 | h->index;
+        for (int i = 0; i < s->count; i++)
+            if (s->counted[i] == key)
+                return;
+        if (s->count < 16)
+            s->counted[s->count++] = key;
+        return;
+    }
+    printf("unexpected entry: kind %u flags %u node %u iuid %u len %u va %#llx data %llu\n", h->kind, h->flags,
+           h->node, h->iuid, h->len, (unsigned long long)h->va, (unsigned long long)len);
+    s->unexpected++;
+}
+
+static int owner(uint64_t initiator)
+{
+    uint64_t me = getBoardPid();
+    CHECK("the owner registers its opcodes", unimem_mailbox_register(OP_PHASE, 'r', 0) == UNIMEM_OK &&
+                                                 unimem_mailbox_register(OP_PEEK, 'r', 0) == UNIMEM_OK);
+    CHECK_RETURNS("unimem_active_open with NULL", unimem_active_open(NULL), UNIMEM_E_NULL, 1);
+    uint32_t iuid = 0xffff;
+    CHECK_RETURNS("unimem_active_open", unimem_active_open(&iuid), UNIMEM_OK, 1);
+    CHECK("an IUID", iuid < UNIMEM_ACTIVE_IUIDS);
+    int64_t mapped = unimem_sys_map(PAGES * PAGE, UNIMEM_MAP_WRITABLE);
+    CHECK("the owner's buffer", mapped > 0);
+    if (iuid >= UNIMEM_ACTIVE_IUIDS || mapped <= 0) {
+        tell(initiator, OP_ADDRESS, 0);
+        return failed;
+    }
+    uint8_t *buf = (uint8_t *)(uintptr_t)mapped;
+    uint64_t base = (uint64_t)mapped;
+    for (uint64_t i = 0; i < PAGES * PAGE; i++)
+        buf[i] = pattern(i / PAGE, i % PAGE);
+
+    uint64_t pending = 7;
+    CHECK_RETURNS("an empty log", unimem_active_pending(iuid, &pending), UNIMEM_OK, 1);
+    CHECK("an empty log has nothing pending", pending == 0);
+    uint8_t entry[UNIMEM_ACTIVE_ENTRY_BYTES], data[UNIMEM_ACTIVE_MAX_DATA];
+    uint64_t len = 7;
+    CHECK_RETURNS("next of an empty log", unimem_active_next(iuid, entry, data, &len), UNIMEM_E_WOULD_BLOCK, 1);
+
+    CHECK_RETURNS("an active put page", unimem_assoc_page(buf + P_ACTIVE_PUT * PAGE, UNIMEM_ACTIVE_PUT, iuid),
+                  UNIMEM_OK, 1);
+    CHECK_RETURNS("a put logging page", unimem_assoc_page(buf + P_PUT_LOG * PAGE, UNIMEM_ACTIVE_PUT_LOG, iuid),
+                  UNIMEM_OK, 1);
+    CHECK_RETURNS("a get logging page", unimem_assoc_page(buf + P_GET_LOG * PAGE, UNIMEM_ACTIVE_GET_LOG, iuid),
+                  UNIMEM_OK, 1);
+    CHECK_RETURNS("a get counting page (an address inside it)",
+                  unimem_assoc_page(buf + P_GET_COUNT * PAGE + 100, UNIMEM_ACTIVE_GET_COUNT, iuid), UNIMEM_OK, 1);
+    /* Marked and unmarked again: plain. */
+    CHECK_RETURNS("marking the plain page", unimem_assoc_page(buf + P_PLAIN * PAGE, UNIMEM_ACTIVE_PUT, iuid),
+                  UNIMEM_OK, 1);
+    CHECK_RETURNS("unmarking it (actions 0)", unimem_assoc_page(buf + P_PLAIN * PAGE, 0, iuid), UNIMEM_OK, 1);
+
+    /* The refusals. */
+    uint64_t refused = UNIMEM_E_SYSCALL + UNIMEM_SYS_BAD_ARGUMENT;
+    CHECK_RETURNS("a page not mapped", unimem_assoc_page((void *)(uintptr_t)UNMAPPED, UNIMEM_ACTIVE_PUT_LOG, iuid),
+                  refused, 1);
+    CHECK_RETURNS("an unknown action", unimem_assoc_page(buf + P_PLAIN * PAGE, 1u << 7, iuid), refused, 1);
+    CHECK_RETURNS("a foreign IUID", unimem_assoc_page(buf + P_PLAIN * PAGE, UNIMEM_ACTIVE_PUT_LOG, iuid ^ 1), refused,
+                  1);
+    CHECK_RETURNS("a handler that is no IUID", unimem_assoc_page(buf + P_PLAIN * PAGE, UNIMEM_ACTIVE_PUT_LOG, 256),
+                  UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("next of a log not opened", unimem_active_next(iuid ^ 1, entry, data, &len), UNIMEM_E_BAD_ARGUMENT,
+                  1);
+    CHECK_RETURNS("next of no IUID", unimem_active_next(UNIMEM_ACTIVE_IUIDS, entry, data, &len),
+                  UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("pending of a log not opened", unimem_active_pending(iuid ^ 1, &pending), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("pending into NULL", unimem_active_pending(iuid, NULL), UNIMEM_E_NULL, 1);
+    CHECK_RETURNS("next into a NULL entry", unimem_active_next(iuid, NULL, data, &len), UNIMEM_E_NULL, 1);
+    CHECK_RETURNS("next into NULL data", unimem_active_next(iuid, entry, NULL, &len), UNIMEM_E_NULL, 1);
+    CHECK_RETURNS("next into a NULL length", unimem_active_next(iuid, entry, data, NULL), UNIMEM_E_NULL, 1);
+    CHECK("nothing written on refusal", len == 7);
+
+    /* Another process of the job on this node, not the PD's holder. */
+    CHECK("remoteFork of the peek", remoteFork("c-active", ROLE_OF(PEEK_ROLE, me) | (uint64_t)iuid << 32, me) != 0);
+    uint64_t peeked = take(OP_PEEK);
+    CHECK("a process without the PD gets no IUID (UNIMEM_SYS_NO_PD)", peeked != ~0ull && (peeked & 1));
+    CHECK("a process without the PD marks nothing with the owner's IUID", peeked != ~0ull && (peeked & 2));
+
+    CHECK("sending the buffer's address", tell(initiator, OP_ADDRESS, base));
+    CHECK("the initiator's accesses are done", take(OP_PHASE) == 1);
+
+    struct seen s;
+    memset(&s, 0, sizeof s);
+    CHECK_RETURNS("pending after the accesses", unimem_active_pending(iuid, &pending), UNIMEM_OK, 1);
+    CHECK("entries pending after the accesses", pending == 1);
+    uint64_t give_up = unimem_sys_time_us() + DRAIN_US;
+    for (;;) {
+        uint64_t st = unimem_active_next(iuid, entry, data, &len);
+        if (st == UNIMEM_OK) {
+            struct header h = parse(entry);
+            classify(&s, &h, data, len, base, initiator, iuid);
+            continue;
+        }
+        if (st != UNIMEM_E_WOULD_BLOCK) {
+            CHECK_RETURNS("unimem_active_next", st, UNIMEM_OK, 0);
+            break;
+        }
+        CHECK("no entry: nothing pending", unimem_active_pending(iuid, &pending) == UNIMEM_OK && pending == 0);
+        int all = s.active_put >= 1 && s.logged >= 2 && s.get_data >= 1 && s.count >= GETS;
+        if (all || unimem_sys_time_us() > give_up)
+            break;
+        unimem_sys_sleep_us(10000);
+    }
+    CHECK("no unexpected entries", s.unexpected == 0);
+    CHECK("the active put logged once with its data", s.active_put == 1);
+    int puts = s.logged == 2 &&
+               ((s.logged_va[0] == base + P_PUT_LOG * PAGE + 0x80 && s.logged_len[0] == 128 &&
+                 s.logged_va[1] == base + P_PUT_LOG * PAGE + 0x100 && s.logged_len[1] == 172) ||
+                (s.logged_va[1] == base + P_PUT_LOG * PAGE + 0x80 && s.logged_len[1] == 128 &&
+                 s.logged_va[0] == base + P_PUT_LOG * PAGE + 0x100 && s.logged_len[0] == 172));
+    CHECK("the logged put: one entry per packet, without data", puts);
+    CHECK("the logged get, with its data", s.get_data == 1);
+    CHECK("the counted gets", s.count == GETS);
+    int kept = 1, landed = 1;
+    for (uint64_t i = 0; i < 40; i++)
+        kept &= buf[P_ACTIVE_PUT * PAGE + 16 + i] == pattern(P_ACTIVE_PUT, 16 + i);
+    for (uint64_t i = 0; i < 300; i++)
+        landed &= buf[P_PUT_LOG * PAGE + 0x80 + i] == written(P_PUT_LOG, i);
+    CHECK("an active put is not written to memory", kept);
+    CHECK("a logged put is written to memory", landed);
+    CHECK("the plain page was written, not logged", buf[P_PLAIN * PAGE] == written(P_PLAIN, 0));
+    CHECK_RETURNS("the log drained", unimem_active_pending(iuid, &pending), UNIMEM_OK, 1);
+    CHECK("nothing pending at the end", pending == 0);
+    printf("owner on node %llu: %d entries taken from log %u\n", (unsigned long long)me, s.entries, iuid);
+    tell(initiator, OP_RESULT, (uint64_t)failed);
+    /* The initiator has seen its verdict: the owner may go. */
+    take(OP_PHASE);
+    return failed;
+}
+
+/* ---- The initiator ---- */
+
+static void initiator(void)
+{
+    uint64_t me = getBoardPid(), nodes = getNumberBoards();
+    CHECK("two nodes at least (--nodes 2)", nodes >= 2);
+    if (nodes < 2)
+        return;
+    uint64_t node = (me + 1) % nodes;
+    CHECK("unim_dma_init", unim_dma_init((unim_node_id_t)me) == 0);
+    CHECK("registering", unimem_mailbox_register(OP_ADDRESS, 'r', 0) == UNIMEM_OK &&
+                             unimem_mailbox_register(OP_RESULT, 'r', 0) == UNIMEM_OK);
+    /* The initiator holds the PD on its node: it may open a log of its own. */
+    uint32_t mine = 0xffff;
+    CHECK_RETURNS("the initiator's own log", unimem_active_open(&mine), UNIMEM_OK, 1);
+    CHECK("remoteFork of the owner", remoteFork("c-active", ROLE_OF(OWNER_ROLE, me), node) != 0);
+    uint64_t address = take(OP_ADDRESS);
+    CHECK("the owner's buffer", address != 0 && address != ~0ull);
+    if (address == 0 || address == ~0ull)
+        return;
+    printf("the owner on node %llu marked its pages at %#llx\n", (unsigned long long)node,
+           (unsigned long long)address);
+    unim_dma_node_t there = unim_dma_get_node((unim_node_id_t)node);
+    unim_dma_buffer_t *remote = there == NULL ? NULL : unim_attach_buf_r(address, PAGES * PAGE, there);
+    unim_dma_buffer_t *src = unim_alloc_buf_l(PAGE);
+    unim_dma_buffer_t *back = unim_alloc_buf_l(PAGE);
+    uint8_t *s = src == NULL ? NULL : unim_buf_get_memory(src);
+    uint8_t *b = back == NULL ? NULL : unim_buf_get_memory(back);
+    CHECK("the buffers", remote != NULL && s != NULL && b != NULL);
+    if (remote == NULL || s == NULL || b == NULL)
+        return;
+#define MOVE(what, from, from_off, to, to_off, n)                                                                    \
+    do {                                                                                                           \
+        unim_dma_transfer_id_t id_ = unim_dma_submit_transfer(from, to, from_off, to_off, n, NULL, NULL);          \
+        CHECK(what, id_ != 0 && unim_dma_wait(id_, TRANSFER_US) == DMA_COMPLETED);                                 \
+    } while (0)
+
+    /* An active put: acknowledged, and the owner's memory keeps its bytes. */
+    for (uint64_t i = 0; i < 40; i++)
+        s[i] = written(P_ACTIVE_PUT, i);
+    MOVE("an active put", src, 0, remote, P_ACTIVE_PUT * PAGE + 16, 40);
+    MOVE("reading the active put page", remote, P_ACTIVE_PUT * PAGE + 16, back, 0, 40);
+    int kept = 1;
+    for (uint64_t i = 0; i < 40; i++)
+        kept &= b[i] == pattern(P_ACTIVE_PUT, 16 + i);
+    CHECK("an active put is not written", kept);
+    /* Put logging: two packets (the 256 B windows of 0x80..0x1ac), written. */
+    for (uint64_t i = 0; i < 300; i++)
+        s[i] = written(P_PUT_LOG, i);
+    MOVE("a logged put", src, 0, remote, P_PUT_LOG * PAGE + 0x80, 300);
+    MOVE("reading the logged put", remote, P_PUT_LOG * PAGE + 0x80, back, 0, 300);
+    CHECK("a logged put lands", memcmp(b, s, 300) == 0);
+    /* Get logging with data, and get counting. */
+    MOVE("a logged get", remote, P_GET_LOG * PAGE + 0x40, back, 0, 64);
+    int served = 1;
+    for (uint64_t i = 0; i < 64; i++)
+        served &= b[i] == pattern(P_GET_LOG, 0x40 + i);
+    CHECK("a logged get is served", served);
+    for (int i = 0; i < GETS; i++)
+        MOVE("a counted get", remote, P_GET_COUNT * PAGE, back, 0, 8);
+    /* A plain page: written, not logged. */
+    s[0] = written(P_PLAIN, 0);
+    MOVE("a plain put", src, 0, remote, P_PLAIN * PAGE, 8);
+
+    CHECK("announcing the check", tell(node, OP_PHASE, 1));
+    uint64_t owner_failed = take(OP_RESULT);
+    CHECK("the owner's checks", owner_failed == 0);
+    tell(node, OP_PHASE, 2);
+
+    /* Nothing touched the initiator's own log. */
+    uint64_t pending = 7;
+    CHECK_RETURNS("the initiator's log", unimem_active_pending(mine, &pending), UNIMEM_OK, 1);
+    CHECK("the initiator's log is empty", pending == 0);
+    unim_dma_cleanup();
+}
+
+int main(void)
+{
+    uint64_t arg = readThreadArgument();
+    if (arg != _EMPTY_THREAD_ARGUMENT_ && (arg >> 16 & 0xffff) == OWNER_ROLE)
+        return owner(arg & 0xffff);
+    if (arg != _EMPTY_THREAD_ARGUMENT_ && (arg >> 16 & 0xffff) == PEEK_ROLE)
+        return peek(arg & 0xffff, (uint32_t)(arg >> 32 & 0xff));
+    initiator();
+    return verdict("c-active");
+}
