@@ -47,15 +47,18 @@ pub fn unit_tests(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The verdict of a finished `cargo xtask run` of one test: its exit status and its output.
-pub fn judge(status: Option<i32>, output: &str) -> Verdict {
-    if output.contains("error: ") && output.contains(".c:") && !output.contains("node0 a53 |") {
+/// The verdict of a finished `cargo xtask run` of one test: its exit status, what it printed
+/// (the nodes' lines and the run's verdict) and its errors (the build's).
+pub fn judge(status: Option<i32>, stdout: &str, stderr: &str) -> Verdict {
+    if stderr.contains("error: ") && stderr.contains(".c:") && !stdout.contains("node0 a53 |") {
         return Verdict::DidNotCompile;
     }
     match status {
-        Some(0) if output.contains("every node finished cleanly") => Verdict::Passed,
+        Some(0) if stdout.contains("every node finished cleanly") => Verdict::Passed,
         _ => {
-            let tail: Vec<&str> = output.lines().rev().take(4).collect();
+            // The run's own verdict (`the run failed:` and its lines) says why.
+            let why = stdout.split_once("the run failed:").map_or(stdout, |(_, after)| after);
+            let tail: Vec<&str> = why.lines().map(str::trim).filter(|l| !l.is_empty()).rev().take(3).collect();
             Verdict::Failed(tail.into_iter().rev().collect::<Vec<_>>().join(" / "))
         }
     }
@@ -79,8 +82,7 @@ fn run_one(test: &Path, scratch: &Path, nodes: usize, timeout_s: u64) -> anyhow:
         .current_dir(crate::images::workspace_root())
         .output()
         .context("cannot start cargo xtask run")?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    Ok(judge(out.status.code(), &text))
+    Ok(judge(out.status.code(), &String::from_utf8_lossy(&out.stdout), &String::from_utf8_lossy(&out.stderr)))
 }
 
 /// `cargo xtask soak tests-sos`.
@@ -134,17 +136,15 @@ mod tests {
 
     #[test]
     fn a_run_passes_only_when_it_exits_0_and_every_node_finished() {
-        assert_eq!(judge(Some(0), "node0 a53 | ok\nevery node finished cleanly\n"), Verdict::Passed);
-        assert!(matches!(judge(Some(0), "node0 a53 | ok\n"), Verdict::Failed(_)), "no clean end");
-        let failed =
-            judge(Some(1), "node0 a53 | x\nthe run failed:\n  OpenSHMEM PE 1 (node 1): p exited with status 3\n");
-        assert_eq!(
-            failed,
-            Verdict::Failed(
-                "node0 a53 | x / the run failed: /   OpenSHMEM PE 1 (node 1): p exited with status 3".into()
-            )
-        );
-        assert_eq!(judge(Some(1), "/tmp/x/sos-a.c:3:1: error: unknown type name\n"), Verdict::DidNotCompile);
+        assert_eq!(judge(Some(0), "node0 a53 | ok\nevery node finished cleanly\n", ""), Verdict::Passed);
+        assert!(matches!(judge(Some(0), "node0 a53 | ok\n", ""), Verdict::Failed(_)), "no clean end");
+        let out = "node0 a53 | x\nthe run failed:\n  node0 hung\n  OpenSHMEM PE 1 (node 1): p exited with status 3\n";
+        let failed = judge(Some(1), out, "using QEMU\n");
+        assert_eq!(failed, Verdict::Failed("node0 hung / OpenSHMEM PE 1 (node 1): p exited with status 3".into()));
+        let hung = judge(Some(1), "node0 a53 | a\nnode0 a53 | b\nnode0 a53 | c\nnode0 a53 | d\n", "");
+        assert_eq!(hung, Verdict::Failed("node0 a53 | b / node0 a53 | c / node0 a53 | d".into()), "the last lines");
+        let compile = judge(Some(1), "", "/tmp/x/sos-a.c:3:1: error: unknown type name\n");
+        assert_eq!(compile, Verdict::DidNotCompile);
     }
 
     #[test]
