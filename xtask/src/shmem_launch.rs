@@ -117,7 +117,7 @@ mod tests {
         assert!(!is_shmem_program(b""));
     }
 
-    /// The mark is the literal the ABI note gives (`/work/notes/shmem-abi.md`, "Launching"),
+    /// The mark is the literal the user README gives ("OpenSHMEM", "Launch and end"),
     /// which the Rust library keeps in `unimem_user::shmem::LAUNCH_MARK`.
     #[test]
     fn the_mark_is_the_librarys() {

@@ -1,8 +1,7 @@
 /*
- * unimem_shmem.h: the OpenSHMEM core the unimem-c library implements in Rust (issue #25,
- * "the agreed interfaces", section 2): the standard routines it defines under their OpenSHMEM
- * names, and the generic cores (unimem_shmem_*) that the typed routines of <shmem.h> are
- * written over (crt/shmem.c). Programs include <shmem.h>, which includes this.
+ * unimem_shmem.h: the OpenSHMEM core the unimem-c library implements in Rust (issue #25): the
+ * standard routines it defines under their OpenSHMEM names, and the generic cores
+ * (unimem_shmem_*) that the typed routines of <shmem.h> are written over (crt/shmem.c). Programs include <shmem.h>, which includes this.
  *
  * One PE per node (PE number = node number). Errors of the routines that return nothing (a
  * bad PE, an address that is not symmetric, a PE that is gone) end the program with a message

@@ -1,6 +1,6 @@
 //! `cargo xtask bench active`: Active Access (`docs/hw/active-access.md`) against the RMA
 //! baseline, measured in the same runs, each figure beside the seed's (seed 004, Besta and
-//! Hoefler, ICS '15; `../shared/seeds/notes/001-003-004-sonuma-pgas-active-access.md` §3.3).
+//! Hoefler, "Active Access", ICS '15, §3.3).
 //!
 //! `active-aa` runs on node 0 of two nodes against an owner on node 1 and prints `bench` lines:
 //!

@@ -516,8 +516,8 @@ fn socket_constants() -> Vec<(String, u64)> {
 }
 
 /// The numeric constants of `shmem.h` (OpenSHMEM 1.5) and their values: the comparisons and
-/// signal operations are the numbers the Rust core takes (the ABI note of issue #25, section
-/// 2: `unimem_shmem_wait`'s `cmp`, `unimem_shmem_put_signal`'s `sig_op`); the rest are this
+/// signal operations are the numbers the Rust core takes (`include/unimem_shmem.h`:
+/// `unimem_shmem_wait`'s `cmp`, `unimem_shmem_put_signal`'s `sig_op`); the rest are this
 /// implementation's choices (the pSync and pWrk sizes: any works, the library does not use
 /// them). The deprecated `_SHMEM_*` spellings must equal the `SHMEM_*` ones.
 fn shmem_constants() -> Vec<(String, u64)> {

@@ -1,8 +1,8 @@
 //! OpenSHMEM for C programs (`include/shmem.h`, written over these by the C layer): the
-//! standard names of the ABI file's section 2 and the generic cores (`unimem_shmem_*`) that the
+//! standard names `include/unimem_shmem.h` declares and the generic cores (`unimem_shmem_*`) that the
 //! typed C functions call, all over `unimem_user::shmem` (the same implementation as Rust's).
 //!
-//! Errors end the program, as the ABI file says: a bad PE, a non-symmetric address, a PE that
+//! Errors end the program, as `include/unimem_shmem.h` says: a bad PE, a non-symmetric address, a PE that
 //! has gone, `shmem_free` of a pointer `shmem_malloc` did not return: one line names the
 //! routine and the error, and the PE exits with the error's status (`README.md`, "Exit
 //! statuses"; `0x360 + k` for the OpenSHMEM layer's own). The collectives return non-zero for
@@ -313,7 +313,7 @@ pub extern "C" fn unimem_shmem_atomic(
     or_fail("shmem atomic", r)
 }
 
-/// The generic wait/test (ABI file, `unimem_shmem_wait`).
+/// The generic wait/test (`include/unimem_shmem.h`, `unimem_shmem_wait`).
 ///
 /// # Safety
 ///

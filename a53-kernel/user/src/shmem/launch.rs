@@ -1,4 +1,4 @@
-//! Who this process is in the job (ABI file, "Thread argument of a spawned PE"): PE 0 is the
+//! Who this process is in the job (user README, "OpenSHMEM"): PE 0 is the
 //! process the runner started (its thread argument is anything but a PE tag); it spawns the
 //! same program on nodes 1..N-1 with the tag `0x5E << 40 | n_pes << 16 | pe`. PEs are nodes.
 

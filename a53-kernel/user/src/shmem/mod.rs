@@ -1,4 +1,4 @@
-//! OpenSHMEM 1.5 on Unimem (issue #25; `/work/notes/shmem-abi.md` is the agreement): one
+//! OpenSHMEM 1.5 on Unimem (issue #25; the C side's contract is `include/unimem_shmem.h`): one
 //! implementation under the Rust API ([`World`]) and the C one (`unimem-c`, `src/shmem.rs`).
 //!
 //! - One PE per node, PE number = node number, one job = one protection domain. PE 0 (started
@@ -41,8 +41,8 @@ pub use world::{Reducible, Symmetric, World, finalize, init, init_with_heap, wit
 
 use heap::Heap;
 
-/// The bytes the runner looks for in an ELF to know it is an OpenSHMEM program (ABI file,
-/// "Launching"). [`Pe::start`] reads it, so every program that can initialise holds it.
+/// The bytes the runner looks for in an ELF to know it is an OpenSHMEM program (user
+/// README, "OpenSHMEM"; `xtask/src/shmem_launch.rs`). [`Pe::start`] reads it, so every program that can initialise holds it.
 pub static LAUNCH_MARK: [u8; 31] = *b"unimem-shmem-launch:pe-per-node";
 
 /// The symmetric heap's size unless the program asks for another ([`World`]'s

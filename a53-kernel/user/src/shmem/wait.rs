@@ -180,7 +180,7 @@ impl Wait<'_> {
 
 impl<T: Transport> Pe<T> {
     /// `unimem_shmem_wait`: tests once (`block` false) or waits until the condition holds.
-    /// Returns as the ABI file says (ALL: 1 / whether; ANY: index or `usize::MAX`; SOME: count).
+    /// Returns as `include/unimem_shmem.h` says (ALL: 1 / whether; ANY: index or `usize::MAX`; SOME: count).
     pub fn wait(&mut self, w: &Wait<'_>, block: bool, mut indices: Option<&mut [usize]>) -> Result<usize, ShmemError> {
         if w.n > 0 {
             let bytes = (w.n * w.kind.width) as u64;
