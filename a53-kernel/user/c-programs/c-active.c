@@ -17,6 +17,7 @@
  *   cargo xtask run c-active --nodes 2 --on 0
  */
 #include "checks.h"
+#include "peers.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +31,6 @@
 #define PAGE 4096u
 #define PAGES 8u
 #define TRANSFER_US 60000000ull
-#define READY_US 20000000ull
 /* How long the owner waits for the entries it expects. */
 #define DRAIN_US 10000000ull
 /* A VA no process maps. */
@@ -64,26 +64,6 @@ static uint8_t pattern(uint64_t page, uint64_t i)
 static uint8_t written(uint64_t page, uint64_t i)
 {
     return pattern(page, i) ^ 0x5a;
-}
-
-static int tell(uint64_t node, unsigned opcode, uint64_t payload)
-{
-    uint64_t s = unimem_mailbox_send_within(node, UNIMEM_MESSAGE(opcode, payload), READY_US);
-    if (s != UNIMEM_OK)
-        printf("sending opcode %u to node %llu: status %#llx\n", opcode, (unsigned long long)node,
-               (unsigned long long)s);
-    return s == UNIMEM_OK;
-}
-
-static uint64_t take(unsigned opcode)
-{
-    uint64_t message;
-    uint64_t s = unimem_mailbox_receive(opcode, 1, &message, NULL);
-    if (s != UNIMEM_OK) {
-        printf("receiving opcode %u: status %#llx\n", opcode, (unsigned long long)s);
-        return ~0ull;
-    }
-    return UNIMEM_MESSAGE_PAYLOAD(message);
 }
 
 /* ---- A log entry's header (docs/hw/active-access.md, "Log entry header") ---- */

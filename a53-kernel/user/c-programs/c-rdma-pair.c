@@ -18,6 +18,7 @@
  *   cargo xtask run c-rdma-pair --nodes 2 --on 0
  */
 #include "checks.h"
+#include "peers.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -39,9 +40,8 @@
 /* Bytes checked on each side of what a read brought back: they must still be 0. */
 #define GUARD 8u
 /* How long a transfer may take before it counts as lost (the R5 ends a failing one long
- * before), and how long the peer may take to start. */
+ * before); how long the peer may take to start is peers.h's READY_US. */
 #define TRANSFER_US 60000000ull
-#define READY_US 20000000ull
 /* A VA no process maps (below the image, above the null page). */
 #define UNMAPPED 0x100000ull
 
@@ -80,28 +80,6 @@ static int all_zero(const uint8_t *p, size_t len)
 static void count_end(void *counter)
 {
     ++*(int *)counter;
-}
-
-/* Sends message to node, waiting for a receiver that is still starting. */
-static int tell(uint64_t node, unsigned opcode, uint64_t payload)
-{
-    uint64_t s = unimem_mailbox_send_within(node, UNIMEM_MESSAGE(opcode, payload), READY_US);
-    if (s != UNIMEM_OK)
-        printf("sending opcode %u to node %llu: status %#llx\n", opcode, (unsigned long long)node,
-               (unsigned long long)s);
-    return s == UNIMEM_OK;
-}
-
-/* The payload of the next message on opcode (blocking), or all ones if the receive failed. */
-static uint64_t take(unsigned opcode)
-{
-    uint64_t message;
-    uint64_t s = unimem_mailbox_receive(opcode, 1, &message, NULL);
-    if (s != UNIMEM_OK) {
-        printf("receiving opcode %u: status %#llx\n", opcode, (unsigned long long)s);
-        return ~0ull;
-    }
-    return UNIMEM_MESSAGE_PAYLOAD(message);
 }
 
 /* ---- The peer ---- */
