@@ -159,6 +159,8 @@ fn wire() {
     hooks::on_wait_expired(gsas_node::wait_expired).expect(FULL);
     hooks::set_pd_resources(rdma_node::pd_resources()).expect("wired once");
     rdma_node::on_kernel_completions(proto::socket::SOCKET_PD, socket_node::on_completions).expect(FULL);
+    // Active Access logs tell their owners through the mailbox.
+    rdma_node::on_log_notice(|domain, notice| gsas_node::notify_process(domain, notice).is_ok()).expect("wired once");
 }
 
 /// Checks the program store the loader placed (`process::images`) and says in one line what the

@@ -14,7 +14,7 @@
 
 use crate::arch::phys_to_virt;
 use crate::devices::Pldma;
-use crate::hooks::{Full, Hooks};
+use crate::hooks::{AlreadySet, Full, Hook, Hooks};
 use crate::irq::{self, IntId};
 use crate::mm::kernel_frames::KernelFrames;
 use crate::mm::smmu::with_smmu;
@@ -42,7 +42,7 @@ use proto::rdma::queue::QUEUE_SET_BYTES;
 use tock_registers::LocalRegisterCopy;
 
 use crate::process::hooks::{ExitedProcess, PdResources, Setup, Teardown};
-use crate::rdma::active::{ActiveHw, ActiveTable};
+use crate::rdma::active::{ActiveHw, ActiveTable, LogNotice};
 pub use crate::rdma::front::Counters;
 use hal::pldma::active::LogCtrl;
 
@@ -148,6 +148,10 @@ impl ActiveHw for EngineActive<'_> {
         self.0.active.close_log(log);
     }
 
+    fn set_ctrl(&mut self, log: usize, ctrl: LogCtrl) {
+        self.0.active.set_ctrl(log, ctrl);
+    }
+
     fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
         self.0.active.write_apt(index, tag, attr);
     }
@@ -168,6 +172,37 @@ pub fn with_active<R>(f: impl FnOnce(&mut ActiveTable, &mut EngineActive<'_>) ->
     drop(guard);
     drain_kernel_log();
     Some(result)
+}
+
+/// Tells a log's owner that its log took entries: a notification from the kernel on the
+/// opcode it gave `ACTIVE_NOTIFY`, payload the IUID, in whatever mode it receives that opcode
+/// (`docs/hw/active-access.md`, "Notification"). A full queue already holds a notice the owner
+/// has not read, and the log keeps the entries: nothing is lost by refusing another. An owner
+/// that no longer holds the opcode gets nothing (nor does whoever holds it now).
+fn tell_log_owner(n: LogNotice) {
+    let Some(deliver) = LOG_NOTICE.get() else { return };
+    let Some(domain) = TABLE.lock().slot_domain(n.slot) else { return };
+    let Ok(notice) = proto::gsas::Notification::new(n.opcode, u64::from(n.iuid)) else { return };
+    if deliver(domain, notice) {
+        LOG_NOTICES.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// How a log's notice reaches its owner: delivers a notification from this node's kernel to
+/// process `domain` only, true if it was taken (the mailbox's subsystem, wired at boot).
+static LOG_NOTICE: Hook<fn(u16, proto::gsas::Notification) -> bool> = Hook::new();
+
+/// Sets how Active Access notices are delivered (`kernel::wire`).
+pub fn on_log_notice(deliver: fn(u16, proto::gsas::Notification) -> bool) -> Result<(), AlreadySet> {
+    LOG_NOTICE.set(deliver)
+}
+
+/// Notices delivered to log owners since boot.
+static LOG_NOTICES: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// Notices delivered to log owners since boot ([`tell_log_owner`]).
+pub fn log_notices() -> u64 {
+    LOG_NOTICES.load(Ordering::Relaxed)
 }
 
 /// Entries the kernel has taken from its fault log (E = 0 pages) since boot.
@@ -254,7 +289,7 @@ pub fn start() -> Result<(), RdmaError> {
         }
         let mut causes = LocalRegisterCopy::<u32, IRQ::Register>::new(0);
         causes.modify(IRQ::FAULT::SET + IRQ::FAULT_LOST::SET + IRQ::CQ::SET + IRQ::EVENTS_LOST::SET);
-        causes.modify(IRQ::DESC_REFUSED::SET);
+        causes.modify(IRQ::DESC_REFUSED::SET + IRQ::ACTIVE_LOG::SET);
         engine.admin.clear_sticky(causes);
         engine.admin.set_irq_enable(causes);
         // Active Access: no page marked, no log but the kernel's fault log (E = 0).
@@ -385,7 +420,6 @@ fn with_engine<R>(f: impl FnOnce(&mut Pldma) -> R) -> Option<R> {
 /// PL line 3: the engine's interrupt (`rdma::front`, `Front::on_engine_irq`).
 fn on_engine_irq(_: IntId) {
     Front { node: &Hardware, counters: &COUNTERS }.on_engine_irq();
-    drain_kernel_log();
 }
 
 /// PL line 4 (SPI 155 on the board): the SMMU's context-fault interrupt (`rdma::front`,
@@ -418,6 +452,10 @@ impl front::Engine for Pldma {
 
     fn clear_cq_pending(&mut self, pds: u16) {
         self.admin.clear_cq_pending(pds);
+    }
+
+    fn take_appended(&mut self) -> u32 {
+        self.active.take_appended()
     }
 
     fn rapf(&mut self, pd: Pd, rapf: &RapfRequest) -> Result<(), PdPageError> {
@@ -468,6 +506,16 @@ impl front::Node for Hardware {
 
     fn wake_cq_waiter(&self, slot: usize) {
         scheduler::wake_waiter(slot, |w| w == Wait::Cq);
+    }
+
+    fn logs_appended(&self, logs: u32) {
+        if logs & (1 << hal::pldma::active::KERNEL_LOG) != 0 {
+            drain_kernel_log();
+        }
+        let notices: heapless::Vec<LogNotice, { hal::pldma::active::IUIDS }> = ACTIVE.lock().notices(logs).collect();
+        for n in notices {
+            tell_log_owner(n);
+        }
     }
 
     fn instructions(&self) -> u32 {

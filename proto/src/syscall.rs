@@ -32,8 +32,9 @@ pub mod nr {
     pub const MAILBOX_REGISTER: u64 = 7;
     /// x0 = opcode.
     pub const MAILBOX_UNREGISTER: u64 = 8;
-    /// x0 = opcode to receive, or `ANY_OPCODE`; x1 = `RECV_NONBLOCKING` or 0. Returns
-    /// x0 = 0, x1 = the 64-bit notification, x2 = the sender's PID; or `WouldBlock`.
+    /// x0 = opcode to receive, or `ANY_OPCODE`; x1 = `RECV_NONBLOCKING` or 0; x2 = for a
+    /// blocking receive, a timeout in microseconds (0 = none). Returns x0 = 0, x1 = the 64-bit
+    /// notification, x2 = the sender's PID; or `WouldBlock`, or `TimedOut`.
     pub const MAILBOX_RECEIVE: u64 = 9;
     /// Returns x0 = microseconds since boot.
     pub const TIME_US: u64 = 10;
@@ -121,6 +122,13 @@ pub mod nr {
     /// the page for the engine. BadArgument for an IUID not the caller's, an address outside its
     /// regions, or an unknown action bit; Busy when the page's APT set is full.
     pub const ACTIVE_ASSOC: u64 = 32;
+    /// x0 = IUID (the caller's), x1 = a user mailbox opcode (8..=15) the caller receives, or 0:
+    /// every entry the engine appends to the log is then told to the caller by a notification
+    /// from this node's kernel on that opcode, payload the IUID, in the mode the caller
+    /// registered it (`MAILBOX_REGISTER`: read, signal or event); 0 makes the log polled again.
+    /// BadArgument for an IUID not the caller's or an opcode out of range; NotRegistered when
+    /// the caller does not receive that opcode; NoPd without RDMA.
+    pub const ACTIVE_NOTIFY: u64 = 34;
 }
 
 /// `ACTIVE_ASSOC` actions: the bits of the engine's APT `attr` below the IUID
@@ -389,5 +397,6 @@ mod tests {
         let doc = include_str!("../../docs/hw/syscalls.md");
         assert!(doc.contains(&format!("| {} | ACTIVE_OPEN |", nr::ACTIVE_OPEN)));
         assert!(doc.contains(&format!("| {} | ACTIVE_ASSOC |", nr::ACTIVE_ASSOC)));
+        assert!(doc.contains(&format!("| {} | ACTIVE_NOTIFY |", nr::ACTIVE_NOTIFY)));
     }
 }

@@ -6,7 +6,7 @@
 mod common;
 
 use board::pl::PLDMA_BASE;
-use common::{BUFFERS, LONG, R5, Rig, pattern};
+use common::{BUFFERS, IRQ_ENABLE, IRQ_STATUS, LONG, R5, Rig, pattern};
 use core::mem::{offset_of, size_of};
 use hal::pldma::Pd;
 use hal::pldma::active::{
@@ -15,7 +15,7 @@ use hal::pldma::active::{
 };
 use hal::pldma::descriptor::{Attempt, Descriptor, WriteKind};
 use hal::pldma::event::Event;
-use hal::pldma::regs::{ACTIVE_OFFSET, APT_OFFSET};
+use hal::pldma::regs::{ACTIVE_OFFSET, APT_OFFSET, IRQ};
 use std::time::Duration;
 
 const PD: u16 = 3;
@@ -45,12 +45,16 @@ fn hdr(log: usize) -> u64 {
 
 /// Programs log `log` of node 1 for `owner` with 2^size_log2 granules, as the kernel does.
 fn open_log(rig: &Rig, log: usize, owner: u16, size_log2: u32) {
+    open_log_with(rig, log, LogCtrl { valid: true, notify: false, pd: owner as u8, size_log2 });
+}
+
+/// The same, with `ctrl` as given.
+fn open_log_with(rig: &Rig, log: usize, ctrl: LogCtrl) {
     rig.fill(1, hdr(log), &[0xaa; 0xc0]);
     rig.write(1, log_reg(log, offset_of!(LogRegisters, base)), 8, u128::from(ring(log))).unwrap();
     rig.write(1, log_reg(log, offset_of!(LogRegisters, header)), 8, u128::from(hdr(log))).unwrap();
     rig.fill(1, hdr(log) + header::CONSUMED, &[0; 4]);
-    let ctrl = LogCtrl { valid: true, pd: owner as u8, size_log2 }.encode();
-    rig.write(1, log_reg(log, offset_of!(LogRegisters, ctrl)), 4, u128::from(ctrl)).unwrap();
+    rig.write(1, log_reg(log, offset_of!(LogRegisters, ctrl)), 4, u128::from(ctrl.encode())).unwrap();
     assert_eq!(produced(rig, log), 0, "a log made valid starts empty, in its header too");
 }
 
@@ -303,6 +307,46 @@ fn a_flushing_page_is_served_only_once_the_log_is_drained() {
     assert_eq!(produced(&rig, 2), 2, "the flush itself is not logged");
 }
 
+fn appended(rig: &Rig) -> u32 {
+    rig.reg(1, PLDMA_BASE + ACTIVE_OFFSET + offset_of!(ActiveRegisters, appended) as u64)
+}
+
+#[test]
+fn a_notifying_log_raises_the_active_log_interrupt_until_the_kernel_clears_it() {
+    let rig = Rig::clean(2);
+    let (mut a, _b) = (rig.r5(0), rig.r5(1));
+    let active_log = IRQ::ACTIVE_LOG::SET.value;
+    rig.write(1, IRQ_ENABLE, 4, u128::from(active_log)).unwrap();
+    // Log 2 is polled (NOTIFY = 0), log 5 notifies; each has a marked page.
+    open_log(&rig, 2, PD, 9);
+    open_log_with(&rig, 5, LogCtrl { valid: true, notify: true, pd: PD as u8, size_log2: 9 });
+    let notifying = PAGE + 0x1000;
+    mark(&rig, PD, PAGE, 0, PUT_LOG);
+    mark(&rig, PD, notifying, 0, Attr { iuid: 5, ..PUT_LOG });
+    rig.fill(0, BUFFERS, &pattern(3, 64));
+    put(&mut a, 1, 0, BUFFERS, PAGE, 64);
+    assert!(acked(&mut a, 1, LONG));
+    assert_eq!(produced(&rig, 2), 1, "logged");
+    assert_eq!((appended(&rig), rig.reg(1, IRQ_STATUS) & active_log), (0, 0), "a polled log raises nothing");
+    put(&mut a, 2, 0, BUFFERS, notifying, 64);
+    assert!(acked(&mut a, 2, LONG));
+    assert_eq!(appended(&rig), 1 << 5, "the notifying log's bit");
+    assert_eq!(rig.reg(1, IRQ_STATUS) & active_log, active_log);
+    assert!(rig.line_raised(1, board::pl::irq_line::PLDMA), "PL line 3 rose at the owner");
+    // Writes to other bits change nothing; writing the bit clears it and the level cause.
+    rig.write(1, PLDMA_BASE + ACTIVE_OFFSET + offset_of!(ActiveRegisters, appended) as u64, 4, 1 << 2).unwrap();
+    assert_eq!(appended(&rig), 1 << 5);
+    rig.write(1, PLDMA_BASE + ACTIVE_OFFSET + offset_of!(ActiveRegisters, appended) as u64, 4, 1 << 5).unwrap();
+    assert_eq!((appended(&rig), rig.reg(1, IRQ_STATUS) & active_log), (0, 0));
+    // NOTIFY can be turned off while the log is valid without emptying it.
+    let quiet = LogCtrl { valid: true, notify: false, pd: PD as u8, size_log2: 9 };
+    rig.write(1, log_reg(5, offset_of!(LogRegisters, ctrl)), 4, u128::from(quiet.encode())).unwrap();
+    assert_eq!(produced(&rig, 5), 1, "a ctrl write that keeps VALID keeps the log");
+    put(&mut a, 3, 0, BUFFERS, notifying, 64);
+    assert!(acked(&mut a, 3, LONG));
+    assert_eq!((produced(&rig, 5), appended(&rig)), (2, 0));
+}
+
 #[test]
 fn log_registers_follow_the_contract() {
     let rig = Rig::clean(2);
@@ -314,7 +358,7 @@ fn log_registers_follow_the_contract() {
     // Read-only registers refuse writes; a bad SIZE_LOG2 reads as invalid.
     assert!(rig.write(1, log_reg(4, offset_of!(LogRegisters, produced)), 4, 9).is_err());
     assert!(rig.write(1, log_reg(4, offset_of!(LogRegisters, entries)), 4, 9).is_err());
-    let bad = LogCtrl { valid: true, pd: 1, size_log2: 12 }.encode();
+    let bad = LogCtrl { valid: true, notify: false, pd: 1, size_log2: 12 }.encode();
     rig.write(1, log_reg(6, offset_of!(LogRegisters, ctrl)), 4, u128::from(bad)).unwrap();
     assert_eq!(rig.reg(1, log_reg(6, offset_of!(LogRegisters, ctrl))) & 1, 0);
     // The APT reads back; beyond the log table is unmapped.

@@ -33,7 +33,7 @@ fn set_up(rig: &Rig, page: u64) {
     rig.fill(1, HDR, &[0; 0xc0]);
     rig.write(1, log_reg(offset_of!(LogRegisters, base)), 8, u128::from(RING)).unwrap();
     rig.write(1, log_reg(offset_of!(LogRegisters, header)), 8, u128::from(HDR)).unwrap();
-    let ctrl = LogCtrl { valid: true, pd: PD as u8, size_log2: SIZE_LOG2 }.encode();
+    let ctrl = LogCtrl { valid: true, notify: false, pd: PD as u8, size_log2: SIZE_LOG2 }.encode();
     rig.write(1, log_reg(offset_of!(LogRegisters, ctrl)), 4, u128::from(ctrl)).unwrap();
     let attr = Attr { wl: true, wld: true, e: true, iuid: 2, ..Attr::default() };
     let at = PLDMA_BASE + APT_OFFSET + (apt_set(page) * APT_WAYS * size_of::<AptEntry>()) as u64;

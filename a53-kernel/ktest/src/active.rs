@@ -10,10 +10,12 @@ use crate::rdma::expect_zero;
 use crate::testkit::{Test, TestResult};
 use a53_kernel::rdma_node;
 use unimem_user::args::active_aa::{Role, pack};
+use unimem_user::args::active_notify::{Role as NotifyRole, pack as notify_pack};
 
 pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_active_access_every_semantic_against_the_last_node", every_semantic),
     Test::new("cluster", "rdma_active_access_dht_one_put_against_cas_both_tables_exact", dht),
+    Test::new("cluster", "rdma_active_access_logs_tell_their_owner_in_read_signal_and_event_mode", notices),
 ];
 
 fn every_semantic() -> TestResult {
@@ -52,5 +54,26 @@ fn dht() -> TestResult {
     };
     let result = if me == 0 { check() } else { Ok(()) };
     barrier_within(3003, 600)?;
+    result
+}
+
+/// A log's notices (`ACTIVE_NOTIFY`): `active-notify` on node 0 against an owner on the last
+/// node, told of one put each in read mode (a blocked `Log::wait`), signal mode (a sleep ended)
+/// and event mode (`MAILBOX_EVENT`), and of nothing once polled again; the owner's node counts
+/// the notices its kernel delivered.
+fn notices() -> TestResult {
+    let (me, n) = whoami()?;
+    let before = rdma_node::log_notices();
+    barrier(3004)?;
+    let check = || {
+        crate::ensure(rdma_node::available(), "this node has no RDMA")?;
+        expect_zero("active-notify", run("active-notify", notify_pack(NotifyRole::Initiator { node: n - 1 }))?)
+    };
+    let result = if me == 0 { check() } else { Ok(()) };
+    barrier_within(3005, 600)?;
+    if me == n - 1 && result.is_ok() {
+        let told = rdma_node::log_notices() - before;
+        crate::ensure(told >= 3, "the owner's kernel delivered fewer than the three notices")?;
+    }
     result
 }

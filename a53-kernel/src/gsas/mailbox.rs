@@ -264,6 +264,19 @@ impl MailboxService {
         result
     }
 
+    /// [`deliver`](Self::deliver), but only if the opcode's receiver is process `domain`
+    /// (`NoReceiver` otherwise): for the kernel's own notices to one process, which must not
+    /// reach whoever else holds the opcode.
+    pub fn deliver_to(&mut self, domain: u16, from: Pid, notification: Notification) -> Result<Delivery, DeliverError> {
+        match self.receivers[notification.opcode().index()] {
+            Some(Receiver::Process { domain: d, .. }) if d == domain => self.deliver(from, notification),
+            _ => {
+                self.stats.refused_no_receiver += 1;
+                Err(DeliverError::NoReceiver)
+            }
+        }
+    }
+
     fn route(&mut self, from: Pid, notification: Notification) -> Result<Delivery, DeliverError> {
         let op = notification.opcode();
         if !op.is_user() && !from.owner().is_kernel() {
@@ -287,6 +300,12 @@ impl MailboxService {
             (None, WakeMode::Event) => Wakeup::Event { pending: self.event_count(domain).unwrap_or(0) },
         };
         Ok(Delivery::Queued { domain, wake })
+    }
+
+    /// Thread `thread` of `domain` no longer waits in `receive` (its wait ran out or a signal
+    /// ended it): a delivery must not count it as woken.
+    pub fn cancel_wait(&mut self, domain: u16, thread: u32) {
+        self.waiters.retain(|w| w.thread != thread || w.domain != domain);
     }
 
     /// The oldest notification for `domain` among its opcodes (or only `filter`).
@@ -380,6 +399,36 @@ mod tests {
             m.stats(),
             MailboxStats { delivered: 1, refused_full: 0, refused_no_receiver: 1, refused_forbidden: 1 }
         );
+    }
+
+    #[test]
+    fn a_notice_to_one_process_reaches_it_or_nobody() {
+        let mut m = service();
+        let u3 = MailboxOpcode::user(3).unwrap();
+        let notice = user(3, 5);
+        assert_eq!(m.deliver_to(APP, from_kernel(), notice), Err(DeliverError::NoReceiver), "nobody holds it");
+        m.register(u3, Receiver::Process { domain: APP + 1, wake: WakeMode::Read }).unwrap();
+        assert_eq!(m.deliver_to(APP, from_kernel(), notice), Err(DeliverError::NoReceiver), "another process's");
+        assert_eq!(m.pending(APP + 1, None), 0, "which gets nothing");
+        m.unregister(u3, Registrant::Process(APP + 1)).unwrap();
+        m.register(u3, Receiver::Process { domain: APP, wake: WakeMode::Signal(4) }).unwrap();
+        assert_eq!(
+            m.deliver_to(APP, from_kernel(), notice),
+            Ok(Delivery::Queued { domain: APP, wake: Wakeup::Signal(4) }),
+            "its own: delivered in its mode"
+        );
+        assert_eq!(m.stats().refused_no_receiver, 2);
+    }
+
+    #[test]
+    fn a_wait_given_up_does_not_swallow_the_next_wake_up() {
+        let mut m = service();
+        let u2 = MailboxOpcode::user(2).unwrap();
+        m.register(u2, Receiver::Process { domain: APP, wake: WakeMode::Signal(6) }).unwrap();
+        assert_eq!(m.receive(APP, 1, Some(u2), RecvMode::Blocking), Ok(Received::Blocked));
+        // The receive timed out: the delivery raises the signal instead of waking the thread.
+        m.cancel_wait(APP, 1);
+        assert_eq!(m.deliver(from_app(), user(2, 1)), Ok(Delivery::Queued { domain: APP, wake: Wakeup::Signal(6) }));
     }
 
     #[test]

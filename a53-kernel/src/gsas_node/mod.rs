@@ -181,11 +181,19 @@ pub fn process_exited(process: ExitedProcess) {
     mailbox().lock().release_domain(process.domain);
 }
 
-/// A process's wait ran out (`process::hooks::on_wait_expired`): a mailbox wait's interrupt is
-/// disarmed.
+/// A process's wait ran out (`process::hooks::on_wait_expired`): a mailbox interface wait's
+/// interrupt is disarmed, a receive's place among the mailbox's waiters given up.
 pub fn wait_expired(slot: usize, wait: Wait) {
-    if matches!(wait, Wait::Mif { .. }) {
-        disarm_process_mif(slot);
+    match wait {
+        Wait::Mif { .. } => disarm_process_mif(slot),
+        // A receive that timed out waits no more: the next delivery wakes, signals or counts as
+        // the receiver asked instead of waking nobody.
+        Wait::Mailbox => {
+            if let Some(domain) = TABLE.lock().slot_domain(slot) {
+                mailbox().lock().cancel_wait(domain, slot as u32);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -277,6 +285,14 @@ fn run_deliveries(deliveries: &[Delivery]) {
 /// kernel opcodes) and does what the delivery asks: a kernel handler runs in the caller.
 pub fn notify_local(notification: Notification) -> Result<(), DeliverError> {
     let delivery = mailbox().lock().deliver(Pid::atomic_service(cluster::node_id()), notification)?;
+    run_deliveries(&[delivery]);
+    Ok(())
+}
+
+/// Delivers `notification` from this node's kernel to process `domain` only (`MailboxService::
+/// deliver_to`: refused if another holds its opcode), and wakes or signals it as it asked.
+pub fn notify_process(domain: u16, notification: Notification) -> Result<(), DeliverError> {
+    let delivery = mailbox().lock().deliver_to(domain, Pid::atomic_service(cluster::node_id()), notification)?;
     run_deliveries(&[delivery]);
     Ok(())
 }

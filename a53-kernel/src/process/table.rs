@@ -395,7 +395,11 @@ impl<F: FrameSource> TableOf<F> {
         Some(exit)
     }
 
-    /// The slot of the process holding interface `index`.
+    /// The domain of the process in `slot`, if one is there.
+    pub fn slot_domain(&self, slot: usize) -> Option<u16> {
+        self.slots.get(slot)?.as_ref().map(|p| p.domain)
+    }
+
     /// The slot of the live process of `domain`.
     pub fn slot_of_domain(&self, domain: u16) -> Option<usize> {
         self.slots.iter().position(|p| p.as_ref().is_some_and(|p| p.domain == domain))

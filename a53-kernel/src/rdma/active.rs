@@ -12,6 +12,7 @@
 use board::layout::{ACTIVE_LOG_RING, ACTIVE_LOG_SLOT, ACTIVE_LOGS};
 use hal::pldma::Pd;
 use hal::pldma::active::{APT_ENTRIES, APT_WAYS, Attr, IUIDS, KERNEL_LOG, LogCtrl, MAX_SIZE_LOG2, apt_set, apt_tag};
+use proto::gsas::MailboxOpcode;
 use proto::syscall::active as actions;
 
 /// What the decisions write to the engine.
@@ -21,6 +22,8 @@ pub trait ActiveHw {
     fn open_log(&mut self, log: usize, ctrl: LogCtrl, base: u64, header: u64);
     /// Makes log `log` invalid.
     fn close_log(&mut self, log: usize);
+    /// Rewrites valid log `log`'s `ctrl` (only its NOTIFY changes: the log keeps its entries).
+    fn set_ctrl(&mut self, log: usize, ctrl: LogCtrl);
     /// Writes APT entry `index` (`attr` first, then `tag`; a tag of 0 frees it).
     fn write_apt(&mut self, index: usize, tag: u64, attr: u32);
 }
@@ -56,6 +59,17 @@ struct Mark {
 pub struct ActiveTable {
     owners: [Option<Owner>; IUIDS],
     apt: [Option<Mark>; APT_ENTRIES],
+    /// Per IUID: the owner's mailbox opcode that an entry appended is told on (`ACTIVE_NOTIFY`).
+    notify: [Option<MailboxOpcode>; IUIDS],
+}
+
+/// An entry went to a log whose owner asked to be told: notify `opcode` of the process in
+/// `slot`, with the IUID as the payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogNotice {
+    pub slot: usize,
+    pub iuid: u8,
+    pub opcode: MailboxOpcode,
 }
 
 impl Default for ActiveTable {
@@ -76,22 +90,56 @@ const _: () = assert!((1u64 << SIZE_LOG2) * hal::pldma::active::GRANULE == ACTIV
 
 impl ActiveTable {
     pub const fn new() -> Self {
-        Self { owners: [None; IUIDS], apt: [None; APT_ENTRIES] }
+        Self { owners: [None; IUIDS], apt: [None; APT_ENTRIES], notify: [None; IUIDS] }
     }
 
-    /// Programs the kernel fault log (E = 0) at boot.
+    /// Programs the kernel fault log (E = 0) at boot; it notifies, so that the engine's
+    /// interrupt says when the kernel has entries to take.
     pub fn open_kernel_log(hw: &mut (impl ActiveHw + ?Sized)) {
         let (base, header) = log_pa(KERNEL_LOG);
-        hw.open_log(KERNEL_LOG, LogCtrl { valid: true, pd: 0, size_log2: SIZE_LOG2 }, base, header);
+        hw.open_log(KERNEL_LOG, LogCtrl { valid: true, notify: true, pd: 0, size_log2: SIZE_LOG2 }, base, header);
+    }
+
+    fn ctrl(pd: Pd, notify: bool) -> LogCtrl {
+        LogCtrl { valid: true, notify, pd: pd.raw() as u8, size_log2: SIZE_LOG2 }
     }
 
     /// Takes a free IUID for the holder of `pd` in `slot` and programs its log (emptied).
     pub fn open(&mut self, hw: &mut (impl ActiveHw + ?Sized), slot: usize, pd: Pd) -> Result<u8, ActiveError> {
         let iuid = self.owners.iter().position(Option::is_none).ok_or(ActiveError::Busy)?;
         self.owners[iuid] = Some(Owner { slot, pd });
+        self.notify[iuid] = None;
         let (base, header) = log_pa(iuid);
-        hw.open_log(iuid, LogCtrl { valid: true, pd: pd.raw() as u8, size_log2: SIZE_LOG2 }, base, header);
+        hw.open_log(iuid, Self::ctrl(pd, false), base, header);
         Ok(iuid as u8)
+    }
+
+    /// The caller (the process in `slot` holding `pd`) asks to be told on `opcode` (a mailbox
+    /// opcode it receives: the caller checks) of every entry appended to its log `iuid`, or no
+    /// longer (`None`: the log is polled). Sets the log's NOTIFY; the log keeps its entries.
+    pub fn notify(
+        &mut self,
+        hw: &mut (impl ActiveHw + ?Sized),
+        (slot, pd): (usize, Pd),
+        iuid: u64,
+        opcode: Option<MailboxOpcode>,
+    ) -> Result<(), ActiveError> {
+        let i = usize::try_from(iuid).ok().filter(|&i| i < IUIDS).ok_or(ActiveError::BadArgument)?;
+        if self.owners[i] != Some(Owner { slot, pd }) {
+            return Err(ActiveError::BadArgument);
+        }
+        self.notify[i] = opcode;
+        hw.set_ctrl(i, Self::ctrl(pd, opcode.is_some()));
+        Ok(())
+    }
+
+    /// Who to tell of the entries the engine's `appended` bits report (bit `i`: log `i`); the
+    /// kernel log's bit and logs nobody asked for are not here.
+    pub fn notices(&self, appended: u32) -> impl Iterator<Item = LogNotice> + '_ {
+        (0..IUIDS).filter(move |&i| appended & (1 << i) != 0).filter_map(|i| {
+            let (owner, opcode) = (self.owners[i]?, self.notify[i]?);
+            Some(LogNotice { slot: owner.slot, iuid: i as u8, opcode })
+        })
     }
 
     /// Marks the page at `va` of the caller, the process in `slot` holding PD `pd`, with `bits` (`proto::syscall::
@@ -156,6 +204,7 @@ impl ActiveTable {
         }
         hw.close_log(i);
         self.owners[i] = None;
+        self.notify[i] = None;
     }
 
     /// The process in `slot` ended: its pages are unmarked and its logs invalidated, so that
@@ -189,6 +238,7 @@ mod tests {
     struct Fake {
         logs: Vec<(usize, Opened)>,
         apt: Vec<(usize, u64, u32)>,
+        ctrls: Vec<(usize, LogCtrl)>,
     }
 
     impl ActiveHw for Fake {
@@ -197,6 +247,9 @@ mod tests {
         }
         fn close_log(&mut self, log: usize) {
             self.logs.push((log, None));
+        }
+        fn set_ctrl(&mut self, log: usize, ctrl: LogCtrl) {
+            self.ctrls.push((log, ctrl));
         }
         fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
             self.apt.push((index, tag, attr));
@@ -288,5 +341,35 @@ mod tests {
         assert!(hw.apt.iter().all(|&(_, tag, attr)| tag == 0 && attr == 0));
         assert_eq!(t.marked(), 0);
         assert_eq!(t.owned(4).count(), 0);
+    }
+
+    #[test]
+    fn only_the_owner_asks_to_be_told_and_notices_name_it() {
+        let (mut t, mut hw) = (ActiveTable::new(), Fake::default());
+        let op = |n| MailboxOpcode::user(n).unwrap();
+        let mine = t.open(&mut hw, 4, pd(2)).unwrap();
+        let theirs = t.open(&mut hw, 5, pd(3)).unwrap();
+        assert!(!hw.logs[0].1.unwrap().0.notify, "a log is polled until asked");
+        for (caller, iuid) in [((4, pd(2)), u64::from(theirs)), ((4, pd(3)), mine.into()), ((4, pd(2)), 16)] {
+            assert_eq!(t.notify(&mut hw, caller, iuid, Some(op(1))), Err(ActiveError::BadArgument));
+        }
+        assert!(hw.ctrls.is_empty());
+        t.notify(&mut hw, (4, pd(2)), mine.into(), Some(op(1))).unwrap();
+        let (log, ctrl) = hw.ctrls[0];
+        assert_eq!((log, ctrl.valid, ctrl.notify, ctrl.pd, ctrl.size_log2), (usize::from(mine), true, true, 2, SIZE_LOG2));
+        // The engine's bits: this log, the other (polled) one, the kernel's.
+        let appended = 1 << mine | 1 << theirs | 1 << KERNEL_LOG;
+        assert_eq!(t.notices(appended).collect::<Vec<_>>(), [LogNotice { slot: 4, iuid: mine, opcode: op(1) }]);
+        t.notify(&mut hw, (4, pd(2)), mine.into(), None).unwrap();
+        assert!(!hw.ctrls[1].1.notify && hw.ctrls[1].1.valid, "polled again, the log kept");
+        assert_eq!(t.notices(appended).count(), 0);
+        // A closed IUID's next owner starts polled.
+        t.notify(&mut hw, (4, pd(2)), mine.into(), Some(op(2))).unwrap();
+        t.release(&mut hw, 4);
+        assert_eq!(t.open(&mut hw, 6, pd(4)), Ok(mine));
+        assert_eq!(t.notices(appended).count(), 0);
+        // The kernel's own log notifies.
+        ActiveTable::open_kernel_log(&mut hw);
+        assert!(hw.logs.last().unwrap().1.unwrap().0.notify);
     }
 }

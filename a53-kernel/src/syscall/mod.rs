@@ -169,7 +169,7 @@ pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event
         nr::ARGS => copy_args(k, frame, slot, args[0], args[1]),
         nr::MAILBOX_REGISTER => mailbox_register(k, frame, slot, args),
         nr::MAILBOX_UNREGISTER => mailbox_unregister(k, frame, slot, args[0]),
-        nr::MAILBOX_RECEIVE => mailbox_receive(k, frame, slot, args[0], args[1]),
+        nr::MAILBOX_RECEIVE => mailbox_receive(k, frame, slot, args),
         nr::TIME_US => ok(frame, &[k.uptime_us()]),
         nr::SLEEP_US => {
             frame.x[0] = 0;
@@ -196,6 +196,7 @@ pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event
         nr::JOB_EXIT => job_exit(k, frame, slot, args[0]),
         nr::ACTIVE_OPEN => active_open(k, frame, slot),
         nr::ACTIVE_ASSOC => active_assoc(k, frame, slot, args),
+        nr::ACTIVE_NOTIFY => active_notify(k, frame, slot, args[0], args[1]),
         _ => err(frame, Error::NoSuchCall),
     }
 }
@@ -238,6 +239,30 @@ fn active_assoc(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, args: 
         Some(Ok(())) => ok(frame, &[0]),
         Some(Err(ActiveError::Busy)) => err(frame, Error::Busy),
         Some(Err(ActiveError::BadArgument | ActiveError::BadAddress)) => err(frame, Error::BadArgument),
+    }
+}
+
+/// `ACTIVE_NOTIFY`: the caller's log tells it of its entries on a mailbox opcode it receives,
+/// or is polled again (opcode 0).
+fn active_notify(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, iuid: u64, opcode: u64) -> Event {
+    let Some(pd) = rdma_pd(k, slot) else { return err(frame, Error::NoPd) };
+    let opcode = match opcode {
+        0 => None,
+        raw => match (user_opcode(raw), domain_of(k, slot)) {
+            (Some(op), Some(domain)) => {
+                let receives = k.mailbox(|m| matches!(m.receiver(op), Some(Receiver::Process { domain: d, .. }) if d == domain));
+                if !receives {
+                    return err(frame, Error::NotRegistered);
+                }
+                Some(op)
+            }
+            _ => return err(frame, Error::BadArgument),
+        },
+    };
+    match k.active(|t, hw| t.notify(hw, (slot, pd), iuid, opcode)) {
+        None => err(frame, Error::NoPd),
+        Some(Ok(())) => ok(frame, &[0]),
+        Some(Err(_)) => err(frame, Error::BadArgument),
     }
 }
 
@@ -420,7 +445,7 @@ fn mailbox_event(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, flags
     }
 }
 
-fn mailbox_receive(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, opcode: u64, flags: u64) -> Event {
+fn mailbox_receive(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, [opcode, flags, timeout_us]: [u64; 3]) -> Event {
     let Some(domain) = domain_of(k, slot) else { return err(frame, Error::BadArgument) };
     let filter = match opcode {
         ANY_OPCODE => None,
@@ -437,7 +462,10 @@ fn mailbox_receive(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, opc
     match k.mailbox(|m| m.receive(domain, slot as u32, filter, mode)) {
         Ok(Received::Message { notification, from }) => ok(frame, &[0, notification.raw(), from.raw()]),
         Ok(Received::WouldBlock) => err(frame, Error::WouldBlock),
-        Ok(Received::Blocked) => block_and_retry(frame, Wait::Mailbox, None),
+        Ok(Received::Blocked) => {
+            let deadline = kept_deadline(k, frame, timeout_us);
+            block_and_retry(frame, Wait::Mailbox, deadline)
+        }
         Err(_) => err(frame, Error::NotRegistered),
     }
 }

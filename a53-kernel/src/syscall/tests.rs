@@ -71,6 +71,8 @@ struct TestKernel {
 struct ActiveWrites {
     logs: Vec<(usize, bool)>,
     apt: Vec<(usize, u64, u32)>,
+    /// (log, NOTIFY) of each `ctrl` rewrite.
+    ctrls: Vec<(usize, bool)>,
 }
 
 impl crate::rdma::active::ActiveHw for ActiveWrites {
@@ -79,6 +81,9 @@ impl crate::rdma::active::ActiveHw for ActiveWrites {
     }
     fn close_log(&mut self, log: usize) {
         self.logs.push((log, false));
+    }
+    fn set_ctrl(&mut self, log: usize, ctrl: hal::pldma::active::LogCtrl) {
+        self.ctrls.push((log, ctrl.notify));
     }
     fn write_apt(&mut self, index: usize, tag: u64, attr: u32) {
         self.apt.push((index, tag, attr));
@@ -323,6 +328,10 @@ fn the_mailbox_calls_take_user_opcodes_and_the_modes_the_abi_names() {
     answered(k.call(nr::MAILBOX_RECEIVE, &[user, RECV_NONBLOCKING]), error(Error::WouldBlock));
     let (event, _, frame) = k.call(nr::MAILBOX_RECEIVE, &[ANY_OPCODE, 0]);
     assert_eq!((event, frame.elr), (Event::Block { wait: Wait::Mailbox, deadline: None }, ELR - 4));
+    // With a timeout the wait has a deadline, kept in x5 for the retried call.
+    let (event, _, frame) = k.call(nr::MAILBOX_RECEIVE, &[ANY_OPCODE, 0, 250]);
+    let Event::Block { wait: Wait::Mailbox, deadline: Some(d) } = event else { panic!("{event:?}") };
+    assert_eq!((d, frame.x[5]), (k.deadline_in_us(250), d));
 
     // Unregistering lets the blocked thread (the slot) go, to find the opcode gone.
     answered(k.call(nr::MAILBOX_UNREGISTER, &[user]), 0);
@@ -630,4 +639,33 @@ fn active_calls_need_rdma_and_mark_only_the_caller_s_regions_for_its_own_iuid() 
     k.call_in(other, &mut frame, nr::ACTIVE_ASSOC, &[0, theirs, put_log]);
     assert_eq!(frame.x[0], error(Error::BadArgument));
     assert_eq!(k.active_hw.borrow().apt.len(), marks, "nothing refused reached the engine");
+}
+
+#[test]
+fn a_log_notifies_only_on_an_opcode_its_owner_receives() {
+    use proto::syscall::{MODE_SIGNAL, MODE_READ};
+    let plain = TestKernel::new(b"", false);
+    answered(plain.call(nr::ACTIVE_NOTIFY, &[0, 8]), error(Error::NoPd));
+    let k = TestKernel::with_rdma();
+    answered(k.call(nr::ACTIVE_OPEN, &[]), 0);
+    answered(k.call(nr::ACTIVE_NOTIFY, &[0, 9]), error(Error::NotRegistered));
+    // Another process holds opcode 10: not the caller's to be told on.
+    let other = k.spawn_holder();
+    let mut frame = fresh_frame();
+    k.call_in(other, &mut frame, nr::MAILBOX_REGISTER, &[10, MODE_READ, 0]);
+    assert_eq!(frame.x[0], 0);
+    answered(k.call(nr::ACTIVE_NOTIFY, &[0, 10]), error(Error::NotRegistered));
+    // A kernel opcode, an opcode past 15, an IUID not the caller's: refused.
+    answered(k.call(nr::MAILBOX_REGISTER, &[9, MODE_SIGNAL, 3]), 0);
+    for (iuid, opcode) in [(0, 2), (0, 16), (1, 9), (u64::MAX, 9)] {
+        answered(k.call(nr::ACTIVE_NOTIFY, &[iuid, opcode]), error(Error::BadArgument));
+    }
+    assert!(k.active_hw.borrow().ctrls.is_empty(), "nothing refused reached the engine");
+    answered(k.call(nr::ACTIVE_NOTIFY, &[0, 9]), 0);
+    answered(k.call(nr::ACTIVE_NOTIFY, &[0, 0]), 0);
+    assert_eq!(k.active_hw.borrow().ctrls, [(0, true), (0, false)], "NOTIFY set, then cleared");
+    let op = proto::gsas::MailboxOpcode::user(1).unwrap();
+    answered(k.call(nr::ACTIVE_NOTIFY, &[0, 9]), 0);
+    let notices: Vec<_> = k.active.borrow().notices(1).collect();
+    assert_eq!(notices, [crate::rdma::active::LogNotice { slot: 0, iuid: 0, opcode: op }]);
 }

@@ -8,6 +8,9 @@
 //!   log (its IUID); the code that runs is what [`Log::poll`] / [`Log::wait`] are given;
 //! - [`Log::entries`]: the log as an iterator; consumed entries are given back to the engine
 //!   when the iterator is dropped (or [`Entries::release`]);
+//! - handler dispatch: polling ([`Log::poll`]), blocking ([`Log::wait`]), or the mailbox's
+//!   read, signal or event mode ([`Log::notify_on`]: the engine's interrupt, through the
+//!   kernel, sends a notification per batch of entries);
 //! - [`flush`]: the seed's active flush, an RDMA read of the target's flushing page, which the
 //!   target's engine serves only once the target's log is drained.
 //!
@@ -17,6 +20,7 @@
 use crate::error::Error;
 use hal::pldma::active::header;
 pub use hal::pldma::active::{Entry, IUIDS, LogEntry, LogError, Reader};
+use proto::gsas::{MailboxOpcode, Notification};
 use proto::syscall::active as bits;
 use proto::syscall::{layout, nr};
 
@@ -37,11 +41,13 @@ pub mod actions {
     pub const E: u64 = bits::E;
 }
 
-/// A log of this process: its IUID, ring and header (mapped by the kernel).
+/// A log of this process: its IUID, ring and header (mapped by the kernel), and the mailbox
+/// opcode its entries are told on, if any.
 pub struct Log {
     iuid: u8,
     ring: u64,
     header: u64,
+    notice: Option<MailboxOpcode>,
 }
 
 /// The ring's bytes.
@@ -53,7 +59,26 @@ impl Log {
     pub fn open() -> Result<Self, Error> {
         let [iuid, ring, header] = crate::sys::call4(nr::ACTIVE_OPEN, [0; 4])?;
         let iuid = u8::try_from(iuid).map_err(|_| Error::Protocol(crate::error::ProtocolError::BadInterface))?;
-        Ok(Self { iuid, ring, header })
+        Ok(Self { iuid, ring, header, notice: None })
+    }
+
+    /// Handler dispatch through the mailbox (`ACTIVE_NOTIFY`): from now on every entry the
+    /// engine appends is told to this process by a notification from its node's kernel on
+    /// `opcode`, payload the IUID ([`Log::is_notice`]). This process must receive `opcode`
+    /// (`sys::mailbox_register`), in the mode it wants to be told in: read ([`Log::wait`]
+    /// blocks on it), signal (a signal ends its sleeps and waits; `sys::signals` says which) or
+    /// event (`sys::mailbox_event` counts the notices). `None`: the log is polled again.
+    /// `Syscall(NotRegistered)` if this process does not receive `opcode`.
+    pub fn notify_on(&mut self, opcode: Option<MailboxOpcode>) -> Result<(), Error> {
+        let raw = opcode.map_or(0, |op| u64::from(op.value()));
+        crate::sys::call4(nr::ACTIVE_NOTIFY, [u64::from(self.iuid), raw, 0, 0])?;
+        self.notice = opcode;
+        Ok(())
+    }
+
+    /// Whether `notification` is this log's notice (its opcode and IUID).
+    pub fn is_notice(&self, notification: &Notification) -> bool {
+        Some(notification.opcode()) == self.notice && notification.payload() == u64::from(self.iuid)
     }
 
     /// The IUID.
@@ -116,8 +141,11 @@ impl Log {
         Ok(n)
     }
 
-    /// Blocking mode: polls until at least one entry was handled, sleeping `nap_us` between
-    /// looks, or `Timeout` after `timeout_us` (the engine raises no interrupt for a log).
+    /// Blocking mode: runs `handler` on the entries waiting, and if there were none waits for
+    /// some, or `Timeout` after `timeout_us`. With a notice opcode ([`Log::notify_on`]) it
+    /// sleeps in the mailbox until the engine's interrupt tells it (a notice is queued before
+    /// the entries it is about are looked at, so none is missed); without one it looks every
+    /// `nap_us`.
     pub fn wait(&mut self, timeout_us: u64, nap_us: u64, mut handler: impl FnMut(&Entry<'_>)) -> Result<usize, Error> {
         let start = crate::sys::time_us()?;
         loop {
@@ -125,10 +153,15 @@ impl Log {
             if n > 0 {
                 return Ok(n);
             }
-            if crate::sys::time_us()?.saturating_sub(start) >= timeout_us {
+            let left = timeout_us.saturating_sub(crate::sys::time_us()?.saturating_sub(start));
+            if left == 0 {
                 return Err(Error::Timeout);
             }
-            crate::sys::sleep_us(nap_us)?;
+            match self.notice {
+                // A notice about entries already taken just means one more look.
+                Some(op) => drop(crate::sys::mailbox_receive_within(Some(op), left)?),
+                None => crate::sys::sleep_us(nap_us.min(left))?,
+            }
         }
     }
 }

@@ -523,3 +523,36 @@ pub mod active_aa {
         assert_eq!(unpack(2 | 101 << 20), None);
     }
 }
+
+/// `active-notify`'s argument: which side it is.
+pub mod active_notify {
+    /// What the process does (`active-notify`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Spawns an Owner on `node` and puts to its page once per phase.
+        Initiator { node: u16 },
+        /// Takes the puts through each way of being told; the initiator is on `node`.
+        Owner { node: u16 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Initiator { node } => u64::from(node) << 1,
+            Role::Owner { node } => 1 | u64::from(node) << 1,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let node = u16::try_from(arg >> 1).ok()?;
+        Some(if arg & 1 == 0 { Role::Initiator { node } } else { Role::Owner { node } })
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [Role::Initiator { node: 3 }, Role::Owner { node: 0xffff }] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(1 << 40), None);
+    }
+}

@@ -168,6 +168,15 @@ pub fn mailbox_receive(opcode: Option<MailboxOpcode>, blocking: bool) -> Result<
     Ok((n, Pid::from_low_bits(sender)))
 }
 
+/// A blocking receive of the oldest notification for `opcode` (or any registered opcode) that
+/// gives up after `timeout_us` (0: never) with `Syscall(TimedOut)`.
+pub fn mailbox_receive_within(opcode: Option<MailboxOpcode>, timeout_us: u64) -> Result<(Notification, Pid), Error> {
+    let which = opcode.map_or(ANY_OPCODE, |op| u64::from(op.value()));
+    let [_, word, sender] = call3(nr::MAILBOX_RECEIVE, which, 0, timeout_us)?;
+    let n = Notification::from_raw(word).map_err(|_| Error::Protocol(ProtocolError::BadNotification(word)))?;
+    Ok((n, Pid::from_low_bits(sender)))
+}
+
 /// The process's RDMA resources (RDMA_QUEUES): its queue set, PD page and protection domain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RdmaQueues {

@@ -39,6 +39,8 @@ mod fields {
         pub LOG_CTRL [
             /// 1: the log takes entries.
             VALID OFFSET(0) NUMBITS(1) [],
+            /// 1: an entry appended sets the log's bit of `appended` (the `ACTIVE_LOG` cause).
+            NOTIFY OFFSET(1) NUMBITS(1) [],
             /// The owner's PD: only APT entries of this PD log here.
             PD OFFSET(4) NUMBITS(4) [],
             /// The ring holds 2^SIZE_LOG2 granules (1..=9).
@@ -105,7 +107,9 @@ register_structs! {
         (0x220 => _reserved0),
         /// Accesses to marked pages not served for want of log room (wraps).
         (0x300 => pub apt_refused: ReadOnly<u32>),
-        (0x304 => _reserved1),
+        /// Bit `i`: an entry was appended to log `i` while its `ctrl.NOTIFY` was set; W1C.
+        (0x304 => pub appended: ReadWrite<u32>),
+        (0x308 => _reserved1),
         (0x1000 => @END),
     }
 }
@@ -216,6 +220,8 @@ impl Attr {
 pub struct LogCtrl {
     /// The log takes entries.
     pub valid: bool,
+    /// Appends set the log's bit of `appended`, which raises the `ACTIVE_LOG` interrupt.
+    pub notify: bool,
     /// The owner's PD.
     pub pd: u8,
     /// log2 of the ring's granules.
@@ -228,7 +234,7 @@ impl LogCtrl {
         let r = LocalRegisterCopy::<u32, LOG_CTRL::Register>::new(raw);
         let size_log2 = r.read(LOG_CTRL::SIZE_LOG2);
         let valid = r.is_set(LOG_CTRL::VALID) && (1..=MAX_SIZE_LOG2).contains(&size_log2);
-        Self { valid, pd: r.read(LOG_CTRL::PD) as u8, size_log2 }
+        Self { valid, notify: r.is_set(LOG_CTRL::NOTIFY), pd: r.read(LOG_CTRL::PD) as u8, size_log2 }
     }
 
     /// The register value.
@@ -236,6 +242,7 @@ impl LogCtrl {
         let mut r = LocalRegisterCopy::<u32, LOG_CTRL::Register>::new(0);
         r.modify(
             LOG_CTRL::VALID.val(self.valid.into())
+                + LOG_CTRL::NOTIFY.val(self.notify.into())
                 + LOG_CTRL::PD.val(u32::from(self.pd) & 0xf)
                 + LOG_CTRL::SIZE_LOG2.val(self.size_log2 & 0x1f),
         );
@@ -555,7 +562,11 @@ mod tests {
         let block = [("active", offset_of!(PldmaRegisters, active)), ("apt", offset_of!(PldmaRegisters, apt))];
         assert_eq!(doc_table(DOC, "Block map additions"), named(&block));
         let active =
-            [("logs", offset_of!(ActiveRegisters, logs)), ("apt_refused", offset_of!(ActiveRegisters, apt_refused))];
+            [
+                ("logs", offset_of!(ActiveRegisters, logs)),
+                ("apt_refused", offset_of!(ActiveRegisters, apt_refused)),
+                ("appended", offset_of!(ActiveRegisters, appended)),
+            ];
         assert_eq!(doc_table(DOC, "Active page registers"), named(&active));
         let log = [
             ("ctrl", offset_of!(LogRegisters, ctrl)),
@@ -583,6 +594,7 @@ mod tests {
     fn bit_layouts_match_the_doc() {
         let ctrl = [
             ("VALID", bits32(LOG_CTRL::VALID)),
+            ("NOTIFY", bits32(LOG_CTRL::NOTIFY)),
             ("PD", bits32(LOG_CTRL::PD)),
             ("SIZE_LOG2", bits32(LOG_CTRL::SIZE_LOG2)),
         ];
@@ -637,7 +649,7 @@ mod tests {
         // W = 0 alone is still logged: a write that is not done is never lost silently.
         assert!(Attr { w: false, ..Attr::default() }.logs_put());
         assert!(!Attr { w: true, ..Attr::default() }.logs_put());
-        let c = LogCtrl { valid: true, pd: 3, size_log2: 9 };
+        let c = LogCtrl { valid: true, notify: true, pd: 3, size_log2: 9 };
         assert_eq!(LogCtrl::decode(c.encode()), c);
         assert!(!LogCtrl::decode(LogCtrl { size_log2: 10, ..c }.encode()).valid);
         assert!(!LogCtrl::decode(LogCtrl { size_log2: 0, ..c }.encode()).valid);

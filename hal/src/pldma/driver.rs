@@ -289,6 +289,25 @@ impl ActivePages {
         }
     }
 
+    /// Rewrites valid log `log`'s `ctrl` with `ctrl` (the engine keeps the log: only NOTIFY
+    /// changes while VALID stays 1).
+    pub fn set_ctrl(&mut self, log: usize, ctrl: super::active::LogCtrl) {
+        if let Some(regs) = self.active.logs.get(log) {
+            regs.ctrl.set(ctrl.encode());
+        }
+    }
+
+    /// Takes `appended` (bit `i`: log `i` took an entry while NOTIFY was set): read, then
+    /// cleared by writing back the bits read, so that an entry appended between the two raises
+    /// the cause again.
+    pub fn take_appended(&mut self) -> u32 {
+        let bits = self.active.appended.get();
+        if bits != 0 {
+            self.active.appended.set(bits);
+        }
+        bits
+    }
+
     /// Log `log`'s (`produced`, `entries`, `full`).
     pub fn log_counts(&self, log: usize) -> Option<(u32, u32, u32)> {
         self.active.logs.get(log).map(|r| (r.produced.get(), r.entries.get(), r.full.get()))

@@ -74,6 +74,9 @@ mod fields {
             EVENTS_LOST OFFSET(3) NUMBITS(1) [],
             /// Sticky, W1C: a descriptor was refused.
             DESC_REFUSED OFFSET(4) NUMBITS(1) [],
+            /// Level: the Active Access page's `appended` is not 0 (an entry went to a log
+            /// whose `ctrl.NOTIFY` is set).
+            ACTIVE_LOG OFFSET(5) NUMBITS(1) [],
             /// `irq_status` only, read-only: a copy of `cq_pending` (bit `16 + p` for PD `p`),
             /// so that one read tells the handler every cause and every PD to wake.
             CQ_PENDING OFFSET(16) NUMBITS(16) []
@@ -430,6 +433,32 @@ mod tests {
         assert_eq!(doc_bits(DOC, "Fault entry, first word"), owned(&lo));
         assert_eq!(doc_bits(DOC, "Fault entry, second word"), owned(&hi));
         assert_eq!(doc_bits(DOC, "The `rapf` register"), owned(&rapf));
+    }
+
+    #[test]
+    fn interrupt_causes_match_the_doc() {
+        let section = DOC.split("### Interrupt causes").nth(1).expect("the section").split("\n#").next().unwrap();
+        let rows: Vec<(String, (u32, u32))> = section
+            .lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.split('|').map(|c| c.trim().trim_matches('`')).collect();
+                let (hi, lo) = cells.get(1)?.split_once(':').unwrap_or((cells[1], cells[1]));
+                Some((cells[2].to_string(), (hi.parse().ok()?, lo.parse().ok()?)))
+            })
+            .collect();
+        let bits = |f: tock_registers::fields::Field<u32, IRQ::Register>| {
+            (f.shift as u32 + f.mask.count_ones() - 1, f.shift as u32)
+        };
+        let causes = [
+            ("FAULT", bits(IRQ::FAULT)),
+            ("FAULT_LOST", bits(IRQ::FAULT_LOST)),
+            ("CQ", bits(IRQ::CQ)),
+            ("EVENTS_LOST", bits(IRQ::EVENTS_LOST)),
+            ("DESC_REFUSED", bits(IRQ::DESC_REFUSED)),
+            ("ACTIVE_LOG", bits(IRQ::ACTIVE_LOG)),
+            ("CQ_PENDING", bits(IRQ::CQ_PENDING)),
+        ];
+        assert_eq!(rows, causes.iter().map(|(n, b)| ((*n).into(), *b)).collect::<Vec<_>>());
     }
 
     #[test]

@@ -69,6 +69,8 @@ crate::counter_set! {
         /// Of those, the instructions of the forwarded accesses the handlers made (QEMU's
         /// emulation, `exception::forward::forwarding_instructions`; 0 unless timed).
         fault_irq_forwarding,
+        /// Interrupts that found Active Access logs with new entries (`ACTIVE_LOG`).
+        active_log_irqs,
         /// SMMU interrupts that resumed stalled accesses (stall policy).
         stall_irqs,
         /// Instructions those took, from the handler's start to the last RESUME (as above).
@@ -93,6 +95,8 @@ pub trait Engine {
     fn clear_sticky(&mut self, causes: LocalRegisterCopy<u32, IRQ::Register>);
     /// Clears bits `pds` of `cq_pending` (bit `p` for PD `p`).
     fn clear_cq_pending(&mut self, pds: u16);
+    /// Takes the Active Access page's `appended` bits (read, then cleared by writing them back).
+    fn take_appended(&mut self) -> u32;
     /// Writes `rapf` to PD page `pd`'s `rapf` register and reads back whether the engine
     /// refused it (`PdPage::rapf`).
     fn rapf(&mut self, pd: Pd, rapf: &RapfRequest) -> Result<(), PdPageError>;
@@ -172,6 +176,9 @@ pub trait Node {
     fn cq_holders(&self, pending: u16) -> heapless::Vec<usize, { hal::pldma::PDS }>;
     /// Wakes process `slot` if it waits on its completion queue.
     fn wake_cq_waiter(&self, slot: usize);
+    /// Active Access logs took entries (bit `i`: log `i`, the kernel's fault log included):
+    /// the kernel takes its own, and tells the owners who asked (`rdma::active::LogNotice`).
+    fn logs_appended(&self, logs: u32);
     /// This core's instruction count (PMU counter 0, when it counts; wraps).
     fn instructions(&self) -> u32;
     /// The instructions of this core's forwarded accesses so far.
@@ -192,8 +199,9 @@ pub struct Front<'a, N> {
 
 impl<N: Node> Front<'_, N> {
     /// PL line 3: one read of `irq_status` says what is pending; then the fault entries are
-    /// taken (only if the FIFO holds some), the sticky causes cleared and counted, and the
-    /// processes whose CQ the R5 marked woken. A completion alone costs two accesses: the read and
+    /// taken (only if the FIFO holds some), the sticky causes cleared and counted, the
+    /// processes whose CQ the R5 marked woken, and the owners of logs that took entries told
+    /// (only if `ACTIVE_LOG` is set). A completion alone costs two accesses: the read and
     /// the write that clears its `cq_pending` bits (`docs/hw/pldma.md`, "How a completion wakes a
     /// process"). Each fault entry is answered after its page got a frame, if it can
     /// (`process::paging`, outside the engine lock: the process table comes first in lock order).
@@ -225,9 +233,14 @@ impl<N: Node> Front<'_, N> {
             if pending != 0 {
                 engine.clear_cq_pending(pending);
             }
-            pending
+            let appended = if status.is_set(IRQ::ACTIVE_LOG) { engine.take_appended() } else { 0 };
+            (pending, appended)
         });
-        let Some(pending) = taken else { return };
+        let Some((pending, appended)) = taken else { return };
+        if appended != 0 {
+            self.counters.active_log_irqs.fetch_add(1, Ordering::Relaxed);
+            self.node.logs_appended(appended);
+        }
         if !entries.is_empty() {
             self.answer_faults(&entries, me);
             let c = self.counters;

@@ -25,6 +25,9 @@ struct FakeEngine {
     sticky_cleared: Vec<u32>,
     cq_cleared: Vec<u16>,
     rapfs: Vec<(Pd, RapfRequest)>,
+    /// The Active Access page's `appended`, and how often it was taken.
+    appended: u32,
+    appended_takes: usize,
 }
 
 impl Engine for FakeEngine {
@@ -36,6 +39,9 @@ impl Engine for FakeEngine {
         }
         if self.cq_pending != 0 {
             status |= (IRQ::CQ::SET + IRQ::CQ_PENDING.val(u32::from(self.cq_pending))).value;
+        }
+        if self.appended != 0 {
+            status |= IRQ::ACTIVE_LOG::SET.value;
         }
         LocalRegisterCopy::new(status)
     }
@@ -53,6 +59,11 @@ impl Engine for FakeEngine {
     fn clear_cq_pending(&mut self, pds: u16) {
         self.cq_cleared.push(pds);
         self.cq_pending &= !pds;
+    }
+
+    fn take_appended(&mut self) -> u32 {
+        self.appended_takes += 1;
+        core::mem::take(&mut self.appended)
     }
 
     fn rapf(&mut self, pd: Pd, rapf: &RapfRequest) -> Result<(), PdPageError> {
@@ -131,6 +142,8 @@ struct Fake {
     /// (PD, slot) of the processes holding a PD.
     holders: Vec<(Pd, usize)>,
     woken: RefCell<Vec<usize>>,
+    /// The `appended` bits handed to the kernel, per interrupt.
+    logs: RefCell<Vec<u32>>,
     instructions: Cell<u32>,
     reported: Cell<(usize, usize)>,
     counters: LiveCounters,
@@ -153,6 +166,7 @@ impl Fake {
             completions: Vec::new(),
             holders: Vec::new(),
             woken: RefCell::default(),
+            logs: RefCell::default(),
             instructions: Cell::new(0),
             reported: Cell::new((0, 0)),
             counters: LiveCounters::new(),
@@ -228,6 +242,11 @@ impl Node for Fake {
         self.woken.borrow_mut().push(slot);
     }
 
+    fn logs_appended(&self, logs: u32) {
+        self.assert_unlocked("log owners told");
+        self.logs.borrow_mut().push(logs);
+    }
+
     fn instructions(&self) -> u32 {
         self.instructions.get()
     }
@@ -286,6 +305,20 @@ fn an_interrupt_takes_at_most_its_share_of_the_fifo_and_leaves_the_rest() {
     assert!(fake.engine.borrow().fifo.is_empty());
     assert_eq!(fake.counted().fault_irqs, 2);
     assert_eq!(fake.drains.get(), 2, "one drain per interrupt");
+}
+
+#[test]
+fn logs_that_took_entries_are_handed_to_the_kernel_once_and_only_when_the_cause_says_so() {
+    let fake = Fake::new(0);
+    fake.engine.borrow_mut().cq_pending = 1 << 2;
+    fake.front().on_engine_irq();
+    assert_eq!(fake.engine.borrow().appended_takes, 0, "no ACTIVE_LOG: `appended` is not read");
+    assert!(fake.logs.borrow().is_empty());
+    fake.engine.borrow_mut().appended = 1 << 3 | 1 << 16;
+    fake.front().on_engine_irq();
+    assert_eq!(*fake.logs.borrow(), [1 << 3 | 1 << 16], "the bits, outside the engine's lock");
+    assert_eq!((fake.engine.borrow().appended, fake.engine.borrow().appended_takes), (0, 1), "taken once");
+    assert_eq!(fake.counted().active_log_irqs, 1);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use crate::shm::Ddr;
 use core::mem::offset_of;
 use hal::pldma::Pd;
 use hal::pldma::active::{
-    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, GRANULE, KERNEL_LOG, LOGS, LogCtrl, LogEntry,
+    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, GRANULE, KERNEL_LOG, LOG_CTRL, LOGS, LogCtrl, LogEntry,
     LogRegisters, apt_set, header, place,
 };
 use tock_registers::LocalRegisterCopy;
@@ -16,6 +16,7 @@ use tock_registers::LocalRegisterCopy;
 const LOG_STRIDE: u64 = size_of::<LogRegisters>() as u64;
 const LOGS_END: u64 = offset_of!(ActiveRegisters, logs) as u64 + LOG_STRIDE * LOGS as u64;
 const APT_REFUSED: u64 = offset_of!(ActiveRegisters, apt_refused) as u64;
+const APPENDED: u64 = offset_of!(ActiveRegisters, appended) as u64;
 const L_CTRL: u64 = offset_of!(LogRegisters, ctrl) as u64;
 const L_PRODUCED: u64 = offset_of!(LogRegisters, produced) as u64;
 const L_BASE: u64 = offset_of!(LogRegisters, base) as u64;
@@ -50,11 +51,13 @@ pub struct Active {
     apt: [(u64, u32); APT_ENTRIES],
     logs: [Log; LOGS],
     refused: u32,
+    /// Bit `i`: log `i` took an entry while NOTIFY was set (the `ACTIVE_LOG` cause).
+    appended: u32,
 }
 
 impl Default for Active {
     fn default() -> Self {
-        Self { apt: [(0, 0); APT_ENTRIES], logs: [Log::default(); LOGS], refused: 0 }
+        Self { apt: [(0, 0); APT_ENTRIES], logs: [Log::default(); LOGS], refused: 0, appended: 0 }
     }
 }
 
@@ -66,10 +69,16 @@ pub struct LogEnabled {
 }
 
 impl Active {
+    /// The `ACTIVE_LOG` interrupt cause: a NOTIFY log took an entry since the kernel last
+    /// cleared its bit.
+    pub fn irq(&self) -> bool {
+        self.appended != 0
+    }
+
     pub fn read_active(&self, offset: u64, off: u64, size: usize) -> Result<u128, ModelError> {
-        if off == APT_REFUSED {
+        if off == APT_REFUSED || off == APPENDED {
             check_size(offset, size, &[4])?;
-            return Ok(u128::from(self.refused));
+            return Ok(u128::from(if off == APT_REFUSED { self.refused } else { self.appended }));
         }
         if off >= LOGS_END {
             return Err(ModelError::Unmapped { offset });
@@ -100,6 +109,11 @@ impl Active {
         if off == APT_REFUSED {
             return Err(ModelError::ReadOnly { offset });
         }
+        if off == APPENDED {
+            check_size(offset, size, &[4])?;
+            self.appended &= !(value as u32);
+            return Ok(None);
+        }
         if off >= LOGS_END {
             return Err(ModelError::Unmapped { offset });
         }
@@ -108,7 +122,11 @@ impl Active {
         match off % LOG_STRIDE {
             L_CTRL => {
                 check_size(offset, size, &[4])?;
-                log.ctrl = value as u32;
+                let value = value as u32;
+                let keep = LogCtrl::decode(value).valid && valid;
+                // While VALID stays 1 only NOTIFY changes (PD and SIZE_LOG2 are the log's).
+                let notify = LOG_CTRL::NOTIFY.mask << LOG_CTRL::NOTIFY.shift;
+                log.ctrl = if keep { (log.ctrl & !notify) | (value & notify) } else { value };
                 if log.ctrl().valid && !valid {
                     log.produced = 0;
                     log.full = 0;
@@ -196,15 +214,16 @@ impl Active {
     }
 
     /// Appends `entry` (its `granules` and `serial` are filled here) and `data` to `log`, then
-    /// publishes `produced`. False (and nothing written) if the log has no room.
-    pub fn append(&mut self, ddr: &Ddr, log: usize, mut entry: LogEntry, data: &[u8]) -> bool {
+    /// publishes `produced`. `None` (and nothing written) if the log has no room; else whether
+    /// the log's NOTIFY set its bit of `appended` (the interrupt line may have risen).
+    pub fn append(&mut self, ddr: &Ddr, log: usize, mut entry: LogEntry, data: &[u8]) -> Option<bool> {
         let granules = hal::pldma::active::entry_granules(data.len());
         let l = self.logs[log];
         let c = l.ctrl();
         let Some(pad) = (if c.valid { self.consumed(ddr, log) } else { None })
             .and_then(|done| place(l.produced, done, c.granules(), granules))
         else {
-            return false;
+            return None;
         };
         let size = c.granules();
         let at = |count: u32| l.base + GRANULE * u64::from(count % size);
@@ -225,6 +244,9 @@ impl Active {
         let l = &mut self.logs[log];
         l.produced = produced;
         l.entries = l.entries.wrapping_add(1);
-        true
+        if c.notify {
+            self.appended |= 1 << log;
+        }
+        Some(c.notify)
     }
 }

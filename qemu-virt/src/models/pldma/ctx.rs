@@ -23,8 +23,9 @@ use std::sync::atomic::Ordering;
 #[derive(Debug, Default)]
 pub struct Outbox {
     pub events: Vec<Event>,
-    /// A fault was pushed or dropped: the interrupt line may have changed.
-    pub faulted: bool,
+    /// The interrupt line may have changed: a fault was pushed or dropped, or an entry went to
+    /// an Active Access log with NOTIFY.
+    pub irq_changed: bool,
     pub packets: Vec<Datagram>,
 }
 
@@ -121,7 +122,7 @@ impl Ctx<'_> {
             Push::Deduplicated => Counter::FaultsDeduplicated,
             Push::Lost => Counter::FaultsLost,
         });
-        self.out.faulted |= push != Push::Deduplicated;
+        self.out.irq_changed |= push != Push::Deduplicated;
     }
 
     /// Active Access: the attributes of `pd`'s page at `va` and the log they send entries to.
@@ -146,8 +147,15 @@ impl Ctx<'_> {
 
     /// Appends an entry and its data to `log`; false if it had no room after all (the kernel
     /// changed it meanwhile).
-    pub fn log_append(&self, log: usize, entry: LogEntry, data: &[u8]) -> bool {
-        self.shared.state().regs.active.append(self.ddr, log, entry, data)
+    pub fn log_append(&mut self, log: usize, entry: LogEntry, data: &[u8]) -> bool {
+        let appended = self.shared.state().regs.active.append(self.ddr, log, entry, data);
+        match appended {
+            Some(notified) => {
+                self.out.irq_changed |= notified;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Runs `access` on each page piece of `[va, va + len)` after translating it for `pd` (as

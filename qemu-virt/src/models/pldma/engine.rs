@@ -310,7 +310,7 @@ impl Engine {
     fn publish(&mut self, ddr: &Ddr, rings_pa: u64, out: Outbox) {
         let counters = &self.fabric.counters[self.node()];
         let count = |c: Counter| counters.pldma(c).fetch_add(1, Ordering::Relaxed);
-        let (mut posted, mut irq_changed) = (false, out.faulted);
+        let (mut posted, mut irq_changed) = (false, out.irq_changed);
         {
             let mut st = self.shared.state();
             let ring = (st.regs.enabled() && st.regs.rings() == rings_pa).then(|| rings(ddr, rings_pa)).flatten();

@@ -189,6 +189,9 @@ impl RegFile {
         if self.cq_pending != 0 {
             s |= IRQ::CQ::SET.value | IRQ::CQ_PENDING.val(u32::from(self.cq_pending)).value;
         }
+        if self.active.irq() {
+            s |= IRQ::ACTIVE_LOG::SET.value;
+        }
         s
     }
 
