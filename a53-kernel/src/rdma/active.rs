@@ -356,7 +356,10 @@ mod tests {
         assert!(hw.ctrls.is_empty());
         t.notify(&mut hw, (4, pd(2)), mine.into(), Some(op(1))).unwrap();
         let (log, ctrl) = hw.ctrls[0];
-        assert_eq!((log, ctrl.valid, ctrl.notify, ctrl.pd, ctrl.size_log2), (usize::from(mine), true, true, 2, SIZE_LOG2));
+        assert_eq!(
+            (log, ctrl.valid, ctrl.notify, ctrl.pd, ctrl.size_log2),
+            (usize::from(mine), true, true, 2, SIZE_LOG2)
+        );
         // The engine's bits: this log, the other (polled) one, the kernel's.
         let appended = 1 << mine | 1 << theirs | 1 << KERNEL_LOG;
         assert_eq!(t.notices(appended).collect::<Vec<_>>(), [LogNotice { slot: 4, iuid: mine, opcode: op(1) }]);

@@ -250,7 +250,8 @@ fn active_notify(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, iuid:
         0 => None,
         raw => match (user_opcode(raw), domain_of(k, slot)) {
             (Some(op), Some(domain)) => {
-                let receives = k.mailbox(|m| matches!(m.receiver(op), Some(Receiver::Process { domain: d, .. }) if d == domain));
+                let receives =
+                    k.mailbox(|m| matches!(m.receiver(op), Some(Receiver::Process { domain: d, .. }) if d == domain));
                 if !receives {
                     return err(frame, Error::NotRegistered);
                 }
@@ -445,7 +446,12 @@ fn mailbox_event(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, flags
     }
 }
 
-fn mailbox_receive(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, [opcode, flags, timeout_us]: [u64; 3]) -> Event {
+fn mailbox_receive(
+    k: &impl Kernel,
+    frame: &mut ExceptionFrame,
+    slot: usize,
+    [opcode, flags, timeout_us]: [u64; 3],
+) -> Event {
     let Some(domain) = domain_of(k, slot) else { return err(frame, Error::BadArgument) };
     let filter = match opcode {
         ANY_OPCODE => None,

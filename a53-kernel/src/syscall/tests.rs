@@ -643,7 +643,7 @@ fn active_calls_need_rdma_and_mark_only_the_caller_s_regions_for_its_own_iuid() 
 
 #[test]
 fn a_log_notifies_only_on_an_opcode_its_owner_receives() {
-    use proto::syscall::{MODE_SIGNAL, MODE_READ};
+    use proto::syscall::{MODE_READ, MODE_SIGNAL};
     let plain = TestKernel::new(b"", false);
     answered(plain.call(nr::ACTIVE_NOTIFY, &[0, 8]), error(Error::NoPd));
     let k = TestKernel::with_rdma();

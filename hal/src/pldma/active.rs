@@ -561,12 +561,11 @@ mod tests {
         use super::super::regs::PldmaRegisters;
         let block = [("active", offset_of!(PldmaRegisters, active)), ("apt", offset_of!(PldmaRegisters, apt))];
         assert_eq!(doc_table(DOC, "Block map additions"), named(&block));
-        let active =
-            [
-                ("logs", offset_of!(ActiveRegisters, logs)),
-                ("apt_refused", offset_of!(ActiveRegisters, apt_refused)),
-                ("appended", offset_of!(ActiveRegisters, appended)),
-            ];
+        let active = [
+            ("logs", offset_of!(ActiveRegisters, logs)),
+            ("apt_refused", offset_of!(ActiveRegisters, apt_refused)),
+            ("appended", offset_of!(ActiveRegisters, appended)),
+        ];
         assert_eq!(doc_table(DOC, "Active page registers"), named(&active));
         let log = [
             ("ctrl", offset_of!(LogRegisters, ctrl)),

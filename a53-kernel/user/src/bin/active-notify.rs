@@ -11,6 +11,7 @@
 //!   2. signal mode: asleep for 30 s, the notice's signal ends the sleep (`Interrupted`);
 //!   3. event mode: blocked in `MAILBOX_EVENT` until the notice counts;
 //!   4. polled again (`notify_on(None)`): the put is logged, and nothing is told.
+//!
 //!   It also checks that a log cannot notify on an opcode the process does not receive. Its
 //!   announcements are phase numbers; a failed check is announced as `FAILED + code`.
 //!

@@ -8,8 +8,8 @@ use crate::shm::Ddr;
 use core::mem::offset_of;
 use hal::pldma::Pd;
 use hal::pldma::active::{
-    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, GRANULE, KERNEL_LOG, LOG_CTRL, LOGS, LogCtrl, LogEntry,
-    LogRegisters, apt_set, header, place,
+    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, GRANULE, KERNEL_LOG, LOG_CTRL, LOGS, LogCtrl,
+    LogEntry, LogRegisters, apt_set, header, place,
 };
 use tock_registers::LocalRegisterCopy;
 
@@ -220,11 +220,8 @@ impl Active {
         let granules = hal::pldma::active::entry_granules(data.len());
         let l = self.logs[log];
         let c = l.ctrl();
-        let Some(pad) = (if c.valid { self.consumed(ddr, log) } else { None })
-            .and_then(|done| place(l.produced, done, c.granules(), granules))
-        else {
-            return None;
-        };
+        let pad = (if c.valid { self.consumed(ddr, log) } else { None })
+            .and_then(|done| place(l.produced, done, c.granules(), granules))?;
         let size = c.granules();
         let at = |count: u32| l.base + GRANULE * u64::from(count % size);
         let mut produced = l.produced;
