@@ -8,11 +8,11 @@
 use crate::counters::Snapshot;
 use crate::fabric::Fabric;
 use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
-use crate::models::sysblock::ClusterView;
 use crate::node::{Event, Node, NodeError, NodeSpec};
 use crate::platform::{Looker, Platform};
 use crate::signal::Signal;
 use crate::trace::TraceWriter;
+use crate::transport::ClusterView;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,7 +40,7 @@ pub enum ClusterError {
     #[error("a cluster has 1 to {max} nodes, not {0}", max = board::pl::MAX_NODES)]
     Size(usize),
     #[error(transparent)]
-    Platforms(#[from] crate::fabric::PlatformsError),
+    Endpoints(#[from] crate::fabric::EndpointsError),
 }
 
 pub struct Cluster {
@@ -76,8 +76,8 @@ impl Monitor {
                     let now = (fabric.alive(), fabric.done());
                     if now != seen {
                         seen = now;
-                        for platform in fabric.platforms() {
-                            platform.update_irqs(0);
+                        for endpoint in fabric.endpoints() {
+                            endpoint.resample_lines();
                         }
                     }
                 }
@@ -127,7 +127,7 @@ impl Cluster {
             counters,
             trace,
         ));
-        let looker = Looker::spawn(fabric.clone());
+        let looker = Looker::spawn();
         let mut platforms = Vec::with_capacity(n);
         let mut servers = Vec::with_capacity(n);
         for node in &nodes {
@@ -138,7 +138,7 @@ impl Cluster {
                     source,
                 })
             };
-            let platform = Platform::new(node.index, fabric.clone(), channel(node)?)
+            let platform = Platform::new(fabric.local(node.index), fabric.clone(), channel(node)?)
                 .map_err(|source| ClusterError::Platform { node: node.index, source })?;
             if let Some(wake) = node.r5_wake() {
                 platform.set_r5_wake(wake.clone());
@@ -147,7 +147,8 @@ impl Cluster {
             platforms.push(platform);
         }
         // Before any node runs: a packet can reach every node from the first guest access on.
-        fabric.set_platforms(&platforms)?;
+        fabric.set_endpoints(&platforms)?;
+        looker.set_platforms(&platforms);
         let delivery = Some(interconnect.spawn_delivery());
         let monitor = Some(Monitor::spawn(fabric.clone()));
         let mut cluster = Self { nodes, fabric, platforms, servers, looker, delivery, monitor };

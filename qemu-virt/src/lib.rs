@@ -23,6 +23,7 @@ pub mod r5_wake;
 pub mod shm;
 pub mod signal;
 pub mod trace;
+pub mod transport;
 
 pub use cluster::{Cluster, ClusterError, ClusterSpec};
 pub use console::{Decoder, Level, Line};

@@ -15,7 +15,7 @@ use hal::vmbox::EMPTY_SENTINEL;
 use proto::forward::{Access, Failure, Status};
 use proto::gsas::Pid;
 use qemu_virt::counters::{NodeCounters, Snapshot};
-use qemu_virt::fabric::{Fabric, PlatformsError};
+use qemu_virt::fabric::{EndpointsError, Fabric};
 use qemu_virt::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
 use qemu_virt::platform::Platform;
 use qemu_virt::shm::Ddr;
@@ -84,10 +84,10 @@ impl Rig {
         for node in 0..nodes {
             let (host, guest) = UnixStream::pair().unwrap();
             guest.set_nonblocking(true).unwrap();
-            platforms.push(Platform::new(node, fabric.clone(), host).unwrap());
+            platforms.push(Platform::new(fabric.local(node), fabric.clone(), host).unwrap());
             wires.push(guest);
         }
-        fabric.set_platforms(&platforms).unwrap();
+        fabric.set_endpoints(&platforms).unwrap();
         Self { _ddr_files: ddr_files, trace_file, fabric, alive, platforms, wires }
     }
 
@@ -359,12 +359,12 @@ fn nodes_sending_to_each_other_do_not_deadlock() {
 fn the_fabric_does_not_keep_platforms_alive() {
     let mut rig = Rig::two_nodes();
     let again = rig.platforms.clone();
-    assert_eq!(rig.fabric.set_platforms(&again), Err(PlatformsError::AlreadySet));
-    assert_eq!(rig.fabric.set_platforms(&again[..1]), Err(PlatformsError::Count { expected: 2, got: 1 }));
+    assert_eq!(rig.fabric.set_endpoints(&again), Err(EndpointsError::AlreadySet));
+    assert_eq!(rig.fabric.set_endpoints(&again[..1]), Err(EndpointsError::Count { expected: 2, got: 1 }));
     drop(again);
-    assert!(rig.fabric.platform(1).is_some());
+    assert!(rig.fabric.endpoint(1).is_some());
     rig.platforms.truncate(1);
-    assert!(rig.fabric.platform(1).is_none(), "no strong reference from the fabric");
+    assert!(rig.fabric.endpoint(1).is_none(), "no strong reference from the fabric");
     rig.program_tif(0, PIF, sender_pid());
     assert_eq!(send(&rig.platforms[0], PIF, forged_payload(0), 1, MIF), NACK, "a node without a platform");
     rig.platforms.clear();

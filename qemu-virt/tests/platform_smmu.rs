@@ -77,8 +77,8 @@ fn the_kernels_driver_programs_the_platforms_smmu_and_faults_reach_the_guest() {
     ));
     let (host, mut guest) = UnixStream::pair().unwrap();
     guest.set_nonblocking(true).unwrap();
-    let platform = Platform::new(0, fabric.clone(), host).unwrap();
-    fabric.set_platforms(std::slice::from_ref(&platform)).unwrap();
+    let platform = Platform::new(fabric.local(0), fabric.clone(), host).unwrap();
+    fabric.set_endpoints(std::slice::from_ref(&platform)).unwrap();
 
     // The process's tables in DDR: L1 0x1000 -> L2 0x2000 -> L3 0x3000, VA 0x4000 -> 0x8_0000.
     ddr.write(0x1000, 8, 0x2000 | 0b11).unwrap();

@@ -82,17 +82,21 @@ impl From<ModelError> for Status {
     }
 }
 
-/// The fate of a packet: the destination vmbox's answer, carried back by the interconnect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delivery {
-    Ack,
-    Nack,
-    /// The destination node is gone: the packet went nowhere, and never will.
-    Unreachable,
-    /// Not known yet (asynchronous interconnect): the sender calls
-    /// [`packetizer::PacketizerModel::complete`] later.
-    Pending,
+pub use crate::transport::Delivery;
+
+/// What a PL block that works on a thread of its own (the PLDMA engine) asks of its own node's
+/// platform, off the forwarded-access path. The platform is built after its blocks and owns
+/// them, so a block holds it weakly, in a [`NodeHooksSlot`] the platform fills once it exists.
+pub trait NodeHooks: Send + Sync {
+    /// Samples the node's PL lines (a block's line may have changed) and sends a byte for each
+    /// that rose.
+    fn update_irqs(&self);
+    /// The node's R5 has news: it wakes if it sleeps (`docs/hw/ipi.md`).
+    fn wake_r5(&self, cause: crate::r5_wake::Cause);
 }
+
+/// Where a block finds its node's [`NodeHooks`] once the platform exists.
+pub type NodeHooksSlot = std::sync::Arc<std::sync::OnceLock<std::sync::Weak<dyn NodeHooks>>>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Completion {

@@ -1,7 +1,7 @@
 //! The system block model (`hal::sysblock`, `docs/hw/sysblock.md`).
 //!
 //! NODES_DONE and NODES_ALIVE are the cluster's state, not the block's: the model reads them
-//! from a [`ClusterView`] (the fabric) on every access, and derives `ALL_DONE` and `PEER_LOST`
+//! from a [`ClusterView`] (the transport) on every access, and derives `ALL_DONE` and `PEER_LOST`
 //! from them, so that no event can be missed between two looks.
 
 use super::MmioDevice;
@@ -12,15 +12,7 @@ use proto::forward::Status;
 use std::sync::Arc;
 use tock_registers::LocalRegisterCopy;
 
-/// What every node's system block knows of the whole system.
-pub trait ClusterView: Send + Sync {
-    /// The nodes that wrote RUN_DONE.
-    fn done(&self) -> NodeSet;
-    /// The nodes that are reachable.
-    fn alive(&self) -> NodeSet;
-    /// Node `node` wrote RUN_DONE.
-    fn report_done(&self, node: u16);
-}
+pub use crate::transport::ClusterView;
 
 pub struct Sysblock {
     node: u16,

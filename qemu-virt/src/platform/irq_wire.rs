@@ -14,7 +14,7 @@
 //! interrupt, which on a busy host costs the serving thread its core.
 
 use crate::counters::NodeCounters;
-use crate::fabric::Fabric;
+use crate::transport::Local;
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
@@ -39,8 +39,7 @@ struct Shared {
 /// What the serving threads need to send a byte themselves.
 struct Inline {
     socket: UnixStream,
-    node: usize,
-    fabric: Arc<Fabric>,
+    local: Local,
 }
 
 impl Shared {
@@ -56,16 +55,16 @@ pub(super) struct IrqWire {
 }
 
 impl IrqWire {
-    /// Starts the writer of node `node`'s lines on `socket`.
-    pub(super) fn new(node: usize, socket: UnixStream, fabric: Arc<Fabric>) -> Self {
+    /// Starts the writer of node `local.node`'s lines on `socket`.
+    pub(super) fn new(local: Local, socket: UnixStream) -> Self {
         let shared = Arc::new(Shared { state: Mutex::default(), changed: Condvar::new() });
         let theirs = shared.clone();
-        let inline = socket.try_clone().ok().map(|socket| Inline { socket, node, fabric: fabric.clone() });
+        let inline = socket.try_clone().ok().map(|socket| Inline { socket, local: local.clone() });
         let writer = std::thread::Builder::new()
-            .name(format!("node{node} irq wire"))
+            .name(format!("node{} irq wire", local.node))
             .spawn(move || {
                 crate::host_priority::serve_promptly();
-                write_bytes(node, socket, &theirs, &fabric)
+                write_bytes(socket, &theirs, &local)
             })
             .expect("a thread for the interrupt wire");
         Self { shared, inline, writer: Some(writer) }
@@ -128,20 +127,20 @@ impl Inline {
         if sent != 1 {
             return false;
         }
-        sent_byte(self.node, line, &self.fabric);
+        sent_byte(&self.local, line);
         true
     }
 }
 
 /// Counts and traces a byte that went out.
-fn sent_byte(node: usize, line: u8, fabric: &Fabric) {
-    NodeCounters::bump(&fabric.counters[node].interrupts);
-    if let Some(t) = &fabric.trace {
-        t.interrupt(node, line);
+fn sent_byte(local: &Local, line: u8) {
+    NodeCounters::bump(&local.counters.interrupts);
+    if let Some(t) = &local.trace {
+        t.interrupt(local.node, line);
     }
 }
 
-fn write_bytes(node: usize, mut socket: UnixStream, shared: &Shared, fabric: &Fabric) {
+fn write_bytes(mut socket: UnixStream, shared: &Shared, local: &Local) {
     loop {
         let lines = {
             let mut state = shared.state();
@@ -163,7 +162,7 @@ fn write_bytes(node: usize, mut socket: UnixStream, shared: &Shared, fabric: &Fa
                 shared.changed.notify_all();
                 return;
             }
-            sent_byte(node, line, fabric);
+            sent_byte(local, line);
         }
     }
 }

@@ -8,11 +8,10 @@
 //! server did not look would pay a kick and a wake-up for every access.
 
 use super::Platform;
-use crate::fabric::Fabric;
 use board::Board as _;
 use proto::forward::{Slots, look};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -40,6 +39,9 @@ struct Shared {
     /// The looker is in a looking session: a nudge would change nothing.
     looking: AtomicBool,
     stop: AtomicBool,
+    /// The platforms of the nodes this host runs, once all of them exist. Weak: the platforms'
+    /// servers hold the looker's nudge, and whoever built them (the cluster) owns them.
+    platforms: OnceLock<Vec<Weak<Platform>>>,
 }
 
 /// What a node's server holds: asks the looker to look.
@@ -61,8 +63,8 @@ pub struct Looker {
 }
 
 impl Looker {
-    /// Starts the looker of the cluster whose nodes `fabric` holds.
-    pub fn spawn(fabric: Arc<Fabric>) -> Self {
+    /// Starts the looker; it looks at the nodes [`set_platforms`](Self::set_platforms) gives it.
+    pub fn spawn() -> Self {
         let shared = Arc::new(Shared::default());
         let me = shared.clone();
         // On a host with one core a looking thread only keeps the guests it waits for off the
@@ -80,12 +82,17 @@ impl Looker {
                     _ => SPIN,
                 };
                 me.looking.store(true, Ordering::Release);
-                look_once(&fabric, spin, cores > 1, &mut wakes_seen);
+                look_once(me.platforms.get().map_or(&[], Vec::as_slice), spin, cores > 1, &mut wakes_seen);
                 me.looking.store(false, Ordering::Release);
                 ended = Instant::now();
             }
         });
         Self { shared, thread: Some(thread) }
+    }
+
+    /// The platforms whose request slots the looker looks at (once; later calls change nothing).
+    pub fn set_platforms(&self, platforms: &[Arc<Platform>]) {
+        let _ = self.shared.platforms.set(platforms.iter().map(Arc::downgrade).collect());
     }
 
     pub fn nudge(&self) -> Nudge {
@@ -131,18 +138,19 @@ impl Shared {
 /// has posted anything for `spin`.
 /// `wakes_seen`: the R5 wake bytes sent by the end of the last session; one sent since (by
 /// this session's serving, or by the server whose kick started it) demotes the looker.
-fn look_once(fabric: &Fabric, spin: Duration, rt: bool, wakes_seen: &mut u64) {
+fn look_once(platforms: &[Weak<Platform>], spin: Duration, rt: bool, wakes_seen: &mut u64) {
     let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
-    let nodes: Vec<(Arc<Platform>, &Slots)> = fabric
-        .platforms()
+    let nodes: Vec<Arc<Platform>> = platforms.iter().filter_map(Weak::upgrade).collect();
+    let served: Vec<(&Platform, &Slots)> = nodes
+        .iter()
         .filter_map(|platform| {
-            let ddr = fabric.ddr(platform.node)?;
+            let ddr = platform.local.ddr()?;
             // SAFETY: the slots and flags are atomics; any bit pattern is valid.
             let slots = unsafe { ddr.view::<Slots>(slots_pa) }?;
-            Some((platform, slots))
+            Some((&**platform, slots))
         })
         .collect();
-    let areas: Vec<&Slots> = nodes.iter().map(|(_, slots)| *slots).collect();
+    let areas: Vec<&Slots> = served.iter().map(|(_, slots)| *slots).collect();
     let mut idle_since = Instant::now();
     let mut demoted = false;
     let keep_looking = |idle_looks: u32| {
@@ -159,7 +167,7 @@ fn look_once(fabric: &Fabric, spin: Duration, rt: bool, wakes_seen: &mut u64) {
         }
         idle_since.elapsed() < spin
     };
-    look(&areas, |node, cpu, slot, request| nodes[node].0.serve(cpu, slot, &request), keep_looking);
+    look(&areas, |node, cpu, slot, request| served[node].0.serve(cpu, slot, &request), keep_looking);
     *wakes_seen = crate::r5_wake::wakes_sent();
     if demoted {
         crate::host_priority::serve_promptly();

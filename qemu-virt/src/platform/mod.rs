@@ -12,7 +12,6 @@ pub use address_map::{AddressMap, MapError};
 pub use looker::{Looker, Nudge};
 
 use crate::counters::NodeCounters;
-use crate::fabric::Fabric;
 use crate::models::devices::{PacketizerDevice, VmboxDevice};
 use crate::models::iommu::IoTranslate;
 use crate::models::ipi::IpiModel;
@@ -20,9 +19,10 @@ use crate::models::packetizer::PacketizerModel;
 use crate::models::pldma::PldmaDevice;
 use crate::models::smmu::{Smmu500Model, SmmuDevice};
 use crate::models::vmbox::VmboxModel;
-use crate::models::{sysblock::Sysblock, window::Window};
-use crate::r5_wake::R5Wake;
+use crate::models::{NodeHooks, sysblock::Sysblock, window::Window};
+use crate::r5_wake::{Cause, R5Wake};
 use crate::trace::AccessRecord;
+use crate::transport::{Local, Transport};
 use board::Board as _;
 use board::pl;
 use irq_wire::IrqWire;
@@ -31,7 +31,7 @@ use proto::forward::{Access, Failure, Request, Slot, Slots, Status, serve_posted
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -50,47 +50,53 @@ pub struct Platform {
     /// The PL line levels last sampled; its lock orders the samples (see `update_irqs`).
     irq_levels: Mutex<u16>,
     irq_wire: IrqWire,
-    fabric: Arc<Fabric>,
+    /// The node's own DDR, counters and trace.
+    local: Local,
+    /// Everything beyond the node.
+    transport: Arc<dyn Transport>,
+    /// Where datagrams for this node go: its PLDMA engine (`routing`, `Endpoint::datagram`).
+    pldma_inbox: crate::interconnect::Receiver,
     /// The node's R5 wake-up line, once its QEMU runs with an R5 (shared with the IPI model).
     r5: Arc<OnceLock<Arc<R5Wake>>>,
 }
 
 impl Platform {
-    /// The standard set of PL blocks of node `node`; the PLDMA translates through the node's
-    /// SMMU model. Packets reach other nodes once the fabric knows their platforms
-    /// (`Fabric::set_platforms`).
-    pub fn new(node: usize, fabric: Arc<Fabric>, irq_out: UnixStream) -> Result<Arc<Self>, MapError> {
-        Self::build(node, fabric, irq_out, None)
+    /// The standard set of PL blocks of node `local.node`; the PLDMA translates through the
+    /// node's SMMU model. Everything beyond the node goes through `transport`, which reaches
+    /// this platform as an `Endpoint` once it is told (`Fabric::set_endpoints` in one process).
+    pub fn new(local: Local, transport: Arc<dyn Transport>, irq_out: UnixStream) -> Result<Arc<Self>, MapError> {
+        Self::build(local, transport, irq_out, None)
     }
 
     /// The same, with the PLDMA's accesses translated by `iommu` instead of the SMMU model
     /// (tests: a stand-in that faults or stalls where they say).
     pub fn with_iommu(
-        node: usize,
-        fabric: Arc<Fabric>,
+        local: Local,
+        transport: Arc<dyn Transport>,
         irq_out: UnixStream,
         iommu: Arc<dyn IoTranslate>,
     ) -> Result<Arc<Self>, MapError> {
-        Self::build(node, fabric, irq_out, Some(iommu))
+        Self::build(local, transport, irq_out, Some(iommu))
     }
 
     fn build(
-        node: usize,
-        fabric: Arc<Fabric>,
+        local: Local,
+        transport: Arc<dyn Transport>,
         irq_out: UnixStream,
         pldma_iommu: Option<Arc<dyn IoTranslate>>,
     ) -> Result<Arc<Self>, MapError> {
-        let net = &fabric.interconnect;
-        let c = net.coordinates(node);
+        let node = local.node;
+        let c = transport.coordinates(node);
         let coordinates = hal::sysblock::Coordinates { x: c.x, y: c.y, z: c.z };
+        let nodes = transport.nodes() as u16;
         let mut map = AddressMap::new();
         map.insert(
             pl::SYSBLOCK_BASE,
             hal::sysblock::regs::WINDOW_SIZE,
-            Sysblock::new(node as u16, coordinates, net.nodes() as u16, pl::irq_line::SYSBLOCK, fabric.clone()),
+            Sysblock::new(node as u16, coordinates, nodes, pl::irq_line::SYSBLOCK, transport.clone()),
         )?;
         let touched = Arc::new(AtomicU64::new(0));
-        let sink = routing::sink(node, fabric.clone(), touched.clone());
+        let sink = routing::sink(node, transport.clone(), touched.clone());
         map.insert(
             pl::PACKETIZER_BASE,
             pl::PACKETIZER_SIZE,
@@ -100,19 +106,32 @@ impl Platform {
         let vmbox = VmboxModel::new(depth).expect("the reference depth holds a packet");
         let vmbox = Arc::new(Mutex::new(VmboxDevice::new(vmbox, pl::irq_line::VMBOX)));
         map.insert_shared(pl::VMBOX_BASE, pl::VMBOX_SIZE, vmbox.clone())?;
-        map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(node, fabric.clone()))?;
-        let smmu = Arc::new(Smmu500Model::new(Arc::new(NodeMemory { fabric: fabric.clone(), node })));
+        map.insert(pl::GLOBAL_WINDOW_BASE, pl::GLOBAL_WINDOW_SIZE, Window::new(local.clone(), transport.clone()))?;
+        let smmu = Arc::new(Smmu500Model::new(Arc::new(NodeMemory(local.clone()))));
         let smmu_device = SmmuDevice::new(smmu.clone(), pl::irq_line::SMMU_CONTEXT);
         map.insert(QemuBoard::SMMU.base, board::SMMU_SIZE, smmu_device)?;
         let iommu = pldma_iommu.unwrap_or_else(|| smmu.clone());
-        let pldma = PldmaDevice::new(node, fabric.clone(), iommu, pl::irq_line::PLDMA);
-        fabric.interconnect.set_receiver(node, pldma.receiver());
+        let hooks = Arc::new(OnceLock::new());
+        let pldma = PldmaDevice::new(local.clone(), transport.clone(), iommu, pl::irq_line::PLDMA, hooks.clone());
+        let pldma_inbox = pldma.receiver();
         map.insert(pl::PLDMA_BASE, pl::PLDMA_SIZE, pldma)?;
         let r5 = Arc::new(OnceLock::new());
         map.insert(board::zynqmp::IPI_APU, board::zynqmp::IPI_CHANNEL_SIZE, IpiModel::new(r5.clone()))?;
-        let irq_wire = IrqWire::new(node, irq_out, fabric.clone());
-        let platform =
-            Arc::new(Self { node, map, vmbox, smmu, touched, irq_levels: Mutex::new(0), irq_wire, fabric, r5 });
+        let irq_wire = IrqWire::new(local.clone(), irq_out);
+        let platform = Arc::new(Self {
+            node,
+            map,
+            vmbox,
+            smmu,
+            touched,
+            irq_levels: Mutex::new(0),
+            irq_wire,
+            local,
+            transport,
+            pldma_inbox,
+            r5,
+        });
+        let _ = hooks.set(Arc::downgrade(&platform) as Weak<dyn NodeHooks>);
         // A fault found by a bus master's translation (not by a forwarded access, after which
         // the server updates the lines) raises the line at once. Only the wire's own lock is
         // taken, so the translating thread may hold any device lock (`routing`, lock order).
@@ -205,10 +224,8 @@ impl Platform {
         while touched != 0 {
             let node = touched.trailing_zeros() as usize;
             touched &= touched - 1;
-            if node != self.node
-                && let Some(platform) = self.fabric.platform(node)
-            {
-                platform.update_irqs(0);
+            if node != self.node {
+                self.transport.resample_lines(node);
             }
         }
     }
@@ -242,7 +259,7 @@ impl Platform {
         let me = self.clone();
         std::thread::spawn(move || {
             crate::host_priority::serve_promptly();
-            let Some(ddr) = me.fabric.ddr(me.node) else { return };
+            let Some(ddr) = me.local.ddr() else { return };
             let slots_pa = QemuBoard::FORWARDING.expect("the QEMU board forwards").slots;
             // SAFETY: the slots and flags are atomics; any bit pattern is valid.
             let Some(slots) = (unsafe { ddr.view::<Slots>(slots_pa) }) else { return };
@@ -267,16 +284,16 @@ impl Platform {
     pub(crate) fn serve(&self, cpu: usize, slot: &Slot, req: &Request) {
         let access = &req.access;
         let started = Instant::now();
-        let started_us = self.fabric.trace.as_ref().map(|t| t.now_us());
+        let started_us = self.local.trace.as_ref().map(|t| t.now_us());
         let (result, lines) = self.access_and_lines(access);
         let model_ns = u32::try_from(started.elapsed().as_nanos()).unwrap_or(u32::MAX);
         slot.complete(req.seq, result, model_ns);
-        let counters = &self.fabric.counters[self.node];
+        let counters = &self.local.counters;
         NodeCounters::bump(if access.write { &counters.forwarded_writes } else { &counters.forwarded_reads });
         if result.is_err() {
             NodeCounters::bump(&counters.forward_errors);
         }
-        if let (Some(t), Some(start_us)) = (&self.fabric.trace, started_us) {
+        if let (Some(t), Some(start_us)) = (&self.local.trace, started_us) {
             let values = if access.write { access.data } else { result.unwrap_or_default() };
             let halves = if access.pair { 2 } else { 1 };
             for (i, addr) in [access.addr, access.second_addr()].into_iter().enumerate().take(halves) {
@@ -297,5 +314,18 @@ impl Platform {
             }
         }
         self.update_irqs(if access.write { lines } else { 0 });
+    }
+}
+
+/// What the node's PLDMA engine asks of its platform from its own thread.
+impl NodeHooks for Platform {
+    fn update_irqs(&self) {
+        Platform::update_irqs(self, 0);
+    }
+
+    fn wake_r5(&self, cause: Cause) {
+        if let Some(r5) = self.r5_wake() {
+            r5.wake(cause);
+        }
     }
 }

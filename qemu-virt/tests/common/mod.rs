@@ -130,8 +130,8 @@ impl Rig {
         for (node, iommu) in iommus.into_iter().enumerate() {
             let (host, mut guest) = UnixStream::pair().unwrap();
             platforms.push(match iommu {
-                Some(iommu) => Platform::with_iommu(node, fabric.clone(), host, iommu).unwrap(),
-                None => Platform::new(node, fabric.clone(), host).unwrap(),
+                Some(iommu) => Platform::with_iommu(fabric.local(node), fabric.clone(), host, iommu).unwrap(),
+                None => Platform::new(fabric.local(node), fabric.clone(), host).unwrap(),
             });
             // The R5's semihosting console: its far end stays open with the rig.
             let (console, r5_end) = UnixStream::pair().unwrap();
@@ -147,7 +147,7 @@ impl Rig {
             }));
             irq_bytes.push(seen);
         }
-        fabric.set_platforms(&platforms).unwrap();
+        fabric.set_endpoints(&platforms).unwrap();
         let delivery = Some(net.spawn_delivery());
         Self { _files: files, ddrs, fabric, platforms, irq_bytes, delivery, drains, _r5_consoles: r5_consoles }
     }

@@ -9,17 +9,18 @@ use super::receiver::{Delivery, Received, Receiver};
 use super::regs::RegFile;
 use super::sender::{self, BlockJob, Progress};
 use super::shares::EventShares;
-use crate::fabric::Fabric;
+use crate::models::NodeHooksSlot;
 use crate::models::iommu::{IoTranslate, StallId, StallOutcome};
 use crate::r5_wake::Cause;
 use crate::shm::Ddr;
+use crate::transport::{Local, Transport};
 use hal::pldma::event::Event;
 use hal::pldma::regs::{Counter, IRQ};
 use hal::pldma::{PDS, Pd};
 use proto::rdma::rings::EngineRings;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 /// Packets the engine buffers before it drops arriving ones (a datagram may be lost anyway).
@@ -125,8 +126,11 @@ impl Held {
 
 struct Engine {
     shared: Arc<Shared>,
-    fabric: Arc<Fabric>,
+    local: Local,
+    transport: Arc<dyn Transport>,
     iommu: Arc<dyn IoTranslate>,
+    /// The node's platform, for its interrupt lines and its R5's wake-up.
+    hooks: NodeHooksSlot,
     receiver: Receiver,
     held: Vec<Held>,
     /// Where each PD's unread DOORBELL event sits in the event ring (its `produced` index).
@@ -136,11 +140,19 @@ struct Engine {
 }
 
 /// Runs until the device stops it.
-pub fn run(shared: Arc<Shared>, fabric: Arc<Fabric>, iommu: Arc<dyn IoTranslate>) {
+pub fn run(
+    shared: Arc<Shared>,
+    local: Local,
+    transport: Arc<dyn Transport>,
+    iommu: Arc<dyn IoTranslate>,
+    hooks: NodeHooksSlot,
+) {
     let mut engine = Engine {
         shared,
-        fabric,
+        local,
+        transport,
         iommu,
+        hooks,
         receiver: Receiver::new(),
         held: Vec::new(),
         doorbell_at: [None; PDS],
@@ -159,14 +171,10 @@ struct Round {
 }
 
 impl Engine {
-    fn node(&self) -> usize {
-        usize::from(self.shared.node)
-    }
-
     /// One round; false once stopped.
     fn round(&mut self) -> bool {
-        let (fabric, iommu, shared) = (self.fabric.clone(), self.iommu.clone(), self.shared.clone());
-        let Some(ddr) = fabric.ddr(self.node()) else {
+        let (local, iommu, shared) = (self.local.clone(), self.iommu.clone(), self.shared.clone());
+        let Some(ddr) = local.ddr() else {
             // The node's QEMU is gone: nothing to reach; wait to be stopped.
             let st = self.shared.state();
             if st.stop {
@@ -181,11 +189,11 @@ impl Engine {
         }
         let mut ctx = Ctx {
             node: self.shared.node,
-            nodes: fabric.nodes() as u16,
+            nodes: self.transport.nodes() as u16,
             pd_enable: round.pd_enable,
             ddr,
             iommu: &*iommu,
-            counters: &fabric.counters[self.node()],
+            counters: &local.counters,
             shared: &shared,
             out: Outbox::default(),
         };
@@ -206,7 +214,7 @@ impl Engine {
             self.take_descriptors(&mut ctx, round.rings);
         }
         let mut out = std::mem::take(&mut ctx.out);
-        fabric.interconnect.send_all(std::mem::take(&mut out.packets));
+        self.transport.send_datagrams(std::mem::take(&mut out.packets));
         self.publish(ddr, round.rings, out);
         true
     }
@@ -308,7 +316,7 @@ impl Engine {
     /// Posts the round's events and faults, bumps the R5's event word, and updates the
     /// interrupt line.
     fn publish(&mut self, ddr: &Ddr, rings_pa: u64, out: Outbox) {
-        let counters = &self.fabric.counters[self.node()];
+        let counters = &self.local.counters;
         let count = |c: Counter| counters.pldma(c).fetch_add(1, Ordering::Relaxed);
         let (mut posted, mut irq_changed) = (false, out.irq_changed);
         {
@@ -360,14 +368,14 @@ impl Engine {
             st.regs.set_pd_busy(busy);
         }
         if (posted || irq_changed)
-            && let Some(platform) = self.fabric.platform(self.node())
+            && let Some(platform) = self.hooks.get().and_then(Weak::upgrade)
         {
             // The R5 has news: it wakes if it sleeps (`docs/hw/ipi.md`).
-            if posted && let Some(r5) = platform.r5_wake() {
-                r5.wake(Cause::Engine);
+            if posted {
+                platform.wake_r5(Cause::Engine);
             }
             if irq_changed {
-                platform.update_irqs(0);
+                platform.update_irqs();
             }
         }
     }

@@ -21,10 +21,11 @@ mod shares;
 pub use fault_fifo::{FaultFifo, Push};
 
 use super::MmioDevice;
+use super::NodeHooksSlot;
 use super::iommu::IoTranslate;
 use crate::counters::NodeCounters;
-use crate::fabric::Fabric;
 use crate::interconnect::{Datagram, channel};
+use crate::transport::{Local, Transport};
 use engine::{Inbound, Shared};
 use hal::pldma::event::TxnRef;
 use hal::pldma::packet::{MAX_BYTES, Packet, Route};
@@ -39,30 +40,40 @@ use std::thread::JoinHandle;
 /// The PLDMA block of one node.
 pub struct PldmaDevice {
     shared: Arc<Shared>,
-    fabric: Arc<Fabric>,
+    local: Local,
+    transport: Arc<dyn Transport>,
     line: u8,
     thread: Option<JoinHandle<()>>,
 }
 
 impl PldmaDevice {
-    /// The engine of node `node`, translating through `iommu`, driving PL line `line`. Its
-    /// thread starts at once; packets reach it once [`PldmaDevice::receiver`] is installed.
-    pub fn new(node: usize, fabric: Arc<Fabric>, iommu: Arc<dyn IoTranslate>, line: u8) -> Self {
-        let shared = Arc::new(Shared::new(node as u16, fabric.nodes() as u16));
+    /// The engine of node `local.node`, translating through `iommu`, driving PL line `line`,
+    /// sending its packets through `transport`, and telling its platform through `hooks` when
+    /// its line may have changed or its R5 has news. Its thread starts at once; packets reach it
+    /// once [`PldmaDevice::receiver`] is installed.
+    pub fn new(
+        local: Local,
+        transport: Arc<dyn Transport>,
+        iommu: Arc<dyn IoTranslate>,
+        line: u8,
+        hooks: NodeHooksSlot,
+    ) -> Self {
+        let node = local.node;
+        let shared = Arc::new(Shared::new(node as u16, transport.nodes() as u16));
         let thread = {
-            let (shared, fabric) = (shared.clone(), fabric.clone());
+            let (shared, local, transport) = (shared.clone(), local.clone(), transport.clone());
             std::thread::Builder::new()
                 .name(format!("node{node} pldma"))
-                .spawn(move || engine::run(shared, fabric, iommu))
+                .spawn(move || engine::run(shared, local, transport, iommu, hooks))
                 .expect("a thread for the PLDMA engine")
         };
-        Self { shared, fabric, line, thread: Some(thread) }
+        Self { shared, local, transport, line, thread: Some(thread) }
     }
 
     /// What the interconnect calls with this node's datagrams.
     pub fn receiver(&self) -> crate::interconnect::Receiver {
         let shared = self.shared.clone();
-        let counters = self.fabric.counters[usize::from(self.shared.node)].clone();
+        let counters = self.local.counters.clone();
         Box::new(move |d: Datagram| {
             if d.channel == channel::PLDMA && !shared.deliver(d.src as u16, d.payload) {
                 // Dropped at the door (engine off or buffers full), as a link would.
@@ -71,13 +82,9 @@ impl PldmaDevice {
         })
     }
 
-    fn node(&self) -> usize {
-        usize::from(self.shared.node)
-    }
-
     fn rings_fit(&self, pa: u64) -> bool {
         let end = pa.checked_add(size_of::<EngineRings>() as u64);
-        match (self.fabric.ddr(self.node()), end) {
+        match (self.local.ddr(), end) {
             (Some(ddr), Some(end)) => end <= ddr.len() as u64,
             _ => false,
         }
@@ -90,7 +97,7 @@ impl PldmaDevice {
             Effect::Kick | Effect::Disabled => self.shared.state().kicked = true,
             Effect::Enabled => {
                 let mut st = self.shared.state();
-                if let Some(r) = self.fabric.ddr(self.node()).and_then(|ddr| engine::rings(ddr, st.regs.rings())) {
+                if let Some(r) = self.local.ddr().and_then(|ddr| engine::rings(ddr, st.regs.rings())) {
                     // SAFETY: the engine's consumer; the engine thread only consumes under this
                     // lock, which is held.
                     unsafe { r.desc.consumer() }.discard_pending();
@@ -99,7 +106,7 @@ impl PldmaDevice {
                 st.kicked = true;
             }
             Effect::LogEnabled(log) => {
-                if let Some(ddr) = self.fabric.ddr(self.node()) {
+                if let Some(ddr) = self.local.ddr() {
                     let _ = ddr.write(log.header + hal::pldma::active::header::PRODUCED, 4, 0);
                     let _ = ddr.write(log.header + hal::pldma::active::header::FULL, 4, 0);
                 }
@@ -107,7 +114,7 @@ impl PldmaDevice {
             }
             Effect::PdsDisabled(pds) => self.shared.state().dropped_pds |= pds,
             Effect::Doorbell { pd, value } => {
-                self.fabric.counters[self.node()].pldma(Counter::Doorbells).fetch_add(1, Ordering::Relaxed);
+                self.local.counters.pldma(Counter::Doorbells).fetch_add(1, Ordering::Relaxed);
                 self.shared.state().inbox.push_back(Inbound::Doorbell { pd, value });
             }
             Effect::Rapf { pd, request } => {
@@ -119,13 +126,13 @@ impl PldmaDevice {
                 };
                 let mut bytes = [0u8; MAX_BYTES];
                 let len = packet.encode(&mut bytes);
-                self.fabric.counters[self.node()].pldma(Counter::PacketsSent).fetch_add(1, Ordering::Relaxed);
-                self.fabric.interconnect.send(Datagram {
-                    src: self.node(),
+                self.local.counters.pldma(Counter::PacketsSent).fetch_add(1, Ordering::Relaxed);
+                self.transport.send_datagrams(vec![Datagram {
+                    src: self.local.node,
                     dst: usize::from(request.node),
                     channel: channel::PLDMA,
                     payload: bytes[..len].to_vec(),
-                });
+                }]);
                 return;
             }
         }
@@ -139,7 +146,7 @@ impl MmioDevice for PldmaDevice {
     }
 
     fn read(&mut self, offset: u64, size: u32) -> Result<u128, Status> {
-        let counters = &self.fabric.counters[self.node()];
+        let counters = &self.local.counters;
         let mut st = self.shared.state();
         let engine::State { regs, fifo, .. } = &mut *st;
         Ok(regs.read(fifo, counters, offset, size as usize)?)
@@ -153,7 +160,7 @@ impl MmioDevice for PldmaDevice {
             (effect, st.regs.gate.refused_total() != before)
         };
         if refused {
-            NodeCounters::bump(&self.fabric.counters[self.node()].rapf_refused);
+            NodeCounters::bump(&self.local.counters.rapf_refused);
         }
         self.apply(effect);
         Ok(())
