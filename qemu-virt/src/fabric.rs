@@ -75,8 +75,7 @@ impl Fabric {
         if endpoints.len() != self.nodes() {
             return Err(EndpointsError::Count { expected: self.nodes(), got: endpoints.len() });
         }
-        let weak: Vec<Weak<dyn Endpoint>> =
-            endpoints.iter().map(|e| Arc::downgrade(e) as Weak<dyn Endpoint>).collect();
+        let weak: Vec<Weak<dyn Endpoint>> = endpoints.iter().map(|e| Arc::downgrade(e) as Weak<dyn Endpoint>).collect();
         self.endpoints.set(weak.clone()).map_err(|_| EndpointsError::AlreadySet)?;
         for (node, endpoint) in weak.into_iter().enumerate() {
             self.interconnect.set_receiver(

@@ -178,7 +178,10 @@ fn the_parser_finds_imports_in_paths_groups_and_super() {
     let code = product_code(
         "use crate::{fabric, platform::{Platform, Looker}};\nlet x = crate::models::window::Window::new(); // crate::cluster\nsuper::routing::sink();\n#[cfg(test)]\nmod tests { crate::cluster::x(); }",
     );
-    assert_eq!(paths_after(&code, "crate::"), [vec!["fabric"], vec!["platform"], vec!["models", "window", "Window", "new"]]);
+    assert_eq!(
+        paths_after(&code, "crate::"),
+        [vec!["fabric"], vec!["platform"], vec!["models", "window", "Window", "new"]]
+    );
     assert_eq!(paths_after(&code, "super::"), [vec!["routing", "sink"]]);
 }
 

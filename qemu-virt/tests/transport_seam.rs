@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use board::pl::{PACKETIZER_BASE, PLDMA_BASE, SYSBLOCK_BASE, VMBOX_BASE, irq_line, window_address};
 use hal::packetizer::{Destination, base_dest};
+use hal::pldma::Pd;
 use hal::pldma::descriptor::{Attempt, Descriptor};
 use hal::pldma::packet::{Packet, Route, decode};
 use hal::pldma::regs::Counter;
-use hal::pldma::Pd;
 use hal::sysblock::NodeSet;
 use hal::sysblock::regs::SysblockRegisters;
 use proto::forward::Status;

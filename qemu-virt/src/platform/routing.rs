@@ -50,7 +50,9 @@ pub(super) fn sink(src: usize, transport: Arc<dyn Transport>, touched: Arc<Atomi
     Box::new(move |packet: OutgoingPacket| {
         let dst = packet.dest_node;
         let carried = transport.deliver_packet(src, usize::from(dst), packet.dest_interface, &packet.words);
-        if carried.touched && let Some(bit) = 1u64.checked_shl(u32::from(dst)) {
+        if carried.touched
+            && let Some(bit) = 1u64.checked_shl(u32::from(dst))
+        {
             touched.fetch_or(bit, Ordering::AcqRel);
         }
         carried.delivery
