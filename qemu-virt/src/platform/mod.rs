@@ -38,9 +38,8 @@ use std::time::Instant;
 type QemuBoard = board::zcu102_qemu::Zcu102Qemu;
 
 pub struct Platform {
-    pub(crate) node: usize,
     map: AddressMap,
-    /// Also in `map`; kept typed so that other nodes' packetizers can deliver to it.
+    /// Also in `map`; kept typed so that the transport can deliver packets to it (`Endpoint::packet`).
     vmbox: Arc<Mutex<VmboxDevice>>,
     /// Also in `map`; bus masters of the PL (the PLDMA engine) translate through it.
     smmu: Arc<Smmu500Model>,
@@ -119,7 +118,6 @@ impl Platform {
         map.insert(board::zynqmp::IPI_APU, board::zynqmp::IPI_CHANNEL_SIZE, IpiModel::new(r5.clone()))?;
         let irq_wire = IrqWire::new(local.clone(), irq_out);
         let platform = Arc::new(Self {
-            node,
             map,
             vmbox,
             smmu,
@@ -224,7 +222,7 @@ impl Platform {
         while touched != 0 {
             let node = touched.trailing_zeros() as usize;
             touched &= touched - 1;
-            if node != self.node {
+            if node != self.local.node {
                 self.transport.resample_lines(node);
             }
         }
@@ -302,7 +300,7 @@ impl Platform {
                     Err(f) => i == 0 && f.second,
                 };
                 t.access(&AccessRecord {
-                    node: self.node,
+                    node: self.local.node,
                     cpu,
                     start_us,
                     write: access.write,
