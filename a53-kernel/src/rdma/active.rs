@@ -388,10 +388,10 @@ mod tests {
         assert!(hw.apt.is_empty() && hw.logs.is_empty(), "nothing refused reached the engine");
         assert_eq!(t.close_owned(&mut hw, (4, pd(2)), mine.into()), Ok(mine));
         // Its two pages unmarked, the other IUID's and the other process's kept; its log invalid.
-        assert_eq!(hw.apt.iter().map(|&(i, tag, attr)| (i, tag | u64::from(attr))).collect::<Vec<_>>(), [
-            (mine_marks[0], 0),
-            (mine_marks[1], 0)
-        ]);
+        assert_eq!(
+            hw.apt.iter().map(|&(i, tag, attr)| (i, tag | u64::from(attr))).collect::<Vec<_>>(),
+            [(mine_marks[0], 0), (mine_marks[1], 0)]
+        );
         assert_eq!(hw.logs, [(usize::from(mine), None)]);
         assert_eq!((t.marked(), t.owned(4).collect::<Vec<_>>()), (2, vec![kept]));
         assert_eq!(t.notices(1 << mine).count(), 0, "its notices end with it");

@@ -220,8 +220,7 @@ fn active_open(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Even
     };
     let (ring, _) = crate::rdma::active::log_pa(usize::from(iuid));
     let va = active_log(iuid);
-    let mapped =
-        k.table(|t| t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, LOG_PAGES).is_ok()));
+    let mapped = k.table(|t| t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, LOG_PAGES).is_ok()));
     if mapped != Some(true) {
         k.active(|t, hw| t.close(hw, slot, iuid));
         return err(frame, Error::BadArgument);

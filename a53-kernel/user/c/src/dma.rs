@@ -242,7 +242,9 @@ pub(crate) fn waited(result: Result<UnimDmaStatus, CError>) -> DmaStatus {
 }
 
 /// Runs `op` on the process's library state.
-pub(crate) fn dma<R>(op: impl FnOnce(&mut UnimDma<HwDoorbell, unim::SysRegions>) -> Result<R, CError>) -> Result<R, CError> {
+pub(crate) fn dma<R>(
+    op: impl FnOnce(&mut UnimDma<HwDoorbell, unim::SysRegions>) -> Result<R, CError>,
+) -> Result<R, CError> {
     unim::with_dma(|d| Ok(op(d))).unwrap_or_else(|e| Err(e.into()))
 }
 

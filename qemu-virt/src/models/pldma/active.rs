@@ -9,8 +9,8 @@ use crate::shm::Ddr;
 use core::mem::offset_of;
 use hal::pldma::Pd;
 use hal::pldma::active::{
-    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, FlushSlot, Flusher, GRANULE, KERNEL_LOG,
-    LOG_CTRL, LOGS, LogCtrl, LogEntry, LogRegisters, apt_set, header, place,
+    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, FlushSlot, Flusher, GRANULE, KERNEL_LOG, LOG_CTRL,
+    LOGS, LogCtrl, LogEntry, LogRegisters, apt_set, header, place,
 };
 use tock_registers::LocalRegisterCopy;
 
