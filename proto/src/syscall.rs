@@ -122,6 +122,10 @@ pub mod nr {
     /// the page for the engine. BadArgument for an IUID not the caller's, an address outside its
     /// regions, or an unknown action bit; Busy when the page's APT set is full.
     pub const ACTIVE_ASSOC: u64 = 32;
+    /// x0 = IUID (the caller's): gives it back. Its pages are unmarked, its log invalidated and
+    /// unmapped from the caller (a later access there faults), and the IUID is free for the
+    /// next `ACTIVE_OPEN`. BadArgument for an IUID not the caller's; NoPd without RDMA.
+    pub const ACTIVE_CLOSE: u64 = 33;
     /// x0 = IUID (the caller's), x1 = a user mailbox opcode (8..=15) the caller receives, or 0:
     /// every entry the engine appends to the log is then told to the caller by a notification
     /// from this node's kernel on that opcode, payload the IUID, in the mode the caller
@@ -397,6 +401,7 @@ mod tests {
         let doc = include_str!("../../docs/hw/syscalls.md");
         assert!(doc.contains(&format!("| {} | ACTIVE_OPEN |", nr::ACTIVE_OPEN)));
         assert!(doc.contains(&format!("| {} | ACTIVE_ASSOC |", nr::ACTIVE_ASSOC)));
+        assert!(doc.contains(&format!("| {} | ACTIVE_CLOSE |", nr::ACTIVE_CLOSE)));
         assert!(doc.contains(&format!("| {} | ACTIVE_NOTIFY |", nr::ACTIVE_NOTIFY)));
     }
 }

@@ -1,7 +1,7 @@
 //! Active Access in the PLDMA model (`docs/hw/active-access.md`): pages marked in the engine's
 //! active page table, remote puts and gets logged into rings in DDR, through the registers as
-//! the kernel programs them (offsets and fields from `hal::pldma::active`). Two nodes, the
-//! stand-in R5 posting descriptors as in `pldma_transfers.rs`.
+//! the kernel programs them (offsets and fields from `hal::pldma::active`). Two nodes (three
+//! where two nodes flush), the stand-in R5s posting descriptors as in `pldma_transfers.rs`.
 
 mod common;
 
@@ -91,6 +91,10 @@ fn entries(rig: &Rig, log: usize, from: u32, size: u32) -> Vec<(LogEntry, Vec<u8
         }
     }
     out
+}
+
+fn consume_to(rig: &Rig, log: usize, granules: u32) {
+    rig.fill(1, hdr(log) + header::CONSUMED, &granules.to_le_bytes());
 }
 
 fn put(r5: &mut R5<'_>, tid: u16, seq: u16, src: u64, dst: u64, len: u32) {
@@ -247,8 +251,12 @@ fn a_forged_consumed_index_reads_as_full_and_the_engine_writes_nowhere_else() {
 
 /// Node 1 serves node 0's read of `len` bytes at `src` (as its R5 does for a ReadRequest).
 fn serve(b: &mut R5<'_>, tid: u16, seq: u16, src: u64, dst: u64, len: u32) {
-    let attempt = Attempt { pd: pd(PD), tid, seq, first_seq: 0 };
-    b.post(&Descriptor::WriteBlock { vc: 0, attempt, node: 0, src, dst, len, kind: WriteKind::ReadResponse });
+    serve_to(b, 0, Attempt { pd: pd(PD), tid, seq, first_seq: 0 }, src, dst, len);
+}
+
+/// Node 1 serves `attempt` of node `node`'s read.
+fn serve_to(b: &mut R5<'_>, node: u16, attempt: Attempt, src: u64, dst: u64, len: u32) {
+    b.post(&Descriptor::WriteBlock { vc: 0, attempt, node, src, dst, len, kind: WriteKind::ReadResponse });
 }
 
 #[test]
@@ -294,17 +302,116 @@ fn a_flushing_page_is_served_only_once_the_log_is_drained() {
     let (mut a, mut b) = (rig.r5(0), rig.r5(1));
     open_log(&rig, 2, PD, 9);
     mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
-    let flush_page = PAGE + 0x8000;
-    mark(&rig, PD, flush_page, 0, Attr { w: true, e: true, flush: true, iuid: 2, ..Attr::default() });
+    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
     rig.fill(0, BUFFERS, &pattern(8, 8));
     put(&mut a, 1, 0, BUFFERS, PAGE, 8);
     assert!(acked(&mut a, 1, LONG));
-    serve(&mut b, 2, 0, flush_page, BUFFERS + 0x100, 8);
+    serve(&mut b, 2, 0, FLUSH_PAGE, BUFFERS + 0x100, 8);
     assert!(!acked(&mut a, 2, QUIET), "one entry not taken: the flush waits");
     consume_all(&rig, 2);
-    serve(&mut b, 2, 1, flush_page, BUFFERS + 0x100, 8);
+    serve(&mut b, 2, 1, FLUSH_PAGE, BUFFERS + 0x100, 8);
     assert!(acked(&mut a, 2, LONG), "drained: the flush completes");
     assert_eq!(produced(&rig, 2), 2, "the flush itself is not logged");
+}
+
+/// IUID 2's flushing page at node 1.
+const FLUSH_PAGE: u64 = PAGE + 0x8000;
+const FLUSHING: Attr = Attr { w: true, wl: false, wld: false, rl: false, rld: false, e: true, flush: true, iuid: 2 };
+/// Granules of an active put of 8 bytes.
+const PUT8: u32 = 2;
+
+/// An active put of 8 bytes from `node` (tid `tid`) to the marked page, acknowledged.
+fn put8(rig: &Rig, r5: &mut R5<'_>, node: usize, tid: u16) {
+    rig.fill(node, BUFFERS, &pattern(u64::from(tid), 8));
+    put(r5, tid, 0, BUFFERS, PAGE + 8 * u64::from(tid % 64), 8);
+    assert!(acked(r5, tid, LONG), "an active put of node {node}");
+}
+
+/// Attempt `seq` of `flusher`'s flush (its read of the flushing page, tid `tid`) at node 1:
+/// whether it was served (the requester's engine saw the read complete).
+fn flush_attempt(b: &mut R5<'_>, flusher: (u16, &mut R5<'_>), tid: u16, seq: u16) -> bool {
+    let (node, r5) = flusher;
+    let attempt = Attempt { pd: pd(PD), tid, seq, first_seq: 0 };
+    serve_to(b, node, attempt, FLUSH_PAGE, BUFFERS + 0x800, 8);
+    acked(r5, tid, QUIET)
+}
+
+#[test]
+fn a_flush_is_served_at_its_own_point_while_another_node_keeps_appending() {
+    let rig = Rig::clean(3);
+    let (mut a, mut b, mut c) = (rig.r5(0), rig.r5(1), rig.r5(2));
+    open_log(&rig, 2, PD, 9);
+    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
+    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    // Node 0's put, then its flush: the flush's point is 2 granules.
+    put8(&rig, &mut a, 0, 1);
+    assert!(!flush_attempt(&mut b, (0, &mut a), 40, 0), "the put is not taken");
+    // Node 2 keeps appending, and the owner keeps one entry behind: the log is never drained.
+    let mut tid = 10;
+    for attempt in 1..4u16 {
+        put8(&rig, &mut c, 2, tid);
+        tid += 1;
+        consume_to(&rig, 2, PUT8 - 1);
+        assert!(!flush_attempt(&mut b, (0, &mut a), 40, attempt), "never before its point is consumed");
+    }
+    consume_to(&rig, 2, PUT8);
+    put8(&rig, &mut c, 2, tid);
+    assert!(produced(&rig, 2) > PUT8, "not drained");
+    assert!(flush_attempt(&mut b, (0, &mut a), 40, 4), "its point is consumed: served");
+    assert!(rig.reg(1, log_reg(2, offset_of!(LogRegisters, full))) >= 4, "each refusal counted as a full log");
+}
+
+#[test]
+fn two_flushers_of_two_nodes_are_each_served_at_their_own_point() {
+    let rig = Rig::clean(3);
+    let (mut a, mut b, mut c) = (rig.r5(0), rig.r5(1), rig.r5(2));
+    open_log(&rig, 2, PD, 9);
+    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
+    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    // Node 0 puts and flushes (point 2); node 2 puts and flushes (the slot is node 0's).
+    put8(&rig, &mut a, 0, 1);
+    assert!(!flush_attempt(&mut b, (0, &mut a), 40, 0));
+    put8(&rig, &mut c, 2, 2);
+    assert!(!flush_attempt(&mut b, (2, &mut c), 41, 0), "node 0's point is not consumed");
+    // Node 0's entry is taken: node 2's flush, asking first, takes the slot at point 4 (its own
+    // put is not taken yet), and node 0's, asking next, is served all the same.
+    consume_to(&rig, 2, PUT8);
+    assert!(!flush_attempt(&mut b, (2, &mut c), 41, 1), "node 2's put is not taken");
+    assert!(flush_attempt(&mut b, (0, &mut a), 40, 1), "node 0's point was consumed");
+    // More puts; node 2's flush waits for its own point, not for them.
+    put8(&rig, &mut a, 0, 3);
+    consume_to(&rig, 2, 2 * PUT8 - 1);
+    assert!(!flush_attempt(&mut b, (2, &mut c), 41, 2), "never before its point is consumed");
+    consume_to(&rig, 2, 2 * PUT8);
+    assert!(flush_attempt(&mut b, (2, &mut c), 41, 3), "node 2's point is consumed, node 0's later put not");
+}
+
+#[test]
+fn a_stale_slot_is_taken_over_and_its_point_serves_no_one_else() {
+    let rig = Rig::clean(3);
+    let (mut a, mut b, mut c) = (rig.r5(0), rig.r5(1), rig.r5(2));
+    open_log(&rig, 2, PD, 9);
+    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
+    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    // Node 0's flush takes the slot at point 2, then its initiator gives up: it never asks again.
+    put8(&rig, &mut a, 0, 1);
+    assert!(!flush_attempt(&mut b, (0, &mut a), 40, 0));
+    put8(&rig, &mut c, 2, 2);
+    consume_to(&rig, 2, PUT8);
+    // Node 2's flush: the slot's point is consumed, so it is stale; node 2 takes it at point 4,
+    // and the stale point (consumed already) does not serve it.
+    assert!(!flush_attempt(&mut b, (2, &mut c), 41, 0), "taken over, at its own point");
+    put8(&rig, &mut a, 0, 3);
+    assert!(!flush_attempt(&mut b, (2, &mut c), 41, 1));
+    consume_to(&rig, 2, 2 * PUT8);
+    assert!(flush_attempt(&mut b, (2, &mut c), 41, 2), "served at its own point, the log not drained");
+    // A new read of node 0 (a new first_seq) is a new flush: it waits for the put before it.
+    let attempt = Attempt { pd: pd(PD), tid: 40, seq: 7, first_seq: 7 };
+    serve_to(&mut b, 0, attempt, FLUSH_PAGE, BUFFERS + 0x800, 8);
+    assert!(!acked(&mut a, 40, QUIET), "a new flush after a put not taken");
+    consume_all(&rig, 2);
+    serve_to(&mut b, 0, Attempt { seq: 8, ..attempt }, FLUSH_PAGE, BUFFERS + 0x800, 8);
+    assert!(acked(&mut a, 40, LONG));
 }
 
 fn appended(rig: &Rig) -> u32 {

@@ -2,7 +2,9 @@
 //! on the last node (a neighbour on 2 nodes, two hops away on 4), every semantic of the seed's
 //! checked through the owner's log and memory: active put, put logging, get logging and
 //! counting, E = 0, incremental checkpointing, the active flush, back-pressure of a full log,
-//! and the kernel's refusals (a foreign IUID, the log itself, an unknown action).
+//! and the kernel's refusals (a foreign IUID, the log itself, an unknown action); and
+//! `ACTIVE_CLOSE` (`active-aa`'s `Closer`): IUIDs given back and taken again, and a closed log
+//! unmapped.
 
 use crate::cluster_support::{barrier, barrier_within, whoami};
 use crate::gsas::run;
@@ -16,6 +18,7 @@ pub const CLUSTER_TESTS: &[Test] = &[
     Test::new("cluster", "rdma_active_access_every_semantic_against_the_last_node", every_semantic),
     Test::new("cluster", "rdma_active_access_dht_one_put_against_cas_both_tables_exact", dht),
     Test::new("cluster", "rdma_active_access_logs_tell_their_owner_in_read_signal_and_event_mode", notices),
+    Test::new("cluster", "rdma_active_access_a_closed_log_is_unmapped_and_its_iuid_taken_again", closed),
 ];
 
 fn every_semantic() -> TestResult {
@@ -75,5 +78,27 @@ fn notices() -> TestResult {
         let told = rdma_node::log_notices() - before;
         crate::ensure(told >= 3, "the owner's kernel delivered fewer than the three notices")?;
     }
+    result
+}
+
+/// `ACTIVE_CLOSE` on node 0: `active-aa`'s `Closer` takes every IUID, gives one back and takes it
+/// again, gives them all back, and is killed reading the first one's old log address.
+fn closed() -> TestResult {
+    use a53_kernel::process::table::Exit;
+    use proto::syscall::layout::{ACTIVE_LOGS, active_log};
+    let (me, _) = whoami()?;
+    barrier(3006)?;
+    let check = || {
+        crate::ensure(rdma_node::available(), "this node has no RDMA")?;
+        match run("active-aa", pack(Role::Closer))? {
+            Exit::Fault { far, .. } if (ACTIVE_LOGS..active_log(16)).contains(&far) => Ok(()),
+            other => {
+                defmt::println!("active-aa closer ended with {}", defmt::Debug2Format(&other));
+                Err("the closer was not killed reading its closed log")
+            }
+        }
+    };
+    let result = if me == 0 { check() } else { Ok(()) };
+    barrier_within(3007, 600)?;
     result
 }

@@ -412,17 +412,52 @@ impl<F: FrameSource> AddressSpace<F> {
     }
 
     fn map_borrowed(&mut self, va: u64, pa: u64, pages: u64, memory: A) -> Result<(), SpaceError> {
-        let end = pages.checked_mul(PAGE_SIZE).and_then(|len| va.checked_add(len)).ok_or(SpaceError::BadAddress(va))?;
-        let taken = (va..end).step_by(PAGE_SIZE as usize).any(|p| self.page(p).is_some());
-        // Memory the space does not own is never the engine's to reach: it lies in the device
-        // window, which the DMA view leaves out.
-        let in_window = pages > 0 && layout::in_device_window(va) && layout::in_device_window(end - 1);
-        if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) || !in_window || taken {
+        let end = self.borrowed_range(va, pages)?;
+        if !pa.is_multiple_of(PAGE_SIZE) {
             return Err(SpaceError::BadAddress(va));
         }
         let f = A::VALID | A::ACCESSED | A::NON_GLOBAL | A::USER | A::PXN | A::UXN | memory;
         self.map_range(va, end, pa, f)?;
         Ok(())
+    }
+
+    /// The end of `pages` pages at `va` where memory the space does not own may be mapped: in
+    /// the device window, none of them a page of the space's own.
+    fn borrowed_range(&self, va: u64, pages: u64) -> Result<u64, SpaceError> {
+        let end = pages.checked_mul(PAGE_SIZE).and_then(|len| va.checked_add(len)).ok_or(SpaceError::BadAddress(va))?;
+        let taken = (va..end).step_by(PAGE_SIZE as usize).any(|p| self.page(p).is_some());
+        // Memory the space does not own is never the engine's to reach: it lies in the device
+        // window, which the DMA view leaves out.
+        let in_window = pages > 0 && layout::in_device_window(va) && layout::in_device_window(end - 1);
+        if !va.is_multiple_of(PAGE_SIZE) || !in_window || taken {
+            return Err(SpaceError::BadAddress(va));
+        }
+        Ok(end)
+    }
+
+    /// Removes the mapping of the `pages` pages at `va` that [`map_uncached`](Self::map_uncached)
+    /// made (memory the space does not own: nothing is freed); returns how many were mapped. The
+    /// caller invalidates the TLBs for the range.
+    pub fn unmap_borrowed(&mut self, va: u64, pages: u64) -> Result<usize, SpaceError> {
+        let end = self.borrowed_range(va, pages)?;
+        let mapped = (va..end).step_by(PAGE_SIZE as usize).filter(|&p| self.translate(p).is_some()).count();
+        if mapped > 0 {
+            // Not VALID: the descriptors are cleared (the tables stay).
+            self.map_range(va, end, 0, A::empty())?;
+        }
+        Ok(mapped)
+    }
+
+    /// The physical address a CPU access at `va` reaches, if the tables map it.
+    pub fn translate(&self, va: u64) -> Option<u64> {
+        let mut pa = None;
+        let _ = self.mapping.walk_range(&MemoryRegion::new(va as usize, va as usize + 1), &mut |_, d, level| {
+            if level == 3 && d.is_valid() {
+                pa = Some(d.output_address().0 as u64 + va % PAGE_SIZE);
+            }
+            Ok(())
+        });
+        pa
     }
 
     /// The page mapped at `va` (any address inside it).
@@ -820,6 +855,34 @@ mod tests {
         );
         drop(space);
         assert_eq!(arena.used(), 0, "the tables went back, the uncached frames were never taken");
+    }
+
+    #[test]
+    fn uncached_pages_are_unmapped_without_being_freed_and_only_they() {
+        let arena = Arena::new(16);
+        let mut space = AddressSpace::new(1, &arena);
+        let log = layout::active_log(3);
+        space.map_uncached(log, 0x20_0000, 5).unwrap();
+        assert_eq!(space.translate(log + 0x4008), Some(0x20_4008), "the header page, after the ring");
+        // Only in the device window, and never a page of the space's own.
+        let rw = Permissions { read: true, write: true, execute: false };
+        space.map_page(layout::IMAGE_BASE, rw).unwrap();
+        assert_eq!(space.unmap_borrowed(layout::IMAGE_BASE, 1), Err(SpaceError::BadAddress(layout::IMAGE_BASE)));
+        let device = space.map_region(PAGE_SIZE, rw, true).unwrap();
+        space.touch(device, true, Touch::Page).unwrap();
+        assert_eq!(space.unmap_borrowed(device, 1), Err(SpaceError::BadAddress(device)));
+        assert_eq!(space.unmap_borrowed(log + 8, 1), Err(SpaceError::BadAddress(log + 8)));
+        assert!(space.translate(layout::IMAGE_BASE).is_some() && space.translate(device).is_some());
+        let used = arena.used();
+        assert_eq!(space.unmap_borrowed(log, 5), Ok(5));
+        assert!((0..5).all(|p| space.translate(log + p * PAGE_SIZE).is_none()), "gone for the CPU");
+        assert_eq!(arena.used(), used, "no frame freed: they were never the space's");
+        assert_eq!(space.unmap_borrowed(log, 5), Ok(0), "nothing left to unmap");
+        // The place can be mapped again (the next owner of the IUID, in another process, alike).
+        space.map_uncached(log, 0x30_0000, 5).unwrap();
+        assert_eq!(space.translate(log), Some(0x30_0000));
+        drop(space);
+        assert_eq!(arena.used(), 0);
     }
 
     /// The first-level descriptors of the CPU's view and of the DMA view.

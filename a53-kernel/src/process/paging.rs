@@ -49,6 +49,13 @@ pub fn evict(slot: usize, va: u64, len: u64) -> Result<u64, Error> {
     take_back(slot, va, len, |space| space.evict(va, len))
 }
 
+/// An Active Access log's mapping (`ACTIVE_CLOSE`): the `pages` pages at `va`, memory the space
+/// does not own, leave it; none is freed. Returns how many were mapped.
+pub fn unmap_borrowed(slot: usize, va: u64, pages: u64) -> Result<u64, Error> {
+    let len = pages.checked_mul(PAGE_SIZE).ok_or(Error::BadArgument)?;
+    take_back(slot, va, len, |space| space.unmap_borrowed(va, pages))
+}
+
 /// Changes the space with `f` (`TableOf::take_back`), then empties every TLB that may hold the
 /// pages it took: this core's and the others' (TLBI ASIDE1IS) and, if the process holds its PD,
 /// the SMMU bank's.

@@ -1,7 +1,7 @@
 //! Active Access, the kernel's decisions (`docs/hw/active-access.md`, "Who owns what"): which
 //! process owns each IUID, which pages are marked in the engine's active page table (APT), and
 //! what is written to the engine's `active` and `apt` pages when a process opens a log, marks a
-//! page, or ends. Plain logic over [`ActiveHw`], host-tested; `rdma_node` applies it to the
+//! page, closes a log, or ends. Plain logic over [`ActiveHw`], host-tested; `rdma_node` applies it to the
 //! engine under its lock.
 //!
 //! The rules it keeps: an IUID has one owner, a process that holds its PD here; a page is marked
@@ -124,10 +124,7 @@ impl ActiveTable {
         iuid: u64,
         opcode: Option<MailboxOpcode>,
     ) -> Result<(), ActiveError> {
-        let i = usize::try_from(iuid).ok().filter(|&i| i < IUIDS).ok_or(ActiveError::BadArgument)?;
-        if self.owners[i] != Some(Owner { slot, pd }) {
-            return Err(ActiveError::BadArgument);
-        }
+        let i = usize::from(self.owned_by((slot, pd), iuid)?);
         self.notify[i] = opcode;
         hw.set_ctrl(i, Self::ctrl(pd, opcode.is_some()));
         Ok(())
@@ -154,8 +151,8 @@ impl ActiveTable {
         bits: u64,
         own: impl FnOnce(u64) -> bool,
     ) -> Result<(), ActiveError> {
-        let owner = usize::try_from(iuid).ok().and_then(|i| self.owners.get(i).copied().flatten());
-        if owner != Some(Owner { slot, pd }) || bits & !actions::ALL != 0 {
+        let iuid = self.owned_by((slot, pd), iuid)?;
+        if bits & !actions::ALL != 0 {
             return Err(ActiveError::BadArgument);
         }
         if bits & actions::FLUSH != 0 && bits != actions::FLUSH | actions::E && bits != actions::FLUSH {
@@ -164,7 +161,6 @@ impl ActiveTable {
         if !own(va) {
             return Err(ActiveError::BadAddress);
         }
-        let iuid = iuid as u8;
         let page = va >> 12;
         let set = apt_set(va);
         let ways = set * APT_WAYS..(set + 1) * APT_WAYS;
@@ -188,6 +184,31 @@ impl ActiveTable {
         let attr = Attr { e: attr.e || attr.flush, w: attr.w || attr.flush, iuid, ..attr };
         hw.write_apt(index, apt_tag(pd, va), attr.encode());
         Ok(())
+    }
+
+    /// IUID `iuid` if it is the caller's (the process in `slot` holding `pd`), else
+    /// `BadArgument`.
+    pub fn owned_by(&self, (slot, pd): (usize, Pd), iuid: u64) -> Result<u8, ActiveError> {
+        let i = usize::try_from(iuid).ok().filter(|&i| i < IUIDS).ok_or(ActiveError::BadArgument)?;
+        if self.owners[i] != Some(Owner { slot, pd }) {
+            return Err(ActiveError::BadArgument);
+        }
+        Ok(i as u8)
+    }
+
+    /// `ACTIVE_CLOSE`: the caller gives back its IUID `iuid` (`BadArgument` if it is not the
+    /// caller's): its pages are unmarked, its log invalidated, and the IUID is free for the
+    /// next [`open`](Self::open). The caller has taken the log out of the process's address space
+    /// first: the next owner's log will be in the same place.
+    pub fn close_owned(
+        &mut self,
+        hw: &mut (impl ActiveHw + ?Sized),
+        caller: (usize, Pd),
+        iuid: u64,
+    ) -> Result<u8, ActiveError> {
+        let iuid = self.owned_by(caller, iuid)?;
+        self.close(hw, caller.0, iuid);
+        Ok(iuid)
     }
 
     /// Gives back IUID `iuid` of the process in `slot` (its pages unmarked, its log invalid).
@@ -229,6 +250,7 @@ impl ActiveTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
     use std::vec::Vec;
 
     /// A log opened (ctrl, base, header), or closed.
@@ -341,6 +363,43 @@ mod tests {
         assert!(hw.apt.iter().all(|&(_, tag, attr)| tag == 0 && attr == 0));
         assert_eq!(t.marked(), 0);
         assert_eq!(t.owned(4).count(), 0);
+    }
+
+    #[test]
+    fn an_owner_closes_only_its_own_iuid_which_is_then_free_for_anyone() {
+        let (mut t, mut hw) = (ActiveTable::new(), Fake::default());
+        let own = |_| true;
+        let mine = t.open(&mut hw, 4, pd(2)).unwrap();
+        let kept = t.open(&mut hw, 4, pd(2)).unwrap();
+        let theirs = t.open(&mut hw, 5, pd(3)).unwrap();
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA, ACTIVE_PUT, own).unwrap();
+        t.assoc(&mut hw, (4, pd(2)), kept.into(), VA + 0x1000, ACTIVE_PUT, own).unwrap();
+        t.assoc(&mut hw, (4, pd(2)), mine.into(), VA + 0x2000, actions::FLUSH, own).unwrap();
+        t.assoc(&mut hw, (5, pd(3)), theirs.into(), VA, ACTIVE_PUT, own).unwrap();
+        let mine_marks = [hw.apt[0].0, hw.apt[2].0];
+        t.notify(&mut hw, (4, pd(2)), mine.into(), Some(MailboxOpcode::user(1).unwrap())).unwrap();
+        hw.apt.clear();
+        hw.logs.clear();
+        // Another process's IUID, a PD not the caller's, an IUID nobody opened, no IUID at all.
+        let refused = [((4, pd(2)), u64::from(theirs)), ((4, pd(3)), mine.into()), ((4, pd(2)), 3), ((4, pd(2)), 16)];
+        for (caller, iuid) in refused.into_iter().chain([((4, pd(2)), u64::MAX)]) {
+            assert_eq!(t.close_owned(&mut hw, caller, iuid), Err(ActiveError::BadArgument), "{iuid}");
+        }
+        assert!(hw.apt.is_empty() && hw.logs.is_empty(), "nothing refused reached the engine");
+        assert_eq!(t.close_owned(&mut hw, (4, pd(2)), mine.into()), Ok(mine));
+        // Its two pages unmarked, the other IUID's and the other process's kept; its log invalid.
+        assert_eq!(
+            hw.apt.iter().map(|&(i, tag, attr)| (i, tag | u64::from(attr))).collect::<Vec<_>>(),
+            [(mine_marks[0], 0), (mine_marks[1], 0)]
+        );
+        assert_eq!(hw.logs, [(usize::from(mine), None)]);
+        assert_eq!((t.marked(), t.owned(4).collect::<Vec<_>>()), (2, vec![kept]));
+        assert_eq!(t.notices(1 << mine).count(), 0, "its notices end with it");
+        assert_eq!(t.close_owned(&mut hw, (4, pd(2)), mine.into()), Err(ActiveError::BadArgument), "closed twice");
+        // Free for the next open, of any process, whose log starts polled.
+        assert_eq!(t.open(&mut hw, 6, pd(4)), Ok(mine));
+        assert!(!hw.logs.last().unwrap().1.unwrap().0.notify);
+        assert_eq!(t.notices(1 << mine).count(), 0);
     }
 
     #[test]

@@ -55,6 +55,10 @@ pub trait Kernel {
     fn map(&self, slot: usize, len: u64, flags: u64, address: u64) -> Result<u64, Error>;
     fn unmap(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error>;
     fn evict(&self, slot: usize, va: u64, len: u64) -> Result<u64, Error>;
+    /// Removes the `pages` pages at `va` of memory the process in `slot` does not own (an Active
+    /// Access log, `AddressSpace::unmap_borrowed`) and empties the TLBs that may hold them; the
+    /// pages that were mapped.
+    fn unmap_borrowed(&self, slot: usize, va: u64, pages: u64) -> Result<u64, Error>;
 
     /// This node and how many the cluster has.
     fn node_and_count(&self) -> (u16, u16);
@@ -196,14 +200,18 @@ pub fn handle(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event
         nr::JOB_EXIT => job_exit(k, frame, slot, args[0]),
         nr::ACTIVE_OPEN => active_open(k, frame, slot),
         nr::ACTIVE_ASSOC => active_assoc(k, frame, slot, args),
+        nr::ACTIVE_CLOSE => active_close(k, frame, slot, args[0]),
         nr::ACTIVE_NOTIFY => active_notify(k, frame, slot, args[0], args[1]),
         _ => err(frame, Error::NoSuchCall),
     }
 }
 
+/// Pages of a log's mapping: its ring and its header page.
+const LOG_PAGES: u64 = proto::syscall::layout::ACTIVE_LOG_STRIDE / 4096;
+
 /// `ACTIVE_OPEN`: an IUID for the caller, its log emptied and mapped into it.
 fn active_open(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Event {
-    use proto::syscall::layout::{ACTIVE_LOG_RING, ACTIVE_LOG_STRIDE, active_log};
+    use proto::syscall::layout::{ACTIVE_LOG_RING, active_log};
     let Some(pd) = rdma_pd(k, slot) else { return err(frame, Error::NoPd) };
     let iuid = match k.active(|t, hw| t.open(hw, slot, pd)) {
         None => return err(frame, Error::NoPd),
@@ -212,13 +220,33 @@ fn active_open(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize) -> Even
     };
     let (ring, _) = crate::rdma::active::log_pa(usize::from(iuid));
     let va = active_log(iuid);
-    let mapped =
-        k.table(|t| t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, ACTIVE_LOG_STRIDE / 4096).is_ok()));
+    let mapped = k.table(|t| t.slots[slot].as_mut().map(|p| p.space.map_uncached(va, ring, LOG_PAGES).is_ok()));
     if mapped != Some(true) {
         k.active(|t, hw| t.close(hw, slot, iuid));
         return err(frame, Error::BadArgument);
     }
     ok(frame, &[u64::from(iuid), va, va + ACTIVE_LOG_RING])
+}
+
+/// `ACTIVE_CLOSE`: the caller gives one of its IUIDs back: its log leaves the caller's address
+/// space (and TLBs) first, then its pages are unmarked, the log invalidated and the IUID freed.
+/// In that order: the next owner's log is mapped from the same slot of the PLDMA area.
+fn active_close(k: &impl Kernel, frame: &mut ExceptionFrame, slot: usize, iuid: u64) -> Event {
+    let Some(pd) = rdma_pd(k, slot) else { return err(frame, Error::NoPd) };
+    let iuid = match k.active(|t, _| t.owned_by((slot, pd), iuid)) {
+        None => return err(frame, Error::NoPd),
+        Some(Err(_)) => return err(frame, Error::BadArgument),
+        Some(Ok(iuid)) => iuid,
+    };
+    if k.unmap_borrowed(slot, proto::syscall::layout::active_log(iuid), LOG_PAGES).is_err() {
+        // Never, for a log `ACTIVE_OPEN` mapped: the IUID stays the caller's rather than be
+        // handed on while it might still be mapped here.
+        return err(frame, Error::BadArgument);
+    }
+    match k.active(|t, hw| t.close_owned(hw, (slot, pd), iuid.into())) {
+        Some(Ok(_)) => ok(frame, &[0]),
+        _ => err(frame, Error::BadArgument),
+    }
 }
 
 /// `ACTIVE_ASSOC`: marks (or unmarks) a page of the caller's own regions for one of its IUIDs.

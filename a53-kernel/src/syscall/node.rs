@@ -67,6 +67,10 @@ impl Kernel for ThisKernel {
         process::paging::evict(slot, va, len)
     }
 
+    fn unmap_borrowed(&self, slot: usize, va: u64, pages: u64) -> Result<u64, Error> {
+        process::paging::unmap_borrowed(slot, va, pages)
+    }
+
     fn node_and_count(&self) -> (u16, u16) {
         cluster::node_and_count()
     }

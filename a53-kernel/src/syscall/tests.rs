@@ -64,6 +64,8 @@ struct TestKernel {
     /// Active Access: the node's table and what it wrote to the engine.
     active: RefCell<crate::rdma::active::ActiveTable>,
     active_hw: RefCell<ActiveWrites>,
+    /// The ASIDs whose TLB entries a take-back emptied.
+    tlb_flushes: RefCell<Vec<u16>>,
 }
 
 /// The engine's Active Access pages, as the writes made to them.
@@ -115,6 +117,11 @@ impl Kernel for TestKernel {
     }
     fn evict(&self, _slot: usize, _va: u64, _len: u64) -> Result<u64, Error> {
         Ok(3)
+    }
+    fn unmap_borrowed(&self, slot: usize, va: u64, pages: u64) -> Result<u64, Error> {
+        let taken = self.table(|t| t.take_back(slot, None, |space| space.unmap_borrowed(va, pages)))?;
+        self.tlb_flushes.borrow_mut().push(taken.asid);
+        Ok(taken.pages as u64)
     }
     fn node_and_count(&self) -> (u16, u16) {
         (0, 2)
@@ -186,6 +193,7 @@ impl TestKernel {
             ended_jobs: RefCell::default(),
             active: RefCell::default(),
             active_hw: RefCell::default(),
+            tlb_flushes: RefCell::default(),
         }
     }
 
@@ -668,4 +676,52 @@ fn a_log_notifies_only_on_an_opcode_its_owner_receives() {
     answered(k.call(nr::ACTIVE_NOTIFY, &[0, 9]), 0);
     let notices: Vec<_> = k.active.borrow().notices(1).collect();
     assert_eq!(notices, [crate::rdma::active::LogNotice { slot: 0, iuid: 0, opcode: op }]);
+}
+
+#[test]
+fn a_log_closed_is_unmapped_unmarked_and_its_iuid_free_again() {
+    use proto::syscall::active;
+    use proto::syscall::layout::{ACTIVE_LOG_RING, active_log};
+    let plain = TestKernel::new(b"", false);
+    answered(plain.call(nr::ACTIVE_CLOSE, &[0]), error(Error::NoPd));
+    let k = TestKernel::with_rdma();
+    answered(k.call(nr::ACTIVE_OPEN, &[]), 0);
+    answered(k.call(nr::ACTIVE_OPEN, &[]), 1);
+    let mapped = |slot: usize, va: u64| k.table(|t| t.slots[slot].as_ref().unwrap().space.translate(va).is_some());
+    assert!(mapped(0, active_log(0)) && mapped(0, active_log(0) + ACTIVE_LOG_RING), "ring and header");
+    let region = k.buffer(0, &[0; 8192], true);
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, region, active::W | active::WL | active::E]), 0);
+    answered(k.call(nr::ACTIVE_ASSOC, &[1, region + 0x1000, active::FLUSH]), 0);
+    // Another holder's IUID 2; IUIDs not open, or none at all: refused, nothing changed.
+    let other = k.spawn_holder();
+    let mut frame = fresh_frame();
+    k.call_in(other, &mut frame, nr::ACTIVE_OPEN, &[]);
+    assert_eq!(frame.x[0], 2);
+    let (apt, logs) = (k.active_hw.borrow().apt.len(), k.active_hw.borrow().logs.len());
+    for iuid in [2, 3, 16, u64::MAX] {
+        answered(k.call(nr::ACTIVE_CLOSE, &[iuid]), error(Error::BadArgument));
+    }
+    let mut frame = fresh_frame();
+    k.call_in(other, &mut frame, nr::ACTIVE_CLOSE, &[0]);
+    assert_eq!(frame.x[0], error(Error::BadArgument), "the other process cannot close the first's");
+    assert_eq!((k.active_hw.borrow().apt.len(), k.active_hw.borrow().logs.len()), (apt, logs));
+    assert!(k.tlb_flushes.borrow().is_empty() && mapped(0, active_log(0)));
+
+    answered(k.call(nr::ACTIVE_CLOSE, &[0]), 0);
+    // Unmapped (a later access faults: nothing translates there), the TLBs emptied, its page
+    // unmarked and its log invalid; IUID 1 and its page kept.
+    assert!(!mapped(0, active_log(0)) && !mapped(0, active_log(0) + ACTIVE_LOG_RING));
+    assert!(mapped(0, active_log(1)) && mapped(other, active_log(2)));
+    let asid = k.table(|t| t.slots[0].as_ref().unwrap().space.asid());
+    assert_eq!(*k.tlb_flushes.borrow(), [asid]);
+    let hw = k.active_hw.borrow();
+    assert_eq!((&hw.apt[apt..], &hw.logs[logs..]), (&[(hw.apt[0].0, 0, 0)][..], &[(0, false)][..]));
+    drop(hw);
+    answered(k.call(nr::ACTIVE_CLOSE, &[0]), error(Error::BadArgument));
+    answered(k.call(nr::ACTIVE_ASSOC, &[0, region, active::W | active::WL | active::E]), error(Error::BadArgument));
+    // The IUID is free: the other process takes it, mapped in its own space only.
+    let mut frame = fresh_frame();
+    k.call_in(other, &mut frame, nr::ACTIVE_OPEN, &[]);
+    assert_eq!((frame.x[0], frame.x[1]), (0, active_log(0)));
+    assert!(mapped(other, active_log(0)) && !mapped(0, active_log(0)));
 }

@@ -11,8 +11,14 @@
  * the node gets no IUID), and sends the buffer's address by notification. The initiator writes
  * and reads those pages with unim_dma.h; the owner then takes its log entry by entry
  * (unimem_active_next, unimem_active_pending) and checks each entry's header and data and its
- * memory (an active put not written, a logged put written). Each failed check is printed; the
- * verdict line is "c-active: N of M checks failed", and the exit status N.
+ * memory (an active put not written, a logged put written). Then the active flush: the
+ * initiator puts to the active put page and flushes (unimem_active_flush of the owner's
+ * flushing page), which must not return before the owner's handler, asleep for FLUSH_DELAY_US,
+ * has taken the put. Then the IUIDs: the initiator takes every one its node has left until
+ * UNIMEM_SYS_BUSY, gives one back (unimem_active_close) and takes it again, and gives them all
+ * back; the owner closes its log, after which its active put page is plain (a put is written).
+ * Each failed check is printed; the verdict line is "c-active: N of M checks failed", and the
+ * exit status N.
  *
  *   cargo xtask run c-active --nodes 2 --on 0
  */
@@ -54,7 +60,16 @@
 #define P_GET_LOG 2
 #define P_GET_COUNT 3
 #define P_PLAIN 5
+#define P_FLUSH 6
 #define GETS 5
+
+/* The initiator's phases (OP_PHASE). */
+#define PHASE_CHECK 1
+#define PHASE_FLUSH 2
+#define PHASE_CLOSE 3
+#define PHASE_DONE 4
+/* How long the owner's handler sleeps before it takes the flushed put. */
+#define FLUSH_DELAY_US 500000ull
 
 /* The owner's memory at (page, offset), and what the initiator writes (never the same byte). */
 static uint8_t pattern(uint64_t page, uint64_t i)
@@ -202,6 +217,8 @@ static int owner(uint64_t initiator)
                   UNIMEM_OK, 1);
     CHECK_RETURNS("a get counting page (an address inside it)",
                   unimem_assoc_page(buf + P_GET_COUNT * PAGE + 100, UNIMEM_ACTIVE_GET_COUNT, iuid), UNIMEM_OK, 1);
+    CHECK_RETURNS("the flushing page", unimem_assoc_page(buf + P_FLUSH * PAGE, UNIMEM_ACTIVE_FLUSH, iuid), UNIMEM_OK,
+                  1);
     /* Marked and unmarked again: plain. */
     CHECK_RETURNS("marking the plain page", unimem_assoc_page(buf + P_PLAIN * PAGE, UNIMEM_ACTIVE_PUT, iuid),
                   UNIMEM_OK, 1);
@@ -234,7 +251,7 @@ static int owner(uint64_t initiator)
     CHECK("a process without the PD marks nothing with the owner's IUID", peeked != ~0ull && (peeked & 2));
 
     CHECK("sending the buffer's address", tell(initiator, OP_ADDRESS, base));
-    CHECK("the initiator's accesses are done", take(OP_PHASE) == 1);
+    CHECK("the initiator's accesses are done", take(OP_PHASE) == PHASE_CHECK);
 
     struct seen s;
     memset(&s, 0, sizeof s);
@@ -279,6 +296,36 @@ static int owner(uint64_t initiator)
     CHECK_RETURNS("the log drained", unimem_active_pending(iuid, &pending), UNIMEM_OK, 1);
     CHECK("nothing pending at the end", pending == 0);
     printf("owner on node %llu: %d entries taken from log %u\n", (unsigned long long)me, s.entries, iuid);
+    tell(initiator, OP_RESULT, (uint64_t)failed);
+
+    /* The flush: the initiator's put is in the log, and its flush waits for this handler. */
+    CHECK("the initiator flushes", take(OP_PHASE) == PHASE_FLUSH);
+    unimem_sys_sleep_us(FLUSH_DELAY_US);
+    int flushed = 0, other = 0;
+    while (unimem_active_next(iuid, entry, data, &len) == UNIMEM_OK) {
+        struct header h = parse(entry);
+        if (h.kind == KIND_PUT && h.va == base + P_ACTIVE_PUT * PAGE && h.len == 8 && len == 8)
+            flushed++;
+        else
+            other++;
+    }
+    CHECK("the flushed put, taken once", flushed == 1 && other == 0);
+    tell(initiator, OP_RESULT, (uint64_t)failed);
+
+    /* Closing the log: it is gone, and its pages are plain again. */
+    CHECK("the initiator asks for the close", take(OP_PHASE) == PHASE_CLOSE);
+    CHECK_RETURNS("unimem_active_close", unimem_active_close(iuid), UNIMEM_OK, 1);
+    CHECK_RETURNS("closing it again", unimem_active_close(iuid), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("pending of a closed log", unimem_active_pending(iuid, &pending), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("next of a closed log", unimem_active_next(iuid, entry, data, &len), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("marking with a closed IUID", unimem_assoc_page(buf + P_PLAIN * PAGE, UNIMEM_ACTIVE_PUT, iuid),
+                  refused, 1);
+    tell(initiator, OP_RESULT, (uint64_t)failed);
+    CHECK("the initiator put to the unmarked page", take(OP_PHASE) == PHASE_DONE);
+    int written_now = 1;
+    for (uint64_t i = 0; i < 40; i++)
+        written_now &= buf[P_ACTIVE_PUT * PAGE + 16 + i] == written(P_ACTIVE_PUT, 100 + i);
+    CHECK("a put to the page of a closed log is written", written_now);
     tell(initiator, OP_RESULT, (uint64_t)failed);
     /* The initiator has seen its verdict: the owner may go. */
     take(OP_PHASE);
@@ -349,15 +396,66 @@ static void initiator(void)
     s[0] = written(P_PLAIN, 0);
     MOVE("a plain put", src, 0, remote, P_PLAIN * PAGE, 8);
 
-    CHECK("announcing the check", tell(node, OP_PHASE, 1));
+    CHECK("announcing the check", tell(node, OP_PHASE, PHASE_CHECK));
     uint64_t owner_failed = take(OP_RESULT);
     CHECK("the owner's checks", owner_failed == 0);
-    tell(node, OP_PHASE, 2);
+
+    /* The active flush: a put, then the flush, which returns only once the owner's handler
+     * (asleep for FLUSH_DELAY_US) has taken it. */
+    CHECK_RETURNS("a flush of no node", unimem_active_flush(NULL, address + P_FLUSH * PAGE, TRANSFER_US),
+                  UNIMEM_E_NULL, 1);
+    for (uint64_t i = 0; i < 8; i++)
+        s[i] = written(P_ACTIVE_PUT, 200 + i);
+    MOVE("the put to flush", src, 0, remote, P_ACTIVE_PUT * PAGE, 8);
+    CHECK("announcing the flush", tell(node, OP_PHASE, PHASE_FLUSH));
+    uint64_t t0 = unimem_sys_time_us();
+    CHECK_RETURNS("unimem_active_flush", unimem_active_flush(there, address + P_FLUSH * PAGE, TRANSFER_US), UNIMEM_OK,
+                  1);
+    uint64_t waited = unimem_sys_time_us() - t0;
+    CHECK("the owner's handler took the flushed put", take(OP_RESULT) == 0);
+    CHECK("the flush waited for the owner's handler", waited >= FLUSH_DELAY_US * 4 / 5);
+    printf("flush completed after %llu us (the handler slept %llu us)\n", (unsigned long long)waited,
+           (unsigned long long)FLUSH_DELAY_US);
+
+    /* This node's IUIDs: every one left taken until Busy, one given back and taken again. */
+    uint32_t extra[UNIMEM_ACTIVE_IUIDS];
+    int taken = 0;
+    uint64_t st = UNIMEM_OK;
+    while (taken < UNIMEM_ACTIVE_IUIDS && (st = unimem_active_open(&extra[taken])) == UNIMEM_OK)
+        taken++;
+    CHECK("opening until the node has no IUID left: Busy", st == UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY);
+    CHECK("every IUID of the node taken, the initiator's first one included", taken + 1 == UNIMEM_ACTIVE_IUIDS);
+    printf("initiator on node %llu: %d IUIDs taken before Busy\n", (unsigned long long)me, taken + 1);
+    if (taken > 0) {
+        uint32_t given = extra[taken - 1];
+        CHECK_RETURNS("giving one back", unimem_active_close(given), UNIMEM_OK, 1);
+        CHECK_RETURNS("taking it again", unimem_active_open(&extra[taken - 1]), UNIMEM_OK, 1);
+        CHECK("the IUID given back is the one taken again", extra[taken - 1] == given);
+        uint32_t none = 0xffff;
+        CHECK_RETURNS("none left again", unimem_active_open(&none), UNIMEM_E_SYSCALL + UNIMEM_SYS_BUSY, 1);
+        for (int i = 0; i < taken; i++)
+            CHECK_RETURNS("giving them back", unimem_active_close(extra[i]), UNIMEM_OK, 1);
+        CHECK_RETURNS("one given back twice", unimem_active_close(extra[0]), UNIMEM_E_BAD_ARGUMENT, 1);
+    }
+    CHECK_RETURNS("an IUID out of range", unimem_active_close(UNIMEM_ACTIVE_IUIDS), UNIMEM_E_BAD_ARGUMENT, 1);
+
+    /* The owner closes its log: its active put page is plain again. */
+    CHECK("announcing the close", tell(node, OP_PHASE, PHASE_CLOSE));
+    CHECK("the owner's close checks", take(OP_RESULT) == 0);
+    for (uint64_t i = 0; i < 40; i++)
+        s[i] = written(P_ACTIVE_PUT, 100 + i);
+    MOVE("a put to the page of a closed log", src, 0, remote, P_ACTIVE_PUT * PAGE + 16, 40);
+    MOVE("reading it back", remote, P_ACTIVE_PUT * PAGE + 16, back, 0, 40);
+    CHECK("a put to the page of a closed log is written", memcmp(b, s, 40) == 0);
+    CHECK("announcing the end", tell(node, OP_PHASE, PHASE_DONE));
+    CHECK("the owner's last checks", take(OP_RESULT) == 0);
+    tell(node, OP_PHASE, PHASE_DONE);
 
     /* Nothing touched the initiator's own log. */
     uint64_t pending = 7;
     CHECK_RETURNS("the initiator's log", unimem_active_pending(mine, &pending), UNIMEM_OK, 1);
     CHECK("the initiator's log is empty", pending == 0);
+    CHECK_RETURNS("closing the initiator's log", unimem_active_close(mine), UNIMEM_OK, 1);
     unim_dma_cleanup();
 }
 

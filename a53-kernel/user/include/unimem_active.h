@@ -13,10 +13,10 @@
  *                           (polling; block with unimem_sys.h's sleep between looks);
  *   unimem_active_next      the oldest entry, taken: its 32-byte header (layout in
  *                           docs/hw/active-access.md, "Log entry header") and its data;
- *   unimem_active_pending   whether entries wait.
- *
- * The active flush: an RDMA read (unim_dma.h) of 8 bytes of the target's flushing page (a page
- * the target marked UNIMEM_ACTIVE_FLUSH) completes only once the target's log is drained.
+ *   unimem_active_pending   whether entries wait;
+ *   unimem_active_flush     the seed's flush(target), from the initiator's side;
+ *   unimem_active_close     gives the IUID back (a process's IUIDs are also given back when it
+ *                           ends).
  *
  * Every call returns a status (unimem_error.h), 0 for success, also left in
  * unimem_last_error().
@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "unim_dma.h"
 #include "unimem_error.h"
 
 #ifdef __cplusplus
@@ -64,6 +65,22 @@ uint64_t unimem_assoc_page(void *addr, uint64_t actions, uint32_t handler);
 uint64_t unimem_active_next(uint32_t iuid, void *entry, void *data, uint64_t *len);
 /* 1 in *pending if entries wait in log iuid, else 0. */
 uint64_t unimem_active_pending(uint32_t iuid, uint64_t *pending);
+/* Gives log iuid back: the pages marked for it are unmarked (remote puts and gets of them are
+ * plain again), the log is invalidated and unmapped, and the IUID is free for the next
+ * unimem_active_open on this node. UNIMEM_E_BAD_ARGUMENT for an IUID this process has not
+ * open. */
+uint64_t unimem_active_close(uint32_t iuid);
+/* The seed's flush(target): returns once node's handler has taken every entry its log held
+ * when the flush arrived there, so every active access this process issued to node, and saw
+ * complete (unim_dma_wait), was taken; entries others append meanwhile do not hold it back.
+ * flushing_page is the address, on node, of the page its owner marked UNIMEM_ACTIVE_FLUSH for
+ * the log (node is a unim_dma_get_node object; the read of 8 bytes of that page that the
+ * target's engine serves only then goes on the RDMA queues of unim_dma_init). UNIMEM_E_TIMEOUT
+ * after timeout_us (0: none; the engine is asked again every RDMA timeout meanwhile);
+ * UNIMEM_E_NOT_INITIALISED before unim_dma_init; UNIMEM_E_NULL for a NULL node;
+ * UNIMEM_E_TRANSFER + status if the read fails (UNIMEM_CQE_TIMEOUT when the target's engine
+ * never served it). */
+uint64_t unimem_active_flush(unim_dma_node_t node, uint64_t flushing_page, uint64_t timeout_us);
 
 #ifdef __cplusplus
 }

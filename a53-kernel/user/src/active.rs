@@ -3,7 +3,8 @@
 //! where a handler takes it. Puts and gets do not change on the origin side: they are
 //! [`crate::rdma`] writes and reads.
 //!
-//! - [`Log::open`]: an IUID of this process's and its log (`ACTIVE_OPEN`);
+//! - [`Log::open`]: an IUID of this process's and its log (`ACTIVE_OPEN`); [`Log::close`], or
+//!   dropping the `Log`, gives it back (`ACTIVE_CLOSE`);
 //! - [`Log::assoc_page`]: the seed's `assoc_page(addr, actions, handler)`: the handler is the
 //!   log (its IUID); the code that runs is what [`Log::poll`] / [`Log::wait`] are given;
 //! - [`Log::entries`]: the log as an iterator; consumed entries are given back to the engine
@@ -12,7 +13,8 @@
 //!   read, signal or event mode ([`Log::notify_on`]: the engine's interrupt, through the
 //!   kernel, sends a notification per batch of entries);
 //! - [`flush`]: the seed's active flush, an RDMA read of the target's flushing page, which the
-//!   target's engine serves only once the target's log is drained.
+//!   target's engine serves only once every entry appended before the read arrived has been
+//!   consumed.
 //!
 //! The ring's reader ([`Reader`], `hal::pldma::active`, which the kernel uses for its fault
 //! log too) is plain logic over bytes, host-tested.
@@ -42,7 +44,8 @@ pub mod actions {
 }
 
 /// A log of this process: its IUID, ring and header (mapped by the kernel), and the mailbox
-/// opcode its entries are told on, if any.
+/// opcode its entries are told on, if any. Dropping it gives the IUID back, as
+/// [`close`](Log::close) does.
 pub struct Log {
     iuid: u8,
     ring: u64,
@@ -60,6 +63,16 @@ impl Log {
         let [iuid, ring, header] = crate::sys::call4(nr::ACTIVE_OPEN, [0; 4])?;
         let iuid = u8::try_from(iuid).map_err(|_| Error::Protocol(crate::error::ProtocolError::BadInterface))?;
         Ok(Self { iuid, ring, header, notice: None })
+    }
+
+    /// Gives the IUID back (`ACTIVE_CLOSE`): the pages marked for it are unmarked (remote puts
+    /// and gets of them are plain again), the log is invalidated and unmapped from this process,
+    /// and the IUID is free for the next [`Log::open`] on this node. Dropping the `Log` does the
+    /// same, without telling of a failure (only a kernel that does not know the IUID as this
+    /// process's refuses it: `Syscall(BadArgument)`).
+    pub fn close(self) -> Result<(), Error> {
+        let log = core::mem::ManuallyDrop::new(self);
+        close(log.iuid)
     }
 
     /// Handler dispatch through the mailbox (`ACTIVE_NOTIFY`): from now on every entry the
@@ -166,6 +179,17 @@ impl Log {
     }
 }
 
+impl Drop for Log {
+    fn drop(&mut self) {
+        let _ = close(self.iuid);
+    }
+}
+
+/// `ACTIVE_CLOSE` of IUID `iuid`.
+fn close(iuid: u8) -> Result<(), Error> {
+    crate::sys::call4(nr::ACTIVE_CLOSE, [u64::from(iuid), 0, 0, 0]).map(drop)
+}
+
 /// The seed's `assoc_page(addr, act, hlr_id)`: marks the page holding `addr` with `actions` for
 /// the log of IUID `handler` (which must be this process's: the kernel refuses any other).
 pub fn assoc_page(addr: u64, actions: u64, handler: u8) -> Result<(), Error> {
@@ -218,11 +242,12 @@ impl Drop for Entries<'_> {
     }
 }
 
-/// The seed's active flush: completes once `target`'s log (whose flushing page is at
-/// `flush_page` there) has been drained by its handler, so every active access this process
-/// issued to `target` before (and whose completion it has seen) was taken. An RDMA read of 8
-/// bytes, which the target's engine serves only once the log is drained; until then the
-/// read is retried by the R5's timeout.
+/// The seed's active flush: completes once `target`'s handler has taken every entry its log
+/// (whose flushing page is at `flush_page` there) held when the flush arrived, so every active
+/// access this process issued to `target` before (and whose completion it has seen) was taken;
+/// entries others append meanwhile do not hold it back. An RDMA read of 8 bytes, which the
+/// target's engine serves only then (`docs/hw/active-access.md`, "Flush"); until then the read
+/// is retried by the R5's timeout. `Timeout` after `timeout_us` (0: none).
 pub fn flush<D: crate::rdma::Doorbell>(
     rdma: &crate::rdma::Rdma<D>,
     target: u16,

@@ -472,6 +472,9 @@ pub mod active_aa {
         /// to mark a page with the owner's IUID `iuid`, then to read the owner's log; reports to
         /// `node` (this node) before the read, and again only if the read returned.
         Peek { node: u16, iuid: u8 },
+        /// Takes every IUID the node has left, gives one back and takes it again, gives them all
+        /// back, then reads its first log's old address, which must kill it.
+        Closer,
     }
 
     pub fn pack(role: Role) -> u64 {
@@ -483,6 +486,7 @@ pub mod active_aa {
             Role::PutCost { node } => 4 | u64::from(node) << 4,
             Role::CostOwner { node } => 5 | u64::from(node) << 4,
             Role::Peek { node, iuid } => 6 | u64::from(node) << 4 | u64::from(iuid) << 20,
+            Role::Closer => 7,
         }
     }
 
@@ -500,6 +504,7 @@ pub mod active_aa {
             4 => Some(Role::PutCost { node }),
             5 => Some(Role::CostOwner { node }),
             6 => Some(Role::Peek { node, iuid: pct }),
+            7 if arg == 7 => Some(Role::Closer),
             _ => None,
         }
     }
@@ -515,10 +520,12 @@ pub mod active_aa {
             Role::PutCost { node: 1 },
             Role::CostOwner { node: 0 },
             Role::Peek { node: 1, iuid: 15 },
+            Role::Closer,
         ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }
-        assert_eq!(unpack(7), None);
+        assert_eq!(unpack(8), None);
+        assert_eq!(unpack(7 | 1 << 4), None);
         assert_eq!(unpack(1 << 40), None);
         assert_eq!(unpack(2 | 101 << 20), None);
     }

@@ -278,6 +278,71 @@ pub fn place(produced: u32, consumed: u32, size: u32, granules: u32) -> Option<u
     (used + pad + granules <= size).then_some(pad)
 }
 
+/// Who asks for a flush: the requesting node and the name of its read's block, (tid,
+/// first_seq), which every attempt of that read carries and a new read does not
+/// (`docs/hw/pldma.md`, the block table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flusher {
+    /// The node that reads the flushing page.
+    pub node: u16,
+    /// The read's transaction id.
+    pub tid: u16,
+    /// The seq of the read's first attempt.
+    pub first_seq: u16,
+}
+
+/// A log's flush slot (`docs/hw/active-access.md`, "Flush"): the flush that holds it with its
+/// point (`produced` when it took the slot), and the holder a takeover released, whose point
+/// had been consumed. The engine keeps one per log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlushSlot {
+    holder: Option<(Flusher, u32)>,
+    released: Option<Flusher>,
+}
+
+impl FlushSlot {
+    /// An attempt of `who`'s flush read reaches a log of `size` granules that has produced
+    /// `produced`, of which its header says `consumed`: whether the read is served now (else it
+    /// is refused, and its initiator asks again). Served only once every entry appended before
+    /// the flush first arrived has been consumed:
+    ///
+    /// - `consumed` more than `produced` or more than a ring behind (no correct consumer's):
+    ///   refused, the slot unchanged;
+    /// - the released holder: served (its point was consumed when it was released);
+    /// - the holder: served once `consumed` has reached its point, which frees the slot;
+    /// - anyone, when the log is drained: served;
+    /// - the slot empty, or its holder's point consumed (served, or gone): the flush takes it
+    ///   with `produced` as its point (a holder taken over is released) and waits;
+    /// - else (another's point not yet consumed): refused, nothing recorded.
+    pub fn ask(&mut self, who: Flusher, produced: u32, consumed: u32, size: u32) -> bool {
+        let behind = produced.wrapping_sub(consumed);
+        if behind > size {
+            return false;
+        }
+        // `consumed` lies in [point, produced] (wrapping): everything before the point is taken.
+        let reached = |point: u32| consumed.wrapping_sub(point) <= produced.wrapping_sub(point);
+        if self.released == Some(who) {
+            self.released = None;
+            return true;
+        }
+        match self.holder {
+            Some((holder, point)) if holder == who => {
+                let served = reached(point);
+                if served {
+                    self.holder = None;
+                }
+                return served;
+            }
+            _ if behind == 0 => return true,
+            Some((_, point)) if !reached(point) => return false,
+            Some((holder, _)) => self.released = Some(holder),
+            None => {}
+        }
+        self.holder = Some((who, produced));
+        false
+    }
+}
+
 /// Granules of an entry carrying `data` bytes (0: metadata only).
 pub const fn entry_granules(data: usize) -> u32 {
     1 + data.div_ceil(GRANULE as usize) as u32
@@ -708,6 +773,106 @@ mod tests {
         let pad = LogEntry::pad(5);
         assert_eq!(LogEntry::decode(&pad.encode()), Ok(pad));
         assert_eq!(LogEntry::decode(&[0; 32]), Err(EntryError::Kind(0)));
+    }
+
+    mod flush {
+        use super::super::*;
+        use std::vec::Vec;
+
+        const A: Flusher = Flusher { node: 0, tid: 5, first_seq: 100 };
+        const B: Flusher = Flusher { node: 2, tid: 5, first_seq: 100 };
+
+        #[test]
+        fn a_flush_is_served_once_its_point_is_consumed_though_the_log_never_drains() {
+            let mut slot = FlushSlot::default();
+            // Produced 10, consumed 4: A takes the slot at point 10 and waits.
+            assert!(!slot.ask(A, 10, 4, 512));
+            // Others keep appending; the owner consumes, one granule short of the point.
+            assert!(!slot.ask(A, 30, 9, 512), "entry 9 was appended before the flush: not taken yet");
+            assert!(slot.ask(A, 50, 10, 512), "everything before the point is taken");
+            assert_eq!(slot, FlushSlot::default(), "served: the slot is free");
+            // A new read of the same node (a new first_seq) is a new flush with a new point.
+            let again = Flusher { first_seq: 101, ..A };
+            assert!(!slot.ask(again, 50, 10, 512));
+            assert!(!slot.ask(again, 60, 49, 512));
+            assert!(slot.ask(again, 60, 50, 512));
+        }
+
+        #[test]
+        fn a_second_flusher_waits_for_the_holder_s_point_then_takes_the_slot_over() {
+            let mut slot = FlushSlot::default();
+            assert!(!slot.ask(A, 10, 0, 512));
+            assert!(!slot.ask(B, 20, 0, 512), "A's point is not consumed: B waits, unrecorded");
+            assert!(!slot.ask(B, 20, 9, 512));
+            // A's point consumed before A asks again: B takes the slot at point 20, A is released.
+            assert!(!slot.ask(B, 20, 10, 512));
+            assert!(slot.ask(A, 25, 10, 512), "the released holder is served");
+            assert!(!slot.ask(A, 25, 10, 512), "once: asking again is a new flush, which waits for B");
+            assert!(!slot.ask(B, 30, 19, 512));
+            assert!(slot.ask(B, 30, 20, 512));
+        }
+
+        #[test]
+        fn a_drained_log_serves_anyone_and_a_forged_consumed_no_one() {
+            let mut slot = FlushSlot::default();
+            assert!(!slot.ask(A, 10, 0, 512));
+            assert!(slot.ask(B, 10, 10, 512), "drained");
+            let held = slot;
+            assert!(!slot.ask(B, 10, 11, 512), "consumed past produced");
+            assert!(!slot.ask(B, 600, 10, 512), "consumed more than a ring behind");
+            assert_eq!(slot, held, "a forged consumed changes nothing");
+            assert!(slot.ask(A, 10, 10, 512));
+            // Wrapping counters: the point just below the wrap, consumed past it.
+            let mut slot = FlushSlot::default();
+            assert!(!slot.ask(A, u32::MAX - 1, u32::MAX - 9, 512));
+            assert!(!slot.ask(A, 20, u32::MAX - 2, 512));
+            assert!(slot.ask(A, 20, u32::MAX - 1, 512));
+            assert!(!slot.ask(B, 20, 3, 512));
+            assert!(slot.ask(B, 40, 20, 512));
+        }
+
+        /// Random schedules of appends, consumption and flush attempts from four flushers:
+        /// a flush is never served before the owner consumed every granule produced when it
+        /// first asked, and each of them is served.
+        #[test]
+        fn no_flush_is_served_early_and_each_is_served() {
+            let mut rng = 0x2545_f491_4f6c_dd1du64;
+            let mut next = move || {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng
+            };
+            let size = 64u32;
+            for round in 0..200u32 {
+                let mut slot = FlushSlot::default();
+                // Absolute counts, and their wrapped values as the engine keeps them.
+                let start = u64::from(next() as u32);
+                let (mut produced, mut consumed) = (start, start);
+                let who: Vec<Flusher> = (0..4).map(|n| Flusher { node: n, tid: n, first_seq: round as u16 }).collect();
+                let mut first_ask: [Option<u64>; 4] = [None; 4];
+                let mut served = [false; 4];
+                for _ in 0..4000 {
+                    match next() % 4 {
+                        0 if produced - consumed < u64::from(size) => produced += 1 + next() % 3,
+                        1 if consumed < produced => consumed += 1 + next() % (produced - consumed).min(2),
+                        _ => {
+                            let i = (next() % 4) as usize;
+                            if served[i] {
+                                continue;
+                            }
+                            let at = *first_ask[i].get_or_insert(produced);
+                            if slot.ask(who[i], produced as u32, consumed as u32, size) {
+                                assert!(consumed >= at, "flusher {i} served at {consumed}, asked at {at}");
+                                served[i] = true;
+                            }
+                        }
+                    }
+                    produced = produced.min(consumed + u64::from(size));
+                }
+                assert!(served.iter().all(|&s| s), "round {round}: every flusher was served: {served:?}");
+            }
+        }
     }
 
     mod reader {

@@ -1,14 +1,15 @@
 //! `unimem_active.h`: Active Access for C programs (`docs/hw/active-access.md`), over
-//! `unimem_user::active`: a log per IUID the process opened, the seed's `assoc_page(addr, act,
-//! hlr_id)` with the IUID as the handler id, and the log's entries one at a time (the handler
-//! is the C program's loop: polling, or blocking with `unimem_active_wait`). The active flush
-//! is an RDMA read of the target's flushing page (`unim_dma.h`).
+//! `unimem_user::active`: a log per IUID the process opened (until it closes it), the seed's
+//! `assoc_page(addr, act, hlr_id)` with the IUID as the handler id, the log's entries one at a
+//! time (the handler is the C program's loop, polling), and the seed's `flush(target)` over the
+//! RDMA queues `unim_dma_init` opened, the target named as `unim_dma.h` names nodes.
 
 use core::ffi::c_void;
 
 use unimem_user::Error;
-use unimem_user::active::{IUIDS, Log, assoc_page};
+use unimem_user::active::{IUIDS, Log, assoc_page, flush};
 
+use crate::dma::{UnimDmaNode, dma, node_of};
 use crate::status::{CError, deliver, status};
 
 /// The logs this process opened, by IUID.
@@ -44,6 +45,29 @@ pub unsafe extern "C" fn unimem_active_open(iuid: *mut u32) -> u64 {
             Ok(u32::from(i))
         })
     }
+}
+
+/// `uint64_t unimem_active_close(uint32_t iuid)`: a status; gives log `iuid` back
+/// (`ACTIVE_CLOSE`): its pages unmarked, the log invalidated and unmapped, the IUID free for the
+/// next `unimem_active_open` on this node. `UNIMEM_E_BAD_ARGUMENT` for an IUID this process has
+/// not open.
+#[unsafe(no_mangle)]
+pub extern "C" fn unimem_active_close(iuid: u32) -> u64 {
+    let log = usize::try_from(iuid).ok().and_then(|i| LOGS.lock().get_mut(i).and_then(Option::take));
+    status(log.ok_or(CError::BadArgument).and_then(|log| Ok(log.close()?)))
+}
+
+/// `uint64_t unimem_active_flush(unim_dma_node_t node, uint64_t flushing_page, uint64_t
+/// timeout_us)`: a status; the seed's `flush(target)`: returns once `node`'s handler has taken
+/// every entry its log held when the flush arrived, so every active access this process issued
+/// to `node` and saw complete was taken (`unimem_user::active::flush`: an RDMA read of 8 bytes
+/// of the flushing page at `flushing_page` there, on the queues of `unim_dma_init`).
+/// `UNIMEM_E_TIMEOUT` after `timeout_us` (0: none); `UNIMEM_E_NOT_INITIALISED` before
+/// `unim_dma_init`; `UNIMEM_E_NULL` for a NULL node.
+#[unsafe(no_mangle)]
+pub extern "C" fn unimem_active_flush(node: *const UnimDmaNode, flushing_page: u64, timeout_us: u64) -> u64 {
+    let target = node_of(node);
+    status(target.and_then(|target| dma(|d| Ok(flush(d.rdma(), target, flushing_page, timeout_us)?))))
 }
 
 /// `uint64_t unimem_assoc_page(void *addr, uint64_t actions, uint32_t handler)`: the seed's
@@ -139,5 +163,19 @@ mod tests {
         }
         assert_eq!(len, 7, "nothing written on refusal");
         assert_eq!(unimem_assoc_page(core::ptr::null_mut(), 2, 256), code::BAD_ARGUMENT, "not an IUID");
+        // Closing a log this process has not open, or no IUID.
+        assert_eq!(unimem_active_close(3), code::BAD_ARGUMENT);
+        assert_eq!(unimem_active_close(16), code::BAD_ARGUMENT);
+        assert_eq!(unimem_active_close(u32::MAX), code::BAD_ARGUMENT);
+    }
+
+    #[test]
+    fn a_flush_needs_a_node_and_the_rdma_queues() {
+        assert_eq!(unimem_active_flush(core::ptr::null(), 0x1000, 0), code::NULL);
+        let not_initialised = unimem_user::unim::UnimError::NotInitialised.exit_status();
+        // The host has no kernel: `unim_dma_init` never succeeds, so the flush is refused.
+        assert_eq!(crate::dma::unim_dma_init(0), -1);
+        assert_eq!(unimem_active_flush(crate::dma::node_object(1), 0x1000, 0), not_initialised);
+        assert_eq!(crate::status::unimem_last_error(), not_initialised, "the status is left for unimem_last_error");
     }
 }

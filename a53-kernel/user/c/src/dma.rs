@@ -80,12 +80,12 @@ fn buffer<D: Doorbell, M: Regions>(d: &UnimDma<D, M>, object: *const UnimDmaBuff
 }
 
 /// Node `node`'s object.
-fn node_object(node: u16) -> *const UnimDmaNode {
+pub(crate) fn node_object(node: u16) -> *const UnimDmaNode {
     core::ptr::without_provenance(usize::from(node) + 1)
 }
 
 /// The node an object names: `Null`, or `BadArgument` for a value no node object has.
-fn node_of(object: *const UnimDmaNode) -> Result<u16, CError> {
+pub(crate) fn node_of(object: *const UnimDmaNode) -> Result<u16, CError> {
     if object.is_null() {
         return Err(CError::Null);
     }
@@ -242,7 +242,9 @@ pub(crate) fn waited(result: Result<UnimDmaStatus, CError>) -> DmaStatus {
 }
 
 /// Runs `op` on the process's library state.
-fn dma<R>(op: impl FnOnce(&mut UnimDma<HwDoorbell, unim::SysRegions>) -> Result<R, CError>) -> Result<R, CError> {
+pub(crate) fn dma<R>(
+    op: impl FnOnce(&mut UnimDma<HwDoorbell, unim::SysRegions>) -> Result<R, CError>,
+) -> Result<R, CError> {
     unim::with_dma(|d| Ok(op(d))).unwrap_or_else(|e| Err(e.into()))
 }
 

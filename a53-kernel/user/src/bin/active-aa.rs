@@ -18,6 +18,11 @@
 //!   job, not the PD's holder), which must get no IUID, mark nothing with the owner's IUID, and
 //!   be killed when it reads the owner's log; answers each phase on opcode 10.
 //!
+//! - `Closer` (on this node, alone): takes IUIDs until the node has none left (`Busy`), gives
+//!   one back (`Log::close`) and takes it again, gives them all back, then reads the first one's
+//!   old log address: `ACTIVE_CLOSE` unmapped it, so the read must kill the process (the test
+//!   expects that fault; an exit status is a failure).
+//!
 //! - `PutCost { node }` / `CostOwner { node }`: the cost of logging on plain puts (`cargo xtask
 //!   bench active`): `COST_PUTS` puts of 256 B, one at a time, to a plain page and to a
 //!   put-logging page of the owner, whose handler drains the log meanwhile and times itself.
@@ -81,6 +86,7 @@ fn main() -> Result<u64, Error> {
         Role::PutCost { node } => put_cost(node),
         Role::CostOwner { node } => cost_owner(node),
         Role::Peek { node, iuid } => peek(node, iuid),
+        Role::Closer => closer(),
     }
 }
 
@@ -547,6 +553,44 @@ fn cost_owner(initiator: u16) -> Result<u64, Error> {
     core::hint::black_box(sum);
     send(initiator, OP_RESULT, handled)?;
     Ok(0)
+}
+
+fn closer() -> Result<u64, Error> {
+    let mut logs: [Option<Log>; unimem_user::active::IUIDS] = [const { None }; unimem_user::active::IUIDS];
+    let mut taken = 0;
+    let busy = loop {
+        match Log::open() {
+            Ok(log) if taken < logs.len() => {
+                logs[taken] = Some(log);
+                taken += 1;
+            }
+            Ok(_) => break false,
+            Err(e) => break e == Error::Syscall(unimem_user::SysError::Busy),
+        }
+    };
+    ensure!(busy && taken > 0, 60, "{} IUIDs taken, then not Busy", taken);
+    let iuids = |logs: &[Option<Log>]| logs.iter().flatten().fold(0u32, |m, l| m | 1 << l.iuid());
+    let held = iuids(&logs);
+    log!("took {} IUIDs ({:#x}) before Busy", taken, held);
+    // One given back is the next one taken; the node is out of IUIDs again.
+    let last = logs[taken - 1].take().map(|l| (l.iuid(), l.close()));
+    ensure!(matches!(last, Some((_, Ok(())))), 61, "closing an IUID failed");
+    let again = Log::open()?;
+    ensure!(Some(again.iuid()) == last.map(|l| l.0), 62, "the IUID given back was not the one taken again");
+    logs[taken - 1] = Some(again);
+    ensure!(iuids(&logs) == held && Log::open().is_err(), 63, "not the same IUIDs, or one more");
+    // All given back (the last by dropping it); then the first log's old place must be gone.
+    let first = logs[0].as_ref().map_or(0, Log::iuid);
+    for log in logs.iter_mut().take(taken - 1).filter_map(Option::take) {
+        ensure!(log.close().is_ok(), 64, "closing an IUID failed");
+    }
+    drop(logs);
+    let old = proto::syscall::layout::active_log(first);
+    // SAFETY: deliberately not: the log was unmapped by `ACTIVE_CLOSE`, and this load must
+    // fault (the process is killed, which is what the test expects).
+    let word = unsafe { core::ptr::read_volatile(old as *const u32) };
+    log!("read {:#x} at the closed log's address {:#x}", word, old);
+    Ok(65)
 }
 
 fn peek(owner: u16, iuid: u8) -> Result<u64, Error> {

@@ -1,15 +1,16 @@
 //! Active Access in the engine (`docs/hw/active-access.md`): the `active` page (the access-log
 //! table) and the `apt` page (the active page table), with `hal::pldma::active`'s layouts, and
 //! what the receive and read-serve paths ask of them: which page is marked, whether its log has
-//! room, appending an entry. State: 256 APT entries and 17 logs, as the PL would keep.
+//! room, appending an entry, whether a flush is served. State: 256 APT entries, 17 logs and
+//! their flush slots, as the PL would keep.
 
 use crate::models::{ModelError, check_size};
 use crate::shm::Ddr;
 use core::mem::offset_of;
 use hal::pldma::Pd;
 use hal::pldma::active::{
-    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, GRANULE, KERNEL_LOG, LOG_CTRL, LOGS, LogCtrl,
-    LogEntry, LogRegisters, apt_set, header, place,
+    APT_ENTRIES, APT_TAG, APT_WAYS, ActiveRegisters, AptEntry, Attr, FlushSlot, Flusher, GRANULE, KERNEL_LOG, LOG_CTRL,
+    LOGS, LogCtrl, LogEntry, LogRegisters, apt_set, header, place,
 };
 use tock_registers::LocalRegisterCopy;
 
@@ -37,6 +38,8 @@ struct Log {
     produced: u32,
     entries: u32,
     full: u32,
+    /// The flush waiting for its point, and the holder a takeover released.
+    flush: FlushSlot,
 }
 
 impl Log {
@@ -130,6 +133,7 @@ impl Active {
                 if log.ctrl().valid && !valid {
                     log.produced = 0;
                     log.full = 0;
+                    log.flush = FlushSlot::default();
                     return Ok(Some(LogEnabled { header: log.header }));
                 }
             }
@@ -197,10 +201,13 @@ impl Active {
         c.valid && self.consumed(ddr, log).and_then(|done| place(l.produced, done, c.granules(), granules)).is_some()
     }
 
-    /// `log` has been drained: everything produced was consumed.
-    pub fn drained(&self, ddr: &Ddr, log: usize) -> bool {
-        let l = &self.logs[log];
-        l.ctrl().valid && self.consumed(ddr, log) == Some(l.produced)
+    /// An attempt of `who`'s read of `log`'s flushing page: whether it is served now, by the
+    /// log's flush slot (`FlushSlot::ask`); an invalid log serves none.
+    pub fn flush(&mut self, ddr: &Ddr, log: usize, who: Flusher) -> bool {
+        let consumed = self.consumed(ddr, log);
+        let l = &mut self.logs[log];
+        let c = l.ctrl();
+        c.valid && consumed.is_some_and(|done| l.flush.ask(who, l.produced, done, c.granules()))
     }
 
     /// An access found no room in `log`: counted, and the header's copy updated.

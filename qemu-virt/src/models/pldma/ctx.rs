@@ -8,7 +8,7 @@ use crate::counters::NodeCounters;
 use crate::interconnect::{Datagram, channel};
 use crate::models::iommu::{Access, IoTranslate, StallId, Translation};
 use crate::shm::Ddr;
-use hal::pldma::active::{Attr, LogEntry};
+use hal::pldma::active::{Attr, Flusher, LogEntry};
 use hal::pldma::codes::{NackCode, PfNackCode};
 use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::fault::FaultEntry;
@@ -135,9 +135,10 @@ impl Ctx<'_> {
         self.shared.state().regs.active.room(self.ddr, log, granules)
     }
 
-    /// `log` is drained (a flushing page may be served).
-    pub fn log_drained(&self, log: usize) -> bool {
-        self.shared.state().regs.active.drained(self.ddr, log)
+    /// `who`'s read of `log`'s flushing page may be served now (`docs/hw/active-access.md`,
+    /// "Flush").
+    pub fn log_flush(&self, log: usize, who: Flusher) -> bool {
+        self.shared.state().regs.active.flush(self.ddr, log, who)
     }
 
     /// An access was not served for want of room in `log`.

@@ -4,7 +4,7 @@
 
 use super::ctx::{Ctx, Dma};
 use crate::models::iommu::StallId;
-use hal::pldma::active::{EntryKind, FLAG_DATA, LogEntry};
+use hal::pldma::active::{EntryKind, FLAG_DATA, Flusher, LogEntry};
 use hal::pldma::codes::{FaultCode, NackCode, PfNackCode, RefusalCode};
 use hal::pldma::descriptor::{Attempt, Descriptor, RawDescriptor, WriteKind};
 use hal::pldma::event::{Event, TxnRef};
@@ -111,8 +111,8 @@ pub fn run(ctx: &mut Ctx<'_>, job: &mut BlockJob, terminated: Option<u64>) -> Pr
             }
         }
         if job.kind == WriteKind::ReadResponse && !serve_get(ctx, job, job.src + piece.offset, bytes) {
-            // A flushing page whose log is not drained, or a log with no room: the block stops
-            // before this packet; the requester's timeout asks again.
+            // A flush not to be served yet, or a log with no room: the block stops before this
+            // packet; the requester's timeout asks again.
             return Progress::Finished;
         }
         let route = Route { src: ctx.node, owner: job.owner(ctx) };
@@ -160,8 +160,8 @@ fn stop(ctx: &mut Ctx<'_>, job: &BlockJob, why: Dma) {
 
 /// Active Access on the read-serve path (`docs/hw/active-access.md`, "What the engine does"):
 /// the packet `job.next` has read `data` from `start`; each source page piece that is marked is
-/// checked (a flushing page waits for its log to drain) and logged. False: the packet must not
-/// be sent.
+/// checked (a flushing page waits for its log's flush slot to serve it) and logged. False: the
+/// packet must not be sent.
 fn serve_get(ctx: &mut Ctx<'_>, job: &BlockJob, start: u64, data: &[u8]) -> bool {
     let len = data.len();
     let mut at = 0usize;
@@ -177,7 +177,8 @@ fn serve_get(ctx: &mut Ctx<'_>, job: &BlockJob, start: u64, data: &[u8]) -> bool
     let pd = job.pd();
     for &(va, at, take) in parts.iter().flatten() {
         let Some((attr, log)) = ctx.active(pd, va) else { continue };
-        if attr.flush && !ctx.log_drained(log) {
+        let who = Flusher { node: job.node, tid: job.attempt.tid, first_seq: job.attempt.first_seq };
+        if attr.flush && !ctx.log_flush(log, who) {
             ctx.log_refuse(log);
             return false;
         }
