@@ -162,6 +162,31 @@ active_handler_256_entries_instructions: 25800 instructions";
         }
     }
 
+    /// The harness reads lines the programs print: each name it asks for is one a program's
+    /// source logs (`bench NAME: ...`), so a renamed line fails here, not in a bench run.
+    #[test]
+    fn the_programs_print_every_line_the_figures_read() {
+        let source = |name: &str| {
+            std::fs::read_to_string(crate::images::workspace_root().join(format!("a53-kernel/user/src/bin/{name}.rs")))
+                .unwrap()
+        };
+        let (dht, checkpoint) = (source("active-dht"), source("active-checkpoint"));
+        for line in LINES.lines() {
+            let name = line.split(':').next().unwrap();
+            let (program, logged) = if let Some(what) = name.strip_prefix("active_dht_25pct_") {
+                (&dht, format!("\"bench active_dht_{{}}pct_{what}: "))
+            } else if name.starts_with("active_dht_5pct_") {
+                continue;
+            } else if name.starts_with("active_handler_") {
+                (&checkpoint, "\"bench active_handler_{}_entries_instructions: ".to_string())
+            } else {
+                (&checkpoint, format!("\"bench {name}: "))
+            };
+            assert!(program.contains(&logged), "no program logs {logged}");
+        }
+        assert!(checkpoint.contains("const POLL_PAGES: [usize; 3] = [0, 4, 16];"), "polls of 0, 64 and 256 entries");
+    }
+
     #[test]
     fn the_handler_figure_follows_its_lines_and_its_goal() {
         let slow = LINES.replace("256_entries_instructions: 25800", "256_entries_instructions: 38000");

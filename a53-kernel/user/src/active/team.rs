@@ -5,6 +5,9 @@
 //! starts, and gathers one report per member per phase. A member that fails reports its status,
 //! so the owner ends with it at once instead of waiting out its timeout.
 //!
+//! An owner that ends before [`Team::finish`] (a failed check, an error) tells every member to
+//! end ([`ABORT`]), so none is left waiting for a phase that will not come.
+//!
 //! Channels (user opcodes): [`OP_ADDRESS`] and [`OP_GO`] to the members, [`OP_REPORT`] to the
 //! owner. A report is the member's index in bits [3:0], a failure flag in bit 4 and its value
 //! (or failed status) in [59:5].
@@ -23,6 +26,8 @@ pub const OP_REPORT: u8 = 10;
 pub const MAX_MEMBERS: usize = 15;
 /// A report's value has 55 bits.
 pub const VALUE_BITS: u32 = 55;
+/// The phase that ends the members: their owner gave up.
+pub const ABORT: u64 = (1 << 60) - 1;
 
 const FAILED: u64 = 1 << 4;
 
@@ -41,6 +46,7 @@ pub fn parse_report(word: u64) -> (u8, bool, u64) {
 pub struct Team {
     nodes: [u16; MAX_MEMBERS],
     len: usize,
+    finished: bool,
 }
 
 impl Team {
@@ -49,7 +55,7 @@ impl Team {
     /// (there is nobody to make remote accesses).
     pub fn spawn(program: &str, address: u64, arg: impl Fn(u8, u8) -> u64) -> Result<Self, Error> {
         let (me, count) = (board_id()?, board_count()?);
-        let mut team = Self { nodes: [0; MAX_MEMBERS], len: 0 };
+        let mut team = Self { nodes: [0; MAX_MEMBERS], len: 0, finished: false };
         for node in (0..count).filter(|&n| n != me) {
             *team.nodes.get_mut(team.len).ok_or(Error::NoSuchNode(u64::from(node)))? = node;
             team.len += 1;
@@ -79,6 +85,12 @@ impl Team {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The run went to its end: the members end on their own (dropping the team then tells
+    /// them nothing).
+    pub fn finish(mut self) {
+        self.finished = true;
     }
 
     /// Starts phase `phase` on every member.
@@ -125,10 +137,24 @@ impl Team {
     }
 }
 
+impl Drop for Team {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        // Best effort, no retries: a member that already ended has nothing to be told.
+        let Ok(abort) = crate::Notification::new(op(OP_GO), ABORT) else { return };
+        for &node in self.nodes() {
+            let _ = crate::notify(node, abort);
+        }
+    }
+}
+
 /// A member's side: member `index` of the owner on `owner`.
 pub struct Member {
     owner: u16,
     index: u8,
+    aborted: core::cell::Cell<bool>,
 }
 
 impl Member {
@@ -138,12 +164,14 @@ impl Member {
     pub fn run(owner: u16, index: u8, work: impl FnOnce(&Member) -> Result<u64, Error>) -> Result<u64, Error> {
         register(op(OP_ADDRESS))?;
         register(op(OP_GO))?;
-        let member = Self { owner, index };
+        let member = Self { owner, index, aborted: core::cell::Cell::new(false) };
         let status = match work(&member) {
             Ok(status) => status,
             Err(e) => e.exit_status(),
         };
-        if status != 0 {
+        if member.aborted.get() {
+            log!("member {}: the owner gave up", index);
+        } else if status != 0 {
             // The owner may already be gone: the status is what matters then.
             let _ = member.send(true, status & ((1 << VALUE_BITS) - 1));
         }
@@ -155,9 +183,16 @@ impl Member {
         take(OP_ADDRESS)
     }
 
-    /// The next phase the owner starts (waits for it).
+    /// The next phase the owner starts (waits for it); `Timeout` if the owner gave up (the
+    /// member then ends without a report).
     pub fn phase(&self) -> Result<u64, Error> {
-        take(OP_GO)
+        match take(OP_GO)? {
+            ABORT => {
+                self.aborted.set(true);
+                Err(Error::Timeout)
+            }
+            phase => Ok(phase),
+        }
     }
 
     /// Reports `value` (below 2^55) for the phase.

@@ -145,6 +145,7 @@ fn owner(rounds: u8) -> Result<u64, Error> {
         );
     }
     team.start(DONE)?;
+    team.finish();
     log!("{} rounds checkpointed exactly, {} writers", rounds, writers);
     Ok(0)
 }

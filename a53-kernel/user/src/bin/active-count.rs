@@ -88,6 +88,9 @@ fn owner(reads_each: u16) -> Result<u64, Error> {
     let mut counter = Counter::new(base);
     team.start(GO)?;
     let Some(made) = team.gather(PHASE_US, || log.poll(|e| counter.take(e)).map(drop))? else { return Ok(2) };
+    let reported: u64 = made[..team.len()].iter().sum();
+    // Every reader has made its report and ends.
+    team.finish();
     // A get's entry is appended before its data leaves: every completed get is in the log.
     log.poll(|e| counter.take(e))?;
     let want = Tally::expected(SEED, readers, reads_each);
@@ -99,7 +102,6 @@ fn owner(reads_each: u16) -> Result<u64, Error> {
         (logged[p], read[p]) = (counter.tally().page(p), want.page(p));
     }
     ensure!(counter.tally() == &want, 5, "gets per page: logged {:?}, read {:?} (or per object)", logged, read);
-    let reported: u64 = made[..team.len()].iter().sum();
     ensure!(
         reported == u64::from(want.total()),
         6,

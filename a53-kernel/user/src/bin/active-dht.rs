@@ -141,6 +141,8 @@ fn owner(pct: u8) -> Result<u64, Error> {
     team.start(RMA)?;
     let Some(ops) = team.gather(PHASE_US, || Ok(()))? else { return Ok(2) };
     let rma_us = (sys::time_us()? - t0).max(1);
+    // Every inserter has made its last report and ends.
+    team.finish();
     let rma_ops: u64 = ops[..inserters].iter().sum();
     ensure!(rma.holds_exactly(elements().map(|e| e.0)), 6, "the RMA volume is not exactly the elements");
     ensure!((aa_ops, rma_ops) == remote_ops(n, collisions), 7, "remote operations AA {}, RMA {}", aa_ops, rma_ops);
