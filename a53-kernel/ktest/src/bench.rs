@@ -455,6 +455,36 @@ fn pagefault(icount: bool) -> Result<(), &'static str> {
     result
 }
 
+/// The Active Access handler's instructions per log entry (`cargo xtask bench active`), on one
+/// node under `-icount` with its R5: `active-checkpoint` HandlerInstructions puts to its own
+/// put-logging pages and reads the PMU around `Log::poll` itself. For that, every core counts
+/// instructions and lets EL0 read the counters, for this program only; the R5's timeout is
+/// raised (virtual time runs with the instructions of every core).
+fn active_handler() -> Result<(), &'static str> {
+    use a53_kernel::{arch::pmu, smp};
+    use unimem_user::args::active_checkpoint::{Role, pack};
+    if !a53_kernel::rdma_node::available() {
+        return Err("this node has no RDMA");
+    }
+    let counting = AtomicBool::new(true);
+    smp::run_on_all(&|_| {
+        if !pmu::count_instructions() {
+            counting.store(false, Ordering::Relaxed);
+        }
+        pmu::allow_el0_reads(true);
+    })
+    .map_err(|_| "a core is offline")?;
+    let result = if counting.load(Ordering::Relaxed) {
+        rpu::call(op::RDMA_CONFIG, [2_000_000, 0, 0, 0, 0, 0, 0]).map_err(|_| "no RDMA_CONFIG reply")?;
+        crate::gsas::run("active-checkpoint", pack(Role::HandlerInstructions))
+            .and_then(|exit| crate::gsas::judge("active-checkpoint", exit, 0))
+    } else {
+        Err("the PMU counts no instructions (QEMU counts them only under -icount)")
+    };
+    smp::run_on_all(&|_| pmu::allow_el0_reads(false)).map_err(|_| "a core is offline")?;
+    result
+}
+
 /// Runs benchmark `name`.
 pub fn run(name: &str) -> a53_kernel::kernel::Stop {
     use a53_kernel::kernel::Stop;
@@ -474,6 +504,7 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
         "sockets" => sockets(false),
         "sockets-icount" => sockets(true),
         "pagefault-icount" => pagefault(true),
+        "active-icount" => active_handler(),
         // Nothing after the boot itself: the host times boot-to-ready.
         "boot" => Ok(()),
         _ => Err("unknown benchmark"),

@@ -3,6 +3,10 @@
 //! QEMU implements the instructions-retired event only under `-icount` (its count is then the
 //! emulator's instruction count, shared by every vCPU of the node); without it the counter
 //! stays at zero, which [`count_instructions`] reports.
+//!
+//! EL0 may not touch the PMU, unless a benchmark lets it read the event counters
+//! ([`allow_el0_reads`]: the test image's `bench=active-icount`, where a process counts its own
+//! handler's instructions). The kernel proper never does.
 
 use core::arch::asm;
 
@@ -17,8 +21,8 @@ const COUNTER0: u64 = 1 << 0;
 /// Starts event counter 0 of this core counting instructions at EL0 and EL1; returns whether
 /// it counts.
 pub fn count_instructions() -> bool {
-    // SAFETY: PMU system registers only; counter 0 is the kernel's (EL0 access stays off) and
-    // nothing else in the kernel uses the PMU.
+    // SAFETY: PMU system registers only; counter 0 is the kernel's (EL0 access stays off unless
+    // a benchmark allows reads) and nothing else in the kernel uses the PMU.
     unsafe {
         asm!("msr pmselr_el0, xzr", "isb", options(nostack, preserves_flags));
         // Filter bits [31:24] zero: EL0 and EL1 counted, EL2 not.
@@ -33,6 +37,17 @@ pub fn count_instructions() -> bool {
         core::hint::black_box(i);
     }
     instructions() != before
+}
+
+/// PMUSERENR_EL0.ER: EL0 may read the event counters (and PMSELR_EL0), nothing else.
+const USERENR_ER: u64 = 1 << 3;
+
+/// Lets EL0 on this core read the event counters (`allow`), or nothing of the PMU again. Only
+/// for benchmarks: a process that reads the counters learns the node's instruction count.
+pub fn allow_el0_reads(allow: bool) {
+    let value = if allow { USERENR_ER } else { 0 };
+    // SAFETY: a PMU access-control register; it grants EL0 reads of counters only.
+    unsafe { asm!("msr pmuserenr_el0, {}", "isb", in(reg) value, options(nostack, preserves_flags)) };
 }
 
 /// Event counter 0 (32 bits); take differences with wrapping arithmetic.

@@ -458,16 +458,6 @@ pub mod active_aa {
         Semantics { node: u16 },
         /// Marks its pages and checks its log; the initiator is on `node`.
         Owner { node: u16 },
-        /// The DHT of the seed's Listings 2 and 3 at `node`: inserts with one active put, then
-        /// with the RMA baseline (CAS and retries), `collide_pct` % of them collisions.
-        Dht { node: u16, collide_pct: u8 },
-        /// Holds the two DHT volumes; the inserter is on `node`.
-        DhtOwner { node: u16 },
-        /// The cost of logging on plain puts: puts to a plain page and to a put-logging page of
-        /// a `CostOwner` on `node`, timed.
-        PutCost { node: u16 },
-        /// Drains its log while `PutCost` on `node` puts, and times its handler.
-        CostOwner { node: u16 },
         /// Spawned by an Owner next to it (same PD, not its holder): tries to take an IUID,
         /// to mark a page with the owner's IUID `iuid`, then to read the owner's log; reports to
         /// `node` (this node) before the read, and again only if the read returned.
@@ -481,12 +471,8 @@ pub mod active_aa {
         match role {
             Role::Semantics { node } => u64::from(node) << 4,
             Role::Owner { node } => 1 | u64::from(node) << 4,
-            Role::Dht { node, collide_pct } => 2 | u64::from(node) << 4 | u64::from(collide_pct) << 20,
-            Role::DhtOwner { node } => 3 | u64::from(node) << 4,
-            Role::PutCost { node } => 4 | u64::from(node) << 4,
-            Role::CostOwner { node } => 5 | u64::from(node) << 4,
-            Role::Peek { node, iuid } => 6 | u64::from(node) << 4 | u64::from(iuid) << 20,
-            Role::Closer => 7,
+            Role::Peek { node, iuid } => 2 | u64::from(node) << 4 | u64::from(iuid) << 20,
+            Role::Closer => 3,
         }
     }
 
@@ -495,16 +481,67 @@ pub mod active_aa {
             return None;
         }
         let node = (arg >> 4) as u16;
-        let pct = (arg >> 20) as u8;
         match arg & 0xf {
             0 => Some(Role::Semantics { node }),
             1 => Some(Role::Owner { node }),
-            2 if pct <= 100 => Some(Role::Dht { node, collide_pct: pct }),
-            3 => Some(Role::DhtOwner { node }),
-            4 => Some(Role::PutCost { node }),
-            5 => Some(Role::CostOwner { node }),
-            6 => Some(Role::Peek { node, iuid: pct }),
-            7 if arg == 7 => Some(Role::Closer),
+            2 => Some(Role::Peek { node, iuid: (arg >> 20) as u8 }),
+            3 if arg == 3 => Some(Role::Closer),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in
+            [Role::Semantics { node: 3 }, Role::Owner { node: 0xffff }, Role::Peek { node: 1, iuid: 15 }, Role::Closer]
+        {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(4), None);
+        assert_eq!(unpack(3 | 1 << 4), None);
+        assert_eq!(unpack(1 << 40), None);
+    }
+}
+
+/// `active-dht` (`unimem_user::active::dht`): the owner of the two volumes, and its inserters
+/// (`unimem_user::active::team` members). The role in bits [3:0]; Run: the collision
+/// percentage in [11:4]; Inserter: the owner's node in [19:4], its index in [23:20], the
+/// inserters in [27:24], the percentage in [35:28].
+pub mod active_dht {
+    /// What the process does (`active-dht`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Holds both volumes here, with an inserter on every other node; `collide_pct` % of
+        /// the elements collide (0..=100).
+        Run { collide_pct: u8 },
+        /// Inserter `index` of `inserters`: its share of the run's elements into the volumes
+        /// of the owner on `owner`, with one active put each, then with the RMA baseline.
+        Inserter { owner: u16, index: u8, inserters: u8, collide_pct: u8 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Run { collide_pct } => u64::from(collide_pct) << 4,
+            Role::Inserter { owner, index, inserters, collide_pct } => {
+                1 | u64::from(owner) << 4
+                    | u64::from(index & 0xf) << 20
+                    | u64::from(inserters & 0xf) << 24
+                    | u64::from(collide_pct) << 28
+            }
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let pct = |shift: u32| Some((arg >> shift & 0xff) as u8).filter(|&p| p <= 100);
+        match arg & 0xf {
+            0 if arg >> 12 == 0 => Some(Role::Run { collide_pct: pct(4)? }),
+            1 if arg >> 36 == 0 => Some(Role::Inserter {
+                owner: (arg >> 4) as u16,
+                index: (arg >> 20 & 0xf) as u8,
+                inserters: (arg >> 24 & 0xf) as u8,
+                collide_pct: pct(28)?,
+            }),
             _ => None,
         }
     }
@@ -513,21 +550,138 @@ pub mod active_aa {
     #[test]
     fn roles_round_trip() {
         for role in [
-            Role::Semantics { node: 3 },
-            Role::Owner { node: 0xffff },
-            Role::Dht { node: 1, collide_pct: 25 },
-            Role::DhtOwner { node: 2 },
-            Role::PutCost { node: 1 },
-            Role::CostOwner { node: 0 },
-            Role::Peek { node: 1, iuid: 15 },
-            Role::Closer,
+            Role::Run { collide_pct: 0 },
+            Role::Run { collide_pct: 100 },
+            Role::Inserter { owner: 0xffff, index: 14, inserters: 15, collide_pct: 25 },
         ] {
             assert_eq!(unpack(pack(role)), Some(role));
         }
-        assert_eq!(unpack(8), None);
-        assert_eq!(unpack(7 | 1 << 4), None);
-        assert_eq!(unpack(1 << 40), None);
-        assert_eq!(unpack(2 | 101 << 20), None);
+        assert_eq!(unpack(101 << 4), None);
+        assert_eq!(unpack(2), None);
+        assert_eq!(unpack(1 << 36 | 1), None);
+    }
+}
+
+/// `active-checkpoint` (`unimem_user::active::checkpoint`): the owner of the checkpointed
+/// buffer and its writers, and the two measurements of `cargo xtask bench active`. The role in
+/// bits [3:0]; Run: the rounds in [11:4]; the others: a node in [19:4], Writer: its index in
+/// [23:20], the writers in [27:24].
+pub mod active_checkpoint {
+    /// Rounds at most.
+    pub const MAX_ROUNDS: u8 = 64;
+
+    /// What the process does (`active-checkpoint`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Owns the buffer here, with a writer on every other node, for `rounds` rounds
+        /// (1..=`MAX_ROUNDS`).
+        Run { rounds: u8 },
+        /// Writer `index` of `writers` of the owner on `owner`.
+        Writer { owner: u16, index: u8, writers: u8 },
+        /// The cost of logging on plain puts: puts to a plain page and to a put-logging page
+        /// of a `CostOwner` it spawns on `node`, timed.
+        PutCost { node: u16 },
+        /// Drains its log while `PutCost` on `node` puts.
+        CostOwner { node: u16 },
+        /// The handler's instructions per log entry, on this node alone (its puts to its own
+        /// pages), read from the PMU: only where the kernel lets EL0 read it (the test image's
+        /// `bench=active-icount`, under `-icount`); elsewhere the read kills the process.
+        HandlerInstructions,
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Run { rounds } => u64::from(rounds) << 4,
+            Role::Writer { owner, index, writers } => {
+                1 | u64::from(owner) << 4 | u64::from(index & 0xf) << 20 | u64::from(writers & 0xf) << 24
+            }
+            Role::PutCost { node } => 2 | u64::from(node) << 4,
+            Role::CostOwner { node } => 3 | u64::from(node) << 4,
+            Role::HandlerInstructions => 4,
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let node = (arg >> 4) as u16;
+        match arg & 0xf {
+            0 if arg >> 12 == 0 => {
+                Some(Role::Run { rounds: Some((arg >> 4) as u8).filter(|r| (1..=MAX_ROUNDS).contains(r))? })
+            }
+            1 if arg >> 28 == 0 => {
+                Some(Role::Writer { owner: node, index: (arg >> 20 & 0xf) as u8, writers: (arg >> 24 & 0xf) as u8 })
+            }
+            2 if arg >> 20 == 0 => Some(Role::PutCost { node }),
+            3 if arg >> 20 == 0 => Some(Role::CostOwner { node }),
+            4 if arg >> 4 == 0 => Some(Role::HandlerInstructions),
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in [
+            Role::Run { rounds: 1 },
+            Role::Run { rounds: MAX_ROUNDS },
+            Role::Writer { owner: 0xffff, index: 14, writers: 15 },
+            Role::PutCost { node: 1 },
+            Role::CostOwner { node: 0 },
+            Role::HandlerInstructions,
+        ] {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(0), None, "no rounds");
+        assert_eq!(unpack(u64::from(MAX_ROUNDS + 1) << 4), None);
+        assert_eq!(unpack(5), None);
+        assert_eq!(unpack(4 | 1 << 4), None);
+    }
+}
+
+/// `active-count` (`unimem_user::active::count`): the owner of the counted objects and its
+/// readers. The role in bits [3:0], the gets of each reader in [19:4]; Reader: the owner's node
+/// in [35:20], its index in [39:36].
+pub mod active_count {
+    /// What the process does (`active-count`'s module documentation).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Role {
+        /// Owns the objects here, with a reader on every other node, each making `reads` gets
+        /// (at least 1; all of them together at most `count::MAX_GETS`).
+        Run { reads: u16 },
+        /// Reader `index` of the owner on `owner`.
+        Reader { owner: u16, index: u8, reads: u16 },
+    }
+
+    pub fn pack(role: Role) -> u64 {
+        match role {
+            Role::Run { reads } => u64::from(reads) << 4,
+            Role::Reader { owner, index, reads } => {
+                1 | u64::from(reads) << 4 | u64::from(owner) << 20 | u64::from(index & 0xf) << 36
+            }
+        }
+    }
+
+    pub fn unpack(arg: u64) -> Option<Role> {
+        let reads = Some((arg >> 4) as u16).filter(|&r| r > 0)?;
+        match arg & 0xf {
+            0 if arg >> 20 == 0 => Some(Role::Run { reads }),
+            1 if arg >> 40 == 0 => {
+                Some(Role::Reader { owner: (arg >> 20) as u16, index: (arg >> 36 & 0xf) as u8, reads })
+            }
+            _ => None,
+        }
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn roles_round_trip() {
+        for role in
+            [Role::Run { reads: 1 }, Role::Run { reads: 0xffff }, Role::Reader { owner: 0xffff, index: 14, reads: 300 }]
+        {
+            assert_eq!(unpack(pack(role)), Some(role));
+        }
+        assert_eq!(unpack(0), None, "no reads");
+        assert_eq!(unpack(2 | 1 << 4), None);
+        assert_eq!(unpack(1 | 1 << 4 | 1 << 40), None);
     }
 }
 

@@ -45,6 +45,8 @@ pub mod held;
 mod hw;
 mod link;
 mod ops;
+#[cfg(all(target_arch = "aarch64", target_os = "none"))]
+pub mod pmu;
 pub mod rdma;
 /// The tests' generator, `proto::rand`.
 pub use proto::rand;

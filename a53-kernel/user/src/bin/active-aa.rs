@@ -1,13 +1,14 @@
-//! `active-aa`: Active Access on target (`docs/hw/active-access.md`, `unimem_user::active`). The
-//! thread argument is `args::active_aa::pack(role)`:
+//! `active-aa`: Active Access on target (`docs/hw/active-access.md`, `unimem_user::active`): every
+//! semantic of the engine, the flush and back-pressure. The seed's use cases are programs of
+//! their own: `active-dht`, `active-checkpoint`, `active-count`. The thread argument is
+//! `args::active_aa::pack(role)`:
 //!
 //! - `Semantics { node }` (the initiator): spawns an `Owner` on `node` (a remote spawn keeps this
 //!   PD) and, through plain RDMA writes and reads of the owner's marked pages:
 //!   1. an active put (page 0: not written, logged with its data), put logging (page 1: written
 //!      and logged, one entry per packet), get logging with data (page 2) and get counting (page
-//!      3, five reads), E = 0 (page 4: not written, not in the owner's log), a plain page (6),
-//!      and incremental checkpointing (pages 8..16 logged, written in a known subset: the dirty
-//!      set from the log must be that subset exactly); the owner checks its log entry by entry;
+//!      3, five reads, each counted once), E = 0 (page 4: not written, not in the owner's log)
+//!      and a plain page (6); the owner checks its log entry by entry;
 //!   2. the active flush: a put, then `flush(node)`, which must not complete before the owner's
 //!      handler (asleep for `FLUSH_DELAY_US`) has taken the put;
 //!   3. back-pressure: `FLOOD` active puts of 200 B (more than the log holds) while the owner's
@@ -23,31 +24,23 @@
 //!   old log address: `ACTIVE_CLOSE` unmapped it, so the read must kill the process (the test
 //!   expects that fault; an exit status is a failure).
 //!
-//! - `PutCost { node }` / `CostOwner { node }`: the cost of logging on plain puts (`cargo xtask
-//!   bench active`): `COST_PUTS` puts of 256 B, one at a time, to a plain page and to a
-//!   put-logging page of the owner, whose handler drains the log meanwhile and times itself.
-//!
-//! From the console: `cargo xtask run active-aa --nodes 2 --on 0 -- ARG`, ARG the packed role
-//! (`0x10`: semantics against node 1; `0x500012` / `0x1900012`: the DHT at 5 % / 25 %).
+//! From the console: `cargo xtask run active-aa --nodes 2 --on 0 -- 0x10` (the packed role:
+//! the semantics against node 1).
 //!
 //! Exit status: 0; 1..=0x3f a failed check (logged); otherwise an error status (`README.md`).
 #![no_std]
 #![no_main]
 
-use proto::gsas::{VaOp, VaWidth, va_opcode};
-use unimem_user::active::dht::{self, Elements, Volume};
-use unimem_user::active::{Entry, Log, actions, assoc_page, flush};
+use unimem_user::active::{Entry, Log, PacketId, Seen, actions, assoc_page, flush, pattern as byte};
 use unimem_user::args::active_aa::{Role, pack, unpack};
 use unimem_user::channel::{op, send, take};
-use unimem_user::{
-    Error, GlobalAddress, board_id, ensure, log, register, remote_spawn, request, sys, thread_argument, with_client,
-};
+use unimem_user::{Error, board_id, ensure, log, register, remote_spawn, sys, thread_argument};
 
 unimem_user::entry!(main);
 
 const PAGE: u64 = 4096;
-/// The owner's marked buffer: 16 pages.
-const PAGES: u64 = 16;
+/// The owner's marked buffer: 8 pages.
+const PAGES: u64 = 8;
 const OP_ADDRESS: u8 = 8;
 const OP_PHASE: u8 = 9;
 const OP_RESULT: u8 = 10;
@@ -64,13 +57,7 @@ const FLUSH_DELAY_US: u64 = 500_000;
 /// Active puts of the flood: 64 x 8 granules is the whole ring.
 const FLOOD_PUTS: u64 = 96;
 const FLOOD_BYTES: usize = 200;
-/// Pages 8..16 are checkpointed; these are written.
-const DIRTY: [u64; 4] = [8, 10, 11, 14];
 const TRANSFER_US: u64 = 60_000_000;
-
-fn byte(seed: u64, i: usize) -> u8 {
-    (seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left((i % 61) as u32) as usize ^ i.wrapping_mul(131)) as u8
-}
 
 fn main() -> Result<u64, Error> {
     // Started by `cargo xtask run active-aa -- ARG` (no thread argument): ARG is the packed role.
@@ -81,10 +68,6 @@ fn main() -> Result<u64, Error> {
     match unpack(argument).ok_or(Error::NoArgument)? {
         Role::Semantics { node } => initiator(node),
         Role::Owner { node } => owner(node),
-        Role::Dht { node, collide_pct } => dht_inserter(node, collide_pct),
-        Role::DhtOwner { node } => dht_owner(node),
-        Role::PutCost { node } => put_cost(node),
-        Role::CostOwner { node } => cost_owner(node),
         Role::Peek { node, iuid } => peek(node, iuid),
         Role::Closer => closer(),
     }
@@ -126,11 +109,8 @@ fn initiator(node: u16) -> Result<u64, Error> {
     rdma.write(&src[..16], node, page(4) + 8)?.wait(TRANSFER_US)?;
     rdma.read(&mut back[..16], node, page(4) + 8)?.wait(TRANSFER_US)?;
     ensure!((0..16).all(|i| back[i] == byte(4, 8 + i)), 4, "an E=0 active put was written to memory");
-    // A plain page, and the checkpointed ones (page 10 twice).
+    // A plain page.
     rdma.write(&src[..8], node, page(6))?.wait(TRANSFER_US)?;
-    for k in DIRTY.iter().chain([10].iter()) {
-        rdma.write(&src[..24], node, page(*k) + 0x300)?.wait(TRANSFER_US)?;
-    }
     send(node, OP_PHASE, CHECK)?;
     let owner = take(OP_RESULT)?;
     ensure!(owner == 0, 5, "the owner's log check failed with {}", owner);
@@ -183,16 +163,14 @@ fn heapless_transfers<'a>() -> [Option<unimem_user::rdma::Transfer<'a, unimem_us
 
 /// What the owner's handler saw of phase 1.
 #[derive(Default)]
-struct Seen {
+struct Phase1 {
     active_put: u32,
     logged_puts: [(u64, u16); 2],
     logged: usize,
     get_data: u32,
-    /// (node, tid, first_seq, index) of page 3's gets: a read retried after a lost packet is
-    /// logged again, and the key tells the copies apart.
-    counted: [(u16, u16, u16, u8); 8],
-    count: usize,
-    dirty: u16,
+    /// Page 3's gets: a read retried after a lost packet is logged again, and its
+    /// (node, tid, first_seq, index) tells the copies apart.
+    counted: Seen<16>,
     unexpected: u32,
 }
 
@@ -212,9 +190,6 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     log.assoc_page(page(4), actions::ACTIVE_PUT & !actions::E)?;
     log.assoc_page(page(5), actions::FLUSH)?;
     log.assoc_page(page(7), actions::ACTIVE_PUT)?;
-    for k in 8..PAGES {
-        log.assoc_page(page(k), actions::PUT_LOG)?;
-    }
     // What the kernel refuses.
     let foreign = log.iuid() ^ 1;
     ensure!(assoc_page(page(6), actions::PUT_LOG, foreign).is_err(), 20, "another IUID marked a page");
@@ -240,7 +215,7 @@ fn owner(initiator: u16) -> Result<u64, Error> {
 
     // Phase 1.
     ensure!(take(OP_PHASE)? == CHECK, 23, "phase");
-    let mut seen = Seen::default();
+    let mut seen = Phase1::default();
     log.poll(|e| phase1(&mut seen, e, page(0)))?;
     ensure!(seen.unexpected == 0, 24, "{} unexpected entries", seen.unexpected);
     ensure!(seen.active_put == 1, 25, "active put logged {} times (with its data)", seen.active_put);
@@ -248,9 +223,7 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     puts.sort_unstable();
     ensure!(seen.logged == 2 && puts == [(page(1) + 0x80, 128), (page(1) + 0x100, 172)], 26, "put logging: {:?}", puts);
     ensure!(seen.get_data == 1, 27, "get logging with data: {}", seen.get_data);
-    ensure!(seen.count == 5, 28, "get counting: {} distinct gets", seen.count);
-    let want = DIRTY.iter().fold(0u16, |m, k| m | 1 << k);
-    ensure!(seen.dirty == want, 29, "dirty pages {:#x}, written {:#x}", seen.dirty, want);
+    ensure!(seen.counted.len() == 5, 28, "get counting: {} distinct gets", seen.counted.len());
     let unchanged =
         |k: u64, from: usize, len: usize| (from..from + len).all(|i| buf[(k * PAGE) as usize + i] == byte(k, i));
     ensure!(unchanged(0, 16, 40) && unchanged(4, 8, 16), 30, "an active put reached memory");
@@ -300,7 +273,7 @@ fn owner(initiator: u16) -> Result<u64, Error> {
     Ok(0)
 }
 
-fn phase1(seen: &mut Seen, e: &Entry<'_>, base: u64) {
+fn phase1(seen: &mut Phase1, e: &Entry<'_>, base: u64) {
     let h = &e.header;
     let k = h.va.wrapping_sub(base) / PAGE;
     match (k, e.is_put()) {
@@ -312,247 +285,9 @@ fn phase1(seen: &mut Seen, e: &Entry<'_>, base: u64) {
             seen.logged += 1;
         }
         (2, false) if h.len == 64 && (0..64).all(|i| e.data.get(i) == Some(&byte(2, 0x40 + i))) => seen.get_data += 1,
-        (3, false) if e.data.is_empty() => {
-            let key = (h.node, h.tid, h.first_seq, h.index);
-            if !seen.counted[..seen.count].contains(&key) && seen.count < seen.counted.len() {
-                seen.counted[seen.count] = key;
-                seen.count += 1;
-            }
-        }
-        (8..16, true) if e.data.is_empty() => seen.dirty |= 1 << k,
+        (3, false) if e.data.is_empty() && seen.counted.first(PacketId::of(h)).is_ok() => {}
         _ => seen.unexpected += 1,
     }
-}
-
-/// DHT inserts per run.
-const DHT_INSERTS: usize = 300;
-/// A volume takes five pages; the AA volume, the RMA volume, then the flushing page.
-const VOLUME_BYTES: u64 = 5 * PAGE;
-
-/// A process atomic at `va` of this PD's process on `node`: the old value.
-fn atomic(node: u16, op: VaOp, va: u64, arg1: u64, arg2: u64) -> Result<u64, Error> {
-    let address = GlobalAddress::new(node, va).map_err(|_| Error::NoArgument)?;
-    let raw = request(va_opcode(op, VaWidth::W64), address, arg1, arg2);
-    let response = with_client(|g| g.call_raw(node, &raw))?;
-    match response.error {
-        None => Ok(response.result),
-        Some(_) => Err(Error::NoArgument),
-    }
-}
-
-/// Listings 2 (RMA: CAS and retries) and 3 (AA: one put) against a `DhtOwner` on `node`, the same
-/// elements into two volumes; prints remote operations per insert and inserts per second of each,
-/// beside the seed's figures, and has the owner check both volumes exactly.
-fn dht_inserter(node: u16, pct: u8) -> Result<u64, Error> {
-    let me = board_id()?;
-    register(op(OP_ADDRESS))?;
-    register(op(OP_RESULT))?;
-    let rdma = unimem_user::rdma::open()?;
-    remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::DhtOwner { node: me }), node)?;
-    let base = take(OP_ADDRESS)?;
-    let (aa, rma, flush_page) = (base, base + VOLUME_BYTES, base + 2 * VOLUME_BYTES);
-    let seed = 0x5eed_0000 + u64::from(pct);
-    let local = sys::map_buffer(8 * 64)?;
-    let elements = || Elements::new(seed, pct).take(DHT_INSERTS);
-    let collisions = elements().filter(|e| e.1).count() as u64;
-
-    // Active Access: one put per insert into the bucket, the owner's handler inserts it.
-    let t0 = sys::time_us()?;
-    let mut aa_ops = 0u64;
-    let all: [u64; DHT_INSERTS] = {
-        let mut a = [0; DHT_INSERTS];
-        for (slot, (e, _)) in a.iter_mut().zip(elements()) {
-            *slot = e;
-        }
-        a
-    };
-    for chunk in all.chunks(8) {
-        for (j, e) in chunk.iter().enumerate() {
-            local[j * 64..j * 64 + 8].copy_from_slice(&e.to_le_bytes());
-        }
-        let mut transfers = heapless_transfers();
-        for (j, e) in chunk.iter().enumerate() {
-            let at = aa + dht::ELEMS + dht::bucket(*e) as u64 * 8;
-            transfers[j] = Some(rdma.write(&local[j * 64..j * 64 + 8], node, at)?);
-            aa_ops += 1;
-        }
-        for t in transfers.iter().flatten() {
-            t.wait(TRANSFER_US)?;
-        }
-    }
-    flush(&rdma, node, flush_page, TRANSFER_US)?;
-    let aa_us = (sys::time_us()? - t0).max(1);
-
-    // The RMA baseline (Listing 2): CAS into the bucket; on a collision, take a heap cell, put
-    // the element there, and chain it.
-    let t0 = sys::time_us()?;
-    let mut rma_ops = 0u64;
-    for &e in all.iter() {
-        let pos = dht::bucket(e) as u64;
-        rma_ops += 1;
-        if atomic(node, VaOp::CompareSwap, rma + dht::ELEMS + pos * 8, 0, e)? == 0 {
-            continue;
-        }
-        rma_ops += 1;
-        let free = atomic(node, VaOp::FetchAdd, rma + dht::NEXT_FREE, 1, 0)?;
-        ensure!(free < dht::CELLS as u64, 40, "the RMA volume overflowed");
-        local[..8].copy_from_slice(&e.to_le_bytes());
-        rdma.write(&local[..8], node, rma + dht::ELEMS + free * 8)?.wait(TRANSFER_US)?;
-        rma_ops += 1;
-        rma_ops += 1;
-        let prev = atomic(node, VaOp::Swap, rma + dht::LAST_PTR + pos * 8, free, 0)?;
-        rma_ops += 1;
-        if atomic(node, VaOp::CompareSwap, rma + dht::PTRS + pos * 8, 0, free)? != 0 {
-            local[..8].copy_from_slice(&free.to_le_bytes());
-            rdma.write(&local[..8], node, rma + dht::PTRS + prev * 8)?.wait(TRANSFER_US)?;
-            rma_ops += 1;
-        }
-    }
-    let rma_us = (sys::time_us()? - t0).max(1);
-
-    send(node, OP_PHASE, seed << 8 | u64::from(pct))?;
-    let owner = take(OP_RESULT)?;
-    ensure!(owner == 0, 41, "the owner's volume check failed with {}", owner);
-    let n = DHT_INSERTS as u64;
-    ensure!(aa_ops == n, 42, "AA took {} remote operations for {} inserts", aa_ops, n);
-    // Per insert one CAS; per collision a fetch-and-add, a put, a swap, a CAS, and a put when the
-    // bucket already had a chain.
-    ensure!(rma_ops >= n + 4 * collisions && rma_ops <= n + 5 * collisions, 43, "RMA ops {}", rma_ops);
-    log!(
-        "dht {}% collisions ({} of {}): remote ops/insert AA {}.{:02} (seed: 1), RMA {}.{:02} (seed: 1 + up to 6 per collision); inserts/s AA {}, RMA {}, AA/RMA {}.{:02}x (seed: ~3x)",
-        pct,
-        collisions,
-        n,
-        aa_ops / n,
-        aa_ops * 100 / n % 100,
-        rma_ops / n,
-        rma_ops * 100 / n % 100,
-        n * 1_000_000 / aa_us,
-        n * 1_000_000 / rma_us,
-        rma_us / aa_us,
-        rma_us * 100 / aa_us % 100
-    );
-    // For `cargo xtask bench active`.
-    log!("bench active_dht_{}pct_inserts: {} inserts", pct, n);
-    log!("bench active_dht_{}pct_collisions: {} inserts", pct, collisions);
-    log!("bench active_dht_{}pct_aa_remote_ops: {} ops", pct, aa_ops);
-    log!("bench active_dht_{}pct_rma_remote_ops: {} ops", pct, rma_ops);
-    log!("bench active_dht_{}pct_aa_us: {} us", pct, aa_us);
-    log!("bench active_dht_{}pct_rma_us: {} us", pct, rma_us);
-    Ok(0)
-}
-
-fn dht_owner(inserter: u16) -> Result<u64, Error> {
-    register(op(OP_PHASE))?;
-    let mut log = Log::open()?;
-    let buf = sys::map_buffer((3 * VOLUME_BYTES) as usize)?;
-    let base = buf.as_mut_ptr() as u64;
-    // SAFETY: two page-aligned volumes in this fresh region, each `VOLUME_BYTES` (more than a
-    // `Volume`), which nothing else names; the engine writes only the log, never these pages
-    // (the AA bucket page is an active-put page: not written).
-    let (aa, rma) = unsafe { (&mut *(base as *mut Volume), &mut *((base + VOLUME_BYTES) as *mut Volume)) };
-    aa.clear();
-    rma.clear();
-    log.assoc_page(base, actions::ACTIVE_PUT)?;
-    log.assoc_page(base + 2 * VOLUME_BYTES, actions::FLUSH)?;
-    send(inserter, OP_ADDRESS, base)?;
-    // The handler: every logged put is an element for its bucket (Listing 3's insert_handler).
-    let mut handled = 0usize;
-    let mut bad = 0u32;
-    let mut overflow = false;
-    let mut phase = None;
-    while phase.is_none() {
-        log.poll(|e| {
-            let slot = e.header.va.wrapping_sub(base + dht::ELEMS) / 8;
-            match e.data.try_into().map(u64::from_le_bytes) {
-                Ok(elem) if e.is_put() && slot < dht::TABLE as u64 && dht::bucket(elem) as u64 == slot => {
-                    overflow |= aa.local_insert(elem).is_err();
-                    handled += 1;
-                }
-                _ => bad += 1,
-            }
-        })?;
-        phase = unimem_user::receive(Some(op(OP_PHASE)), false).ok().map(|(n, _)| n.payload());
-        if phase.is_none() {
-            sys::yield_now();
-        }
-    }
-    let phase = phase.unwrap_or(0);
-    let (seed, pct) = (phase >> 8, phase as u8);
-    let elements = Elements::new(seed, pct).take(DHT_INSERTS).map(|e| e.0);
-    ensure!(bad == 0 && !overflow, 44, "{} bad entries, overflow {}", bad, overflow);
-    ensure!(handled == DHT_INSERTS, 45, "the handler took {} inserts", handled);
-    ensure!(aa.holds_exactly(elements.clone()), 46, "the AA volume is not exactly the elements");
-    ensure!(rma.holds_exactly(elements), 47, "the RMA volume is not exactly the elements");
-    send(inserter, OP_RESULT, 0)?;
-    Ok(0)
-}
-
-/// Puts of each kind in `PutCost`.
-const COST_PUTS: u64 = 400;
-
-fn put_cost(node: u16) -> Result<u64, Error> {
-    let me = board_id()?;
-    register(op(OP_ADDRESS))?;
-    register(op(OP_RESULT))?;
-    let rdma = unimem_user::rdma::open()?;
-    remote_spawn(env!("CARGO_BIN_NAME"), pack(Role::CostOwner { node: me }), node)?;
-    let base = take(OP_ADDRESS)?;
-    let local = sys::map_buffer(256)?;
-    for (i, b) in local.iter_mut().enumerate() {
-        *b = byte(7, i);
-    }
-    let time = |page: u64| -> Result<u64, Error> {
-        let t0 = sys::time_us()?;
-        for k in 0..COST_PUTS {
-            rdma.write(&local[..256], node, page + (k % 16) * 256)?.wait(TRANSFER_US)?;
-        }
-        Ok(sys::time_us()? - t0)
-    };
-    // Alternating rounds, so that a slow phase of the host weighs on both alike.
-    let (mut plain, mut logged) = (0, 0);
-    for _ in 0..2 {
-        plain += time(base)?;
-        logged += time(base + PAGE)?;
-    }
-    send(node, OP_PHASE, 0)?;
-    let handled = take(OP_RESULT)?;
-    ensure!(handled == 2 * COST_PUTS, 50, "the owner handled {} entries", handled);
-    log!("bench active_put_plain_us: {} us", plain);
-    log!("bench active_put_logged_us: {} us", logged);
-    log!("bench active_put_count: {} puts", 2 * COST_PUTS);
-    Ok(0)
-}
-
-fn cost_owner(initiator: u16) -> Result<u64, Error> {
-    register(op(OP_PHASE))?;
-    let mut log = Log::open()?;
-    let buf = sys::map_buffer((2 * PAGE) as usize)?;
-    let base = buf.as_ptr() as u64;
-    log.assoc_page(base + PAGE, actions::PUT_LOG)?;
-    send(initiator, OP_ADDRESS, base)?;
-    let (mut handled, mut busy_us, mut sum) = (0u64, 0u64, 0u64);
-    loop {
-        let t0 = sys::time_us()?;
-        let n = log.poll(|e| {
-            // The handler's work: the checkpoint's dirty-page bookkeeping.
-            sum = sum.wrapping_add(e.header.va >> 12).wrapping_add(u64::from(e.header.len));
-        })? as u64;
-        if n > 0 {
-            busy_us += sys::time_us()? - t0;
-            handled += n;
-        } else if unimem_user::receive(Some(op(OP_PHASE)), false).is_ok() {
-            break;
-        } else {
-            sys::yield_now();
-        }
-    }
-    log.poll(|_| handled += 1)?;
-    log!("bench active_handler_us: {} us", busy_us);
-    log!("bench active_handler_entries: {} entries", handled);
-    core::hint::black_box(sum);
-    send(initiator, OP_RESULT, handled)?;
-    Ok(0)
 }
 
 fn closer() -> Result<u64, Error> {

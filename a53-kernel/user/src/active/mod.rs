@@ -18,10 +18,22 @@
 //!
 //! The ring's reader ([`Reader`], `hal::pldma::active`, which the kernel uses for its fault
 //! log too) is plain logic over bytes, host-tested.
+//!
+//! The seed's use cases, each a program (`a53-kernel/user/README.md`) whose plan and checks are
+//! here, host-tested: [`dht`] (`active-dht`, Listings 2 and 3), [`checkpoint`]
+//! (`active-checkpoint`, incremental checkpointing with put logging) and [`count`]
+//! (`active-count`, access counting with get counting); [`team`] is their common shape (an
+//! owner here, a member on every other node), [`PacketId`] and [`Seen`] tell a retried get's
+//! copies apart, and [`pattern`] is the bytes they write and check.
+
+pub mod checkpoint;
+pub mod count;
+pub mod dht;
+pub mod team;
 
 use crate::error::Error;
 use hal::pldma::active::header;
-pub use hal::pldma::active::{Entry, IUIDS, LogEntry, LogError, Reader};
+pub use hal::pldma::active::{Entry, FLAG_WRITTEN, IUIDS, LogEntry, LogError, Reader};
 use proto::gsas::{MailboxOpcode, Notification};
 use proto::syscall::active as bits;
 use proto::syscall::{layout, nr};
@@ -258,223 +270,131 @@ pub fn flush<D: crate::rdma::Doorbell>(
     rdma.read(&mut word, target, flush_page)?.wait(timeout_us).map(drop)
 }
 
-/// The distributed hash table of the seed's Listings 2 and 3 (`active-aa`'s DHT roles): one
-/// process's volume, a table of `TABLE` buckets and an overflow heap of `HEAP` cells, each cell
-/// `{elem, ptr}`; a collision goes to the next free heap cell, chained from its bucket. The RMA
-/// baseline runs the insert remotely (CAS, fetch-and-add, swap, puts) on this layout; Active
-/// Access runs [`local_insert`](dht::Volume::local_insert) in the owner's handler for one put.
-pub mod dht {
-    /// Buckets: the first page of a volume (the page Active Access marks).
-    pub const TABLE: usize = 512;
-    /// Overflow cells.
-    pub const HEAP: usize = 256;
-    /// Cells in all.
-    pub const CELLS: usize = TABLE + HEAP;
+/// Byte `i` of the data named `seed`: what the Active Access programs write (or serve) and
+/// check, so that a byte out of place shows.
+pub fn pattern(seed: u64, i: usize) -> u8 {
+    (seed.wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left((i % 61) as u32) as usize ^ i.wrapping_mul(131)) as u8
+}
 
-    /// A volume, in the owner's memory (page-aligned: `elems[..TABLE]` is its first page).
-    #[repr(C)]
-    pub struct Volume {
-        /// Cell `i`'s element (0: empty).
-        pub elems: [u64; CELLS],
-        /// Cell `i`'s next cell in its bucket's chain (0: none).
-        pub ptrs: [u64; CELLS],
-        /// The next free heap cell (starts at `TABLE`).
-        pub next_free: u64,
-        /// Per bucket, the last heap cell chained to it.
-        pub last_ptr: [u64; TABLE],
+/// What names one logged packet: the remote node, and the block's tid and first seq, and the
+/// packet's index in it (`docs/hw/active-access.md`, "Log entry header"). A get retried after a
+/// lost packet is logged again under the same name; two different accesses never share one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketId {
+    pub node: u16,
+    pub tid: u16,
+    pub first_seq: u16,
+    pub index: u8,
+}
+
+impl PacketId {
+    pub fn of(h: &LogEntry) -> Self {
+        Self { node: h.node, tid: h.tid, first_seq: h.first_seq, index: h.index }
     }
 
-    /// Byte offsets of the fields, for the remote baseline.
-    pub const ELEMS: u64 = core::mem::offset_of!(Volume, elems) as u64;
-    pub const PTRS: u64 = core::mem::offset_of!(Volume, ptrs) as u64;
-    pub const NEXT_FREE: u64 = core::mem::offset_of!(Volume, next_free) as u64;
-    pub const LAST_PTR: u64 = core::mem::offset_of!(Volume, last_ptr) as u64;
+    /// The fields in one word, never 0 (the empty slot of [`Seen`]).
+    fn word(self) -> u64 {
+        (u64::from(self.node) << 40
+            | u64::from(self.tid) << 24
+            | u64::from(self.first_seq) << 8
+            | u64::from(self.index))
+            + 1
+    }
+}
 
-    /// The overflow heap is full.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub struct Overflow;
+/// [`Seen::first`] has no room for another packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeenFull;
 
-    /// An element's bucket.
-    pub const fn bucket(elem: u64) -> usize {
-        (elem % TABLE as u64) as usize
+/// The packets seen so far, up to `N - 1` of them (`N` a power of two; no allocation: an open
+/// hash table in place): a handler that counts accesses counts a packet logged twice (a
+/// retried get) once.
+pub struct Seen<const N: usize> {
+    slots: [u64; N],
+    len: usize,
+}
+
+impl<const N: usize> Default for Seen<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Seen<N> {
+    const FITS: () = assert!(N.is_power_of_two() && N >= 2);
+
+    pub const fn new() -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::FITS;
+        Self { slots: [0; N], len: 0 }
     }
 
-    impl Volume {
-        /// Empties it.
-        pub fn clear(&mut self) {
-            self.elems = [0; CELLS];
-            self.ptrs = [0; CELLS];
-            self.next_free = TABLE as u64;
-            self.last_ptr = [0; TABLE];
-        }
+    /// Distinct packets seen.
+    pub fn len(&self) -> usize {
+        self.len
+    }
 
-        /// Listing 2 with local operations (the AA handler's `local_insert`).
-        pub fn local_insert(&mut self, elem: u64) -> Result<(), Overflow> {
-            let pos = bucket(elem);
-            if self.elems[pos] == 0 {
-                self.elems[pos] = elem;
-                return Ok(());
-            }
-            let free = self.next_free;
-            self.next_free += 1;
-            if free >= CELLS as u64 {
-                return Err(Overflow);
-            }
-            self.elems[free as usize] = elem;
-            let prev = core::mem::replace(&mut self.last_ptr[pos], free);
-            if self.ptrs[pos] == 0 {
-                self.ptrs[pos] = free;
-            } else {
-                self.ptrs[prev as usize] = free;
-            }
-            Ok(())
-        }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 
-        /// Whether the volume holds exactly `expected` (distinct, non-zero), each in its bucket's
-        /// chain, and nothing else.
-        pub fn holds_exactly(&self, expected: impl Iterator<Item = u64> + Clone) -> bool {
-            let mut found = 0usize;
-            for pos in 0..TABLE {
-                let mut cell = pos;
-                let mut steps = 0;
-                loop {
-                    let e = self.elems[cell];
-                    if e == 0 || bucket(e) != pos {
-                        if e != 0 || cell != pos {
-                            return false;
-                        }
-                        break;
-                    }
-                    found += 1;
-                    let next = self.ptrs[cell] as usize;
-                    if next == 0 {
-                        break;
-                    }
-                    steps += 1;
-                    if !(TABLE..CELLS).contains(&next) || steps > HEAP {
-                        return false;
-                    }
-                    cell = next;
+    /// Records `id`: whether it is the first time it is seen.
+    pub fn first(&mut self, id: PacketId) -> Result<bool, SeenFull> {
+        let word = id.word();
+        let mut at = (word.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as usize % N;
+        loop {
+            match self.slots[at] {
+                0 if self.len + 1 >= N => return Err(SeenFull),
+                0 => {
+                    self.slots[at] = word;
+                    self.len += 1;
+                    return Ok(true);
                 }
+                w if w == word => return Ok(false),
+                _ => at = (at + 1) % N,
             }
-            let wanted = expected.clone().count();
-            found == wanted && expected.into_iter().all(|e| self.find(e))
-        }
-
-        fn find(&self, elem: u64) -> bool {
-            let mut cell = bucket(elem);
-            for _ in 0..=HEAP {
-                if self.elems[cell] == elem {
-                    return true;
-                }
-                match self.ptrs[cell] as usize {
-                    0 => return false,
-                    next if next < CELLS => cell = next,
-                    _ => return false,
-                }
-            }
-            false
         }
     }
+}
 
-    /// The elements of a run, in order (at most `TABLE`): element `k` collides with an earlier
-    /// one's bucket with probability `pct` %, else takes a bucket no earlier element has. Yields
-    /// the element and whether it collides; distinct and non-zero.
-    #[derive(Clone)]
-    pub struct Elements {
-        rng: proto::rand::XorShift64,
-        pct: u8,
-        buckets: [u16; TABLE],
-        k: usize,
-        fresh: u64,
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_packet_seen_again_is_not_first_and_every_field_tells_packets_apart() {
+        let id = PacketId { node: 3, tid: 0xffff, first_seq: 0x1234, index: 7 };
+        let mut seen = Seen::<64>::new();
+        assert_eq!(seen.first(id), Ok(true));
+        assert_eq!(seen.first(id), Ok(false), "a retried get's copy");
+        for other in [
+            PacketId { node: 2, ..id },
+            PacketId { tid: 0, ..id },
+            PacketId { first_seq: 0x1235, ..id },
+            PacketId { index: 8, ..id },
+            PacketId { node: 0, tid: 0, first_seq: 0, index: 0 },
+        ] {
+            assert_eq!(seen.first(other), Ok(true), "{other:?}");
+        }
+        assert_eq!(seen.len(), 6);
     }
 
-    impl Elements {
-        pub fn new(seed: u64, pct: u8) -> Self {
-            Self { rng: proto::rand::XorShift64::new(seed), pct, buckets: [0; TABLE], k: 0, fresh: 0 }
+    #[test]
+    fn the_set_fills_without_looping_and_keeps_what_it_has() {
+        let mut seen = Seen::<16>::new();
+        let id = |k: u16| PacketId { node: 1, tid: k, first_seq: k, index: 0 };
+        for k in 0..15 {
+            assert_eq!(seen.first(id(k)), Ok(true));
         }
+        assert_eq!(seen.first(id(15)), Err(SeenFull));
+        assert!((0..15).all(|k| seen.first(id(k)) == Ok(false)), "every one still found");
     }
 
-    impl Iterator for Elements {
-        type Item = (u64, bool);
-        fn next(&mut self) -> Option<(u64, bool)> {
-            if self.k >= TABLE {
-                return None;
-            }
-            let collide = self.k > 0 && self.rng.below(100) < u64::from(self.pct);
-            let pos = if collide {
-                u64::from(self.buckets[self.rng.below(self.k as u64) as usize])
-            } else {
-                self.fresh += 1;
-                ((self.fresh - 1) * 37) % TABLE as u64
-            };
-            self.buckets[self.k] = pos as u16;
-            self.k += 1;
-            Some((pos + TABLE as u64 * self.k as u64, collide))
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-        use std::boxed::Box;
-        use std::vec::Vec;
-
-        fn volume() -> Box<Volume> {
-            let mut v: Box<Volume> =
-                Box::new(Volume { elems: [0; CELLS], ptrs: [0; CELLS], next_free: 0, last_ptr: [0; TABLE] });
-            v.clear();
-            v
-        }
-
-        #[test]
-        fn inserts_chain_collisions_and_the_check_is_exact() {
-            let n = 120;
-            let all: Vec<(u64, bool)> = Elements::new(7, 25).take(n).collect();
-            let collisions = all.iter().filter(|e| e.1).count();
-            assert!((15..=45).contains(&collisions), "about 25 %: {collisions}");
-            let elems: Vec<u64> = all.iter().map(|e| e.0).collect();
-            let mut sorted = elems.clone();
-            sorted.sort_unstable();
-            sorted.dedup();
-            assert_eq!(sorted.len(), n, "distinct");
-            let mut v = volume();
-            for &e in &elems {
-                v.local_insert(e).unwrap();
-            }
-            assert_eq!(v.next_free as usize - TABLE, collisions, "one heap cell per collision");
-            assert!(v.holds_exactly(elems.iter().copied()));
-            // One missing, one extra, one in the wrong bucket: not exact.
-            assert!(!v.holds_exactly(elems[1..].iter().copied()));
-            let mut w = volume();
-            for &e in &elems[1..] {
-                w.local_insert(e).unwrap();
-            }
-            assert!(!w.holds_exactly(elems.iter().copied()));
-            let mut x = volume();
-            for &e in &elems {
-                x.local_insert(e).unwrap();
-            }
-            x.elems[TABLE] ^= TABLE as u64 * 3 + 1;
-            assert!(!x.holds_exactly(elems.iter().copied()));
-            // A chain that loops is refused, not followed for ever.
-            let mut y = volume();
-            for &e in &elems {
-                y.local_insert(e).unwrap();
-            }
-            let first = (TABLE..CELLS).find(|&c| y.elems[c] != 0).unwrap();
-            y.ptrs[first] = first as u64;
-            assert!(!y.holds_exactly(elems.iter().copied()));
-        }
-
-        #[test]
-        fn the_heap_overflows_cleanly() {
-            let mut v = volume();
-            v.local_insert(5).unwrap();
-            for k in 1..=HEAP as u64 {
-                v.local_insert(5 + k * TABLE as u64).unwrap();
-            }
-            assert_eq!(v.local_insert(5 + (HEAP as u64 + 1) * TABLE as u64), Err(Overflow));
-        }
+    #[test]
+    fn the_pattern_differs_by_seed_and_place() {
+        let a: std::vec::Vec<u8> = (0..256).map(|i| pattern(1, i)).collect();
+        let b: std::vec::Vec<u8> = (0..256).map(|i| pattern(2, i)).collect();
+        assert_ne!(a, b);
+        assert!(a.windows(2).filter(|w| w[0] == w[1]).count() < 16);
     }
 }
