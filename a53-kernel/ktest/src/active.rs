@@ -99,7 +99,10 @@ fn notices() -> TestResult {
     barrier(3010)?;
     let check = || {
         crate::ensure(rdma_node::available(), "this node has no RDMA")?;
-        expect_zero("active-notify", run("active-notify", active_notify::pack(active_notify::Role::Initiator { node: n - 1 }))?)
+        expect_zero(
+            "active-notify",
+            run("active-notify", active_notify::pack(active_notify::Role::Initiator { node: n - 1 }))?,
+        )
     };
     let result = if me == 0 { check() } else { Ok(()) };
     barrier_within(3011, 600)?;
