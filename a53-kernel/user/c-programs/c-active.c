@@ -53,6 +53,10 @@
 #define OP_RESULT 10
 #define OP_PHASE 9
 #define OP_PEEK 12
+/* The owner's log tells it of its entries here ('r': unimem_active_wait sleeps on it). */
+#define OP_NOTICE 13
+/* An opcode the owner never registers. */
+#define OP_UNREGISTERED 14
 
 /* The owner's pages. */
 #define P_ACTIVE_PUT 0
@@ -250,6 +254,16 @@ static int owner(uint64_t initiator)
     CHECK("a process without the PD gets no IUID (UNIMEM_SYS_NO_PD)", peeked != ~0ull && (peeked & 1));
     CHECK("a process without the PD marks nothing with the owner's IUID", peeked != ~0ull && (peeked & 2));
 
+    /* Handler dispatch through the mailbox: only on an opcode this process receives. */
+    CHECK_RETURNS("notices on an opcode not registered", unimem_active_notify(iuid, OP_UNREGISTERED),
+                  UNIMEM_E_SYSCALL + UNIMEM_SYS_NOT_REGISTERED, 1);
+    CHECK_RETURNS("notices on a kernel opcode", unimem_active_notify(iuid, 3), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("notices of a log not opened", unimem_active_notify(iuid ^ 1, OP_NOTICE), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("waiting on a log not opened", unimem_active_wait(iuid ^ 1, 1000), UNIMEM_E_BAD_ARGUMENT, 1);
+    CHECK_RETURNS("the notice opcode", unimem_mailbox_register(OP_NOTICE, 'r', 0), UNIMEM_OK, 1);
+    CHECK_RETURNS("unimem_active_notify", unimem_active_notify(iuid, OP_NOTICE), UNIMEM_OK, 1);
+    CHECK_RETURNS("a wait on an empty log times out", unimem_active_wait(iuid, 20000), UNIMEM_E_TIMEOUT, 1);
+
     CHECK("sending the buffer's address", tell(initiator, OP_ADDRESS, base));
     CHECK("the initiator's accesses are done", take(OP_PHASE) == PHASE_CHECK);
 
@@ -271,10 +285,21 @@ static int owner(uint64_t initiator)
         }
         CHECK("no entry: nothing pending", unimem_active_pending(iuid, &pending) == UNIMEM_OK && pending == 0);
         int all = s.active_put >= 1 && s.logged >= 2 && s.get_data >= 1 && s.count >= GETS;
-        if (all || unimem_sys_time_us() > give_up)
+        uint64_t now = unimem_sys_time_us();
+        if (all || now > give_up)
             break;
-        unimem_sys_sleep_us(10000);
+        /* Asleep in the mailbox until the engine's interrupt tells this process. */
+        uint64_t woke = unimem_active_wait(iuid, give_up - now);
+        if (woke != UNIMEM_OK) {
+            CHECK_RETURNS("unimem_active_wait", woke, UNIMEM_OK, 0);
+            break;
+        }
     }
+    uint64_t notices = 0, message = 0, sender = 0;
+    while (unimem_mailbox_receive(OP_NOTICE, 0, &message, &sender) == UNIMEM_OK)
+        notices += UNIMEM_MESSAGE_PAYLOAD(message) == iuid;
+    CHECK("the log's notices name its IUID", notices >= 1 || s.entries == 0);
+    CHECK_RETURNS("polled again", unimem_active_notify(iuid, 0), UNIMEM_OK, 1);
     CHECK("no unexpected entries", s.unexpected == 0);
     CHECK("the active put logged once with its data", s.active_put == 1);
     int puts = s.logged == 2 &&

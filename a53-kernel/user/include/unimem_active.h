@@ -9,8 +9,12 @@
  *   unimem_active_open      an IUID of this process's and its (empty) log; the process must hold
  *                           its protection domain on this node (the first of its job there);
  *   unimem_assoc_page       the seed's assoc_page(addr, act, hlr_id): the handler id is the
- *                           IUID, the handler the program's own loop over unimem_active_next
- *                           (polling; block with unimem_sys.h's sleep between looks);
+ *                           IUID, the handler the program's own loop over unimem_active_next;
+ *   unimem_active_notify    handler dispatch through the mailbox: each entry appended is told
+ *                           on an opcode this process registered (unimem_mailbox.h: 'r', 's'
+ *                           or 'e'), payload the IUID;
+ *   unimem_active_wait      blocks until entries wait (asleep in the mailbox when the log
+ *                           notifies, else looking every millisecond);
  *   unimem_active_next      the oldest entry, taken: its 32-byte header (layout in
  *                           docs/hw/active-access.md, "Log entry header") and its data;
  *   unimem_active_pending   whether entries wait;
@@ -65,6 +69,16 @@ uint64_t unimem_assoc_page(void *addr, uint64_t actions, uint32_t handler);
 uint64_t unimem_active_next(uint32_t iuid, void *entry, void *data, uint64_t *len);
 /* 1 in *pending if entries wait in log iuid, else 0. */
 uint64_t unimem_active_pending(uint32_t iuid, uint64_t *pending);
+/* From now on every entry the engine appends to log iuid is told to this process by a message
+ * from its node's kernel on opcode (8..15), payload the IUID, in the action this process
+ * registered opcode with (unimem_mailbox_register: 'r' a receive or unimem_active_wait returns,
+ * 's' the signal is raised, 'e' the event counter counts it); opcode 0: the log is polled again.
+ * UNIMEM_E_SYSCALL + UNIMEM_SYS_NOT_REGISTERED if this process does not receive opcode. */
+uint64_t unimem_active_notify(uint32_t iuid, uint32_t opcode);
+/* Returns once entries wait in log iuid (unimem_active_next then takes them), or
+ * UNIMEM_E_TIMEOUT after timeout_us: asleep in the mailbox until the log's notice when it
+ * notifies (unimem_active_notify with an 'r' opcode), else looking every millisecond. */
+uint64_t unimem_active_wait(uint32_t iuid, uint64_t timeout_us);
 /* Gives log iuid back: the pages marked for it are unmarked (remote puts and gets of them are
  * plain again), the log is invalidated and unmapped, and the IUID is free for the next
  * unimem_active_open on this node. UNIMEM_E_BAD_ARGUMENT for an IUID this process has not

@@ -231,6 +231,8 @@ exports! {
     active::unimem_active_next: unsafe extern "C" fn(u32, *mut c_void, *mut c_void, *mut u64) -> u64;
     active::unimem_active_pending: unsafe extern "C" fn(u32, *mut u64) -> u64;
     active::unimem_active_close: extern "C" fn(u32) -> u64;
+    active::unimem_active_notify: extern "C" fn(u32, u32) -> u64;
+    active::unimem_active_wait: extern "C" fn(u32, u64) -> u64;
     active::unimem_active_flush: extern "C" fn(Node, u64, u64) -> u64;
 
     mailbox::unimem_mailbox_send: extern "C" fn(u64, u64) -> u64;

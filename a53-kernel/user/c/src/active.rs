@@ -6,6 +6,7 @@
 
 use core::ffi::c_void;
 
+use proto::gsas::MailboxOpcode;
 use unimem_user::Error;
 use unimem_user::active::{IUIDS, Log, assoc_page, flush};
 
@@ -45,6 +46,34 @@ pub unsafe extern "C" fn unimem_active_open(iuid: *mut u32) -> u64 {
             Ok(u32::from(i))
         })
     }
+}
+
+/// `uint64_t unimem_active_notify(uint32_t iuid, uint32_t opcode)`: a status; log `iuid` tells
+/// this process of its entries on mailbox `opcode` (8..=15, which this process receives), or
+/// is polled again (0) (`Log::notify_on`).
+#[unsafe(no_mangle)]
+pub extern "C" fn unimem_active_notify(iuid: u32, opcode: u32) -> u64 {
+    let opcode = match opcode {
+        0 => Ok(None),
+        raw => u8::try_from(raw)
+            .ok()
+            .and_then(|op| MailboxOpcode::new(op).ok())
+            .filter(|op| op.is_user())
+            .map(Some)
+            .ok_or(CError::BadArgument),
+    };
+    status(opcode.and_then(|op| with_log(iuid, |log| Ok(log.notify_on(op)?))))
+}
+
+/// How often `unimem_active_wait` looks at a log that does not notify.
+const NAP_US: u64 = 1000;
+
+/// `uint64_t unimem_active_wait(uint32_t iuid, uint64_t timeout_us)`: a status; returns once
+/// entries wait in log `iuid`, or `UNIMEM_E_TIMEOUT` after `timeout_us`
+/// (`Log::wait_for_entries`).
+#[unsafe(no_mangle)]
+pub extern "C" fn unimem_active_wait(iuid: u32, timeout_us: u64) -> u64 {
+    status(with_log(iuid, |log| Ok(log.wait_for_entries(timeout_us, NAP_US)?)))
 }
 
 /// `uint64_t unimem_active_close(uint32_t iuid)`: a status; gives log `iuid` back
@@ -161,6 +190,10 @@ mod tests {
             // The host has no kernel: the call's own error, not a crash.
             assert_ne!(unimem_active_open(&mut iuid), code::OK);
         }
+        assert_eq!(unimem_active_notify(0, 9), code::BAD_ARGUMENT, "no log opened");
+        assert_eq!(unimem_active_notify(0, 3), code::BAD_ARGUMENT, "a kernel opcode");
+        assert_eq!(unimem_active_notify(0, 256), code::BAD_ARGUMENT, "no opcode at all");
+        assert_eq!(unimem_active_wait(16, 10), code::BAD_ARGUMENT);
         assert_eq!(len, 7, "nothing written on refusal");
         assert_eq!(unimem_assoc_page(core::ptr::null_mut(), 2, 256), code::BAD_ARGUMENT, "not an IUID");
         // Closing a log this process has not open, or no IUID.

@@ -167,16 +167,21 @@ impl Log {
     }
 
     /// Blocking mode: runs `handler` on the entries waiting, and if there were none waits for
-    /// some, or `Timeout` after `timeout_us`. With a notice opcode ([`Log::notify_on`]) it
-    /// sleeps in the mailbox until the engine's interrupt tells it (a notice is queued before
-    /// the entries it is about are looked at, so none is missed); without one it looks every
-    /// `nap_us`.
-    pub fn wait(&mut self, timeout_us: u64, nap_us: u64, mut handler: impl FnMut(&Entry<'_>)) -> Result<usize, Error> {
+    /// some ([`Log::wait_for_entries`]); `Timeout` after `timeout_us`.
+    pub fn wait(&mut self, timeout_us: u64, nap_us: u64, handler: impl FnMut(&Entry<'_>)) -> Result<usize, Error> {
+        self.wait_for_entries(timeout_us, nap_us)?;
+        self.poll(handler)
+    }
+
+    /// Returns once entries wait, or `Timeout` after `timeout_us`. With a notice opcode
+    /// ([`Log::notify_on`]) it sleeps in the mailbox until the engine's interrupt tells it (a
+    /// notice is queued before the entries it is about are looked at, so none is missed); without
+    /// one it looks every `nap_us`.
+    pub fn wait_for_entries(&mut self, timeout_us: u64, nap_us: u64) -> Result<(), Error> {
         let start = crate::sys::time_us()?;
         loop {
-            let n = self.poll(&mut handler)?;
-            if n > 0 {
-                return Ok(n);
+            if self.pending() {
+                return Ok(());
             }
             let left = timeout_us.saturating_sub(crate::sys::time_us()?.saturating_sub(start));
             if left == 0 {
