@@ -476,41 +476,30 @@ impl LogEntry {
     /// Decodes and checks a header (a consumer reads memory the engine wrote, but checks anyway:
     /// a bad entry must not make it read past the ring).
     pub fn decode(b: &[u8; 32]) -> Result<Self, EntryError> {
-        let word = |i: usize| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&b[i * 8..i * 8 + 8]);
-            u64::from_le_bytes(w)
-        };
-        Self::decode_words(&[word(0), word(1), word(2), word(3)])
-    }
-
-    /// The same from the header's four little-endian 64-bit words (a reader of an aligned ring
-    /// loads them whole: a handler's cost per entry is mostly this decoding). No field
-    /// straddles two words.
-    pub fn decode_words(w: &[u64; 4]) -> Result<Self, EntryError> {
-        let field = |at: usize, bytes: u32| {
-            let v = w[at / 8] >> (at % 8 * 8);
-            if bytes == 8 { v } else { v & ((1 << (bytes * 8)) - 1) }
-        };
-        let kind = match field(entry::KIND, 1) as u8 {
+        let u16_at = |at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
+        let kind = match b[entry::KIND] {
             1 => EntryKind::Put,
             2 => EntryKind::Get,
             3 => EntryKind::Pad,
             k => return Err(EntryError::Kind(k)),
         };
+        let mut va = [0u8; 8];
+        va.copy_from_slice(&b[entry::VA..entry::VA + 8]);
+        let mut serial = [0u8; 4];
+        serial.copy_from_slice(&b[entry::SERIAL..entry::SERIAL + 4]);
         let e = Self {
             kind,
-            flags: field(entry::FLAGS, 1) as u8,
-            node: field(entry::NODE, 2) as u16,
-            pd: field(entry::PD, 2) as u16,
-            iuid: field(entry::IUID, 1) as u8,
-            granules: field(entry::GRANULES, 1) as u8,
-            len: field(entry::LEN, 2) as u16,
-            tid: field(entry::TID, 2) as u16,
-            first_seq: field(entry::FIRST_SEQ, 2) as u16,
-            index: field(entry::INDEX, 1) as u8,
-            va: field(entry::VA, 8),
-            serial: field(entry::SERIAL, 4) as u32,
+            flags: b[entry::FLAGS],
+            node: u16_at(entry::NODE),
+            pd: u16_at(entry::PD),
+            iuid: b[entry::IUID],
+            granules: b[entry::GRANULES],
+            len: u16_at(entry::LEN),
+            tid: u16_at(entry::TID),
+            first_seq: u16_at(entry::FIRST_SEQ),
+            index: b[entry::INDEX],
+            va: u64::from_le_bytes(va),
+            serial: u32::from_le_bytes(serial),
         };
         if e.granules == 0 {
             return Err(EntryError::Granules);
@@ -518,7 +507,7 @@ impl LogEntry {
         if kind == EntryKind::Pad {
             return Ok(e);
         }
-        if field(entry::RESERVED0, 1) != 0 || field(entry::RESERVED1, 4) != 0 || !(1..=256).contains(&e.len) {
+        if b[entry::RESERVED0] != 0 || b[entry::RESERVED1..].iter().any(|&x| x != 0) || !(1..=256).contains(&e.len) {
             return Err(EntryError::Field);
         }
         let data = if e.flags & FLAG_DATA != 0 { usize::from(e.len) } else { 0 };
@@ -589,14 +578,7 @@ impl<'a> Reader<'a> {
         while self.consumed != self.produced {
             let at = (self.consumed % size) as usize * GRANULE as usize;
             let raw: &[u8; 32] = self.ring[at..at + 32].try_into().map_err(|_| LogError::Corrupt)?;
-            let e = if raw.as_ptr().align_offset(8) == 0 {
-                // SAFETY: 32 bytes of the ring, 8-byte aligned (checked): read as four words.
-                let words = unsafe { core::ptr::read(raw.as_ptr() as *const [u64; 4]) };
-                LogEntry::decode_words(&words.map(u64::from_le))
-            } else {
-                LogEntry::decode(raw)
-            };
-            let e = e.map_err(|_| LogError::Corrupt)?;
+            let e = LogEntry::decode(raw).map_err(|_| LogError::Corrupt)?;
             let g = u32::from(e.granules);
             let to_end = size - self.consumed % size;
             if g > to_end || g > self.produced.wrapping_sub(self.consumed) {
@@ -940,26 +922,6 @@ mod tests {
             assert_eq!(r.next_entry().unwrap().map(|e| (e.header.va, e.data)), Some((0x3000, &[2u8; 8][..])));
             assert_eq!(r.next_entry(), Ok(None));
             assert_eq!(r.consumed(), end);
-        }
-
-        #[test]
-        fn aligned_and_unaligned_rings_read_the_same() {
-            // An aligned ring is read as words, any other byte by byte.
-            let mut words = vec![0u64; 8 * 4 + 1];
-            // SAFETY: the vector's own bytes, viewed as bytes.
-            let bytes = unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, words.len() * 8) };
-            let mut ring = vec![0u8; 8 * 32];
-            let p = put(&mut ring, 0, 0x1234_5678_9000, &[7; 40]);
-            let read = |ring: &[u8]| {
-                let mut r = Reader::new(ring, p, 0);
-                core::iter::from_fn(|| r.next_entry().unwrap()).map(|e| (e.header, e.data.to_vec())).collect::<Vec<_>>()
-            };
-            bytes[..ring.len()].copy_from_slice(&ring);
-            let aligned = read(&bytes[..ring.len()]);
-            bytes[1..=ring.len()].copy_from_slice(&ring);
-            assert_eq!(read(&bytes[1..=ring.len()]), aligned);
-            assert_eq!(aligned.len(), 1);
-            assert_eq!((aligned[0].0.va, aligned[0].0.len, &aligned[0].1[..]), (0x1234_5678_9000, 40, &[7u8; 40][..]));
         }
 
         #[test]
