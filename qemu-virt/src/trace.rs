@@ -47,7 +47,7 @@ impl TraceWriter {
     pub fn create(path: &Path, nodes: usize) -> std::io::Result<Self> {
         let mut out = BufWriter::new(File::create(path)?);
         let (start, start_unix_us) = (Instant::now(), unix_us(SystemTime::now()));
-        write!(out, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"{START}\":{start_unix_us}}},\"traceEvents\":[\n")?;
+        writeln!(out, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"{START}\":{start_unix_us}}},\"traceEvents\":[")?;
         let writer = Self { start, inner: Mutex::new(Inner { out, first: true, finished: false }) };
         for node in 0..nodes as u64 {
             writer.event(

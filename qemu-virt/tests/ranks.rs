@@ -196,14 +196,24 @@ impl Drop for World {
     }
 }
 
+/// A window access: (src, dst, pa, size).
+type At = (usize, usize, u64, u32);
+
+/// What reached a node: its packets (interface, bytes), then its datagrams from each node in
+/// arrival order (their first byte).
+#[derive(Debug, PartialEq)]
+struct Arrived {
+    packets: Vec<(u8, Vec<u8>)>,
+    datagrams: Vec<Vec<u8>>,
+}
+
 /// What a run of traffic came to, to compare between worlds.
 #[derive(Debug, PartialEq)]
 struct Outcome {
     deliveries: Vec<(usize, usize, u8, Delivery)>,
-    loads: Vec<(usize, usize, u64, u32, Result<u128, Status>)>,
-    stores: Vec<(usize, usize, u64, u32, Result<(), Status>)>,
-    /// Each node's packets, then its datagrams from each node in arrival order.
-    arrived: Vec<(Vec<(u8, Vec<u8>)>, Vec<Vec<u8>>)>,
+    loads: Vec<(At, Result<u128, Status>)>,
+    stores: Vec<(At, Result<(), Status>)>,
+    arrived: Vec<Arrived>,
     counters: Vec<Snapshot>,
     links: BTreeMap<(usize, usize), (u64, u64)>,
 }
@@ -229,12 +239,12 @@ fn traffic(world: &World) -> Outcome {
             for (i, size) in [1u32, 2, 4, 8, 16].into_iter().enumerate() {
                 let pa = 0x100 * (src as u64 + 1) + 0x20 * i as u64;
                 let value = u128::from_le_bytes([(src * 16 + dst) as u8 + size as u8; 16]) >> (128 - 8 * size);
-                stores.push((src, dst, pa, size, t.remote_store(src, dst, pa, size, value)));
-                loads.push((src, dst, pa, size, t.remote_load(src, dst, pa, size)));
+                stores.push(((src, dst, pa, size), t.remote_store(src, dst, pa, size, value)));
+                loads.push(((src, dst, pa, size), t.remote_load(src, dst, pa, size)));
             }
             for (pa, size) in [(DDR_BYTES - 4, 8), (DDR_BYTES, 1), (u64::MAX, 2)] {
-                stores.push((src, dst, pa, size, t.remote_store(src, dst, pa, size, 0)));
-                loads.push((src, dst, pa, size, t.remote_load(src, dst, pa, size)));
+                stores.push(((src, dst, pa, size), t.remote_store(src, dst, pa, size, 0)));
+                loads.push(((src, dst, pa, size), t.remote_load(src, dst, pa, size)));
             }
         }
     }
@@ -251,7 +261,10 @@ fn traffic(world: &World) -> Outcome {
     let arrived = world
         .probes
         .iter()
-        .map(|p| (p.packets.lock().unwrap().clone(), (0..NODES).map(|src| p.datagrams_from(src)).collect()))
+        .map(|p| Arrived {
+            packets: p.packets.lock().unwrap().clone(),
+            datagrams: (0..NODES).map(|src| p.datagrams_from(src)).collect(),
+        })
         .collect();
     Outcome {
         deliveries,
@@ -270,10 +283,10 @@ fn over_two_and_four_ranks_the_traffic_comes_to_what_it_does_on_one_fabric() {
     assert!(one.deliveries.contains(&(0, 3, 3, Delivery::Ack)));
     assert!(one.deliveries.contains(&(0, 3, REFUSED, Delivery::Nack)));
     assert!(one.deliveries.contains(&(1, 5, 3, Delivery::Nack)), "no node 5");
-    assert!(one.loads.contains(&(2, 1, 0x380, 16, Ok(u128::from_le_bytes([0x21 + 16; 16])))));
-    assert!(one.loads.contains(&(2, 1, DDR_BYTES, 1, Err(Status::Unmapped))));
-    assert!(one.loads.contains(&(2, 4, 0x380, 16, Err(Status::Unmapped))), "no node 4");
-    assert_eq!(one.arrived[3].1[0], (0..50).collect::<Vec<u8>>(), "datagrams in order");
+    assert!(one.loads.contains(&((2, 1, 0x380, 16), Ok(u128::from_le_bytes([0x21 + 16; 16])))));
+    assert!(one.loads.contains(&((2, 1, DDR_BYTES, 1), Err(Status::Unmapped))));
+    assert!(one.loads.contains(&((2, 4, 0x380, 16), Err(Status::Unmapped))), "no node 4");
+    assert_eq!(one.arrived[3].datagrams[0], (0..50).collect::<Vec<u8>>(), "datagrams in order");
     assert!(one.counters.iter().all(|c| c.packets_received > 0 && c.packets_nacked > 0));
     for ranks in [2, 4] {
         let world = World::ranks(ranks, clean());

@@ -141,8 +141,11 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
-    /// A handler that answers a request with its bytes reversed and records one-way messages.
-    fn echo(seen: Arc<Mutex<Vec<(usize, Vec<u8>)>>>) -> Handler {
+    /// What a handler was handed: (from, bytes).
+    type Seen = Arc<Mutex<Vec<(usize, Vec<u8>)>>>;
+
+    /// A handler that answers with the bytes reversed and records what it was handed.
+    fn echo(seen: Seen) -> Handler {
         Box::new(move |from, bytes| {
             seen.lock().unwrap().push((from, bytes.clone()));
             Some(bytes.into_iter().rev().collect())
