@@ -637,4 +637,29 @@ mod tests {
         let rate = f64::from(lost) / sent as f64;
         assert!((rate - 0.3).abs() < 0.03, "attempt loss rate {rate}");
     }
+
+    #[test]
+    fn datagrams_for_nodes_elsewhere_are_forwarded_as_a_burst_and_arrive_there() {
+        let config = LinkConfig { latency_us: 0.0, ..LinkConfig::default() };
+        let (here, there) = (grid(4, config), grid(4, config));
+        let forwarded = Arc::new(Mutex::new(Vec::new()));
+        let into = forwarded.clone();
+        assert!(here.set_elsewhere([2, 3, 9], Box::new(move |burst| into.lock().unwrap().push(burst))));
+        assert!(!here.set_elsewhere([1], Box::new(|_| {})), "set once");
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        here.set_receiver(1, Box::new(move |d: Datagram| tx.lock().unwrap().send(d.payload[0]).unwrap()));
+        let d = |dst, i| Datagram { src: 0, dst, channel: channel::PLDMA, payload: vec![i] };
+        here.send_all(vec![d(2, 0), d(1, 1), d(3, 2), d(2, 3)]);
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1], "the node of this process");
+        let bursts = forwarded.lock().unwrap().clone();
+        assert_eq!(bursts, [vec![d(2, 0), d(3, 2), d(2, 3)]], "one burst, in order");
+        let received =
+            |net: &Interconnect, n: usize| net.observers.counters[n].packets_received.load(Ordering::Relaxed);
+        assert_eq!((received(&here, 1), received(&here, 2)), (1, 0), "counted where they arrive");
+        // The process that hosts node 2 records the arrival.
+        bursts.into_iter().flatten().for_each(|d| there.arrive(d));
+        assert_eq!((received(&there, 2), received(&there, 3)), (2, 1));
+        assert_eq!(here.observers.counters[0].packets_sent.load(Ordering::Relaxed), 4, "sent, on the sender's side");
+    }
 }

@@ -430,3 +430,30 @@ fn a_rank_transport_checks_its_map_against_its_fabric_and_link() {
         Some(RankError::Hosted { rank: 1, expected: vec![2, 3], hosted: vec![0, 1, 2, 3] })
     );
 }
+
+#[test]
+fn the_nodes_of_a_rank_not_heard_from_yet_refuse_packets_as_nodes_that_are_starting() {
+    // Rank 1 of two never starts: rank 0 alone.
+    let world = World::one_fabric(clean());
+    let file = NamedTempFile::new().unwrap();
+    file.as_file().set_len(DDR_BYTES).unwrap();
+    let ddrs = vec![
+        Some(Arc::new(Ddr::open(file.path()).unwrap())),
+        Some(Arc::new(Ddr::open(file.path()).unwrap())),
+        None,
+        None,
+    ];
+    let alive = (0..NODES).map(|n| Arc::new(AtomicBool::new(n < 2))).collect();
+    let net = Interconnect::new((0..NODES).map(qfdb_coordinates).collect(), clean());
+    let counters = (0..NODES).map(|_| Arc::default()).collect();
+    let fabric = Arc::new(Fabric::hosting(net, ddrs, alive, Arc::default(), counters, None));
+    fabric.set_endpoints(&world.probes[..2]).unwrap();
+    let links = InProcessLinks::new(2);
+    let t = RankTransport::start(fabric, NodeMap::blocks(NODES, 2).unwrap(), links.link(0)).unwrap();
+    assert_eq!(t.wait_for_peers(Duration::from_millis(50)), Err(vec![1]));
+    assert_eq!(t.deliver_packet(0, 2, 3, &[0; 32]).delivery, Delivery::Nack);
+    assert_eq!(t.remote_load(0, 3, 0, 8), Err(Status::DeviceError));
+    assert_eq!(t.alive().0, 0b0011);
+    assert_eq!(t.deliver_packet(0, 1, 3, &[0; 32]).delivery, Delivery::Ack, "its own nodes serve");
+    t.stop();
+}
