@@ -167,6 +167,16 @@ pub struct Datagram {
 
 pub type Receiver = Box<dyn Fn(Datagram) + Send + Sync>;
 
+/// Where the datagrams for nodes of another process go once they have crossed the links, in
+/// the order they were sent: one call per burst (`Interconnect::set_elsewhere`).
+pub type Forward = Box<dyn Fn(Vec<Datagram>) + Send + Sync>;
+
+/// The nodes this interconnect does not host, and where their datagrams go.
+struct Elsewhere {
+    nodes: Vec<bool>,
+    forward: Forward,
+}
+
 struct Pending {
     due: Instant,
     order: u64,
@@ -205,6 +215,7 @@ pub struct Interconnect {
     rng: Mutex<Rng>,
     links: Mutex<std::collections::HashMap<Link, Arc<LinkCounters>>>,
     receivers: Mutex<Vec<Option<Arc<Receiver>>>>,
+    elsewhere: std::sync::OnceLock<Elsewhere>,
     queue: Mutex<(BinaryHeap<Pending>, u64, bool)>,
     wake: Condvar,
     /// Datagrams sent so far (for `LinkConfig::lose_first`).
@@ -226,6 +237,7 @@ impl Interconnect {
             rng: Mutex::new(Rng::new(config.seed)),
             links: Mutex::default(),
             receivers: Mutex::new(vec![None; n]),
+            elsewhere: std::sync::OnceLock::new(),
             queue: Mutex::new((BinaryHeap::new(), 0, false)),
             wake: Condvar::new(),
             datagrams: AtomicU64::new(0),
@@ -329,6 +341,22 @@ impl Interconnect {
         self.receivers.lock().unwrap()[node] = Some(Arc::new(receiver));
     }
 
+    /// Datagrams for `nodes`, which another process hosts, are handed to `forward` once they
+    /// have crossed the links (the loss, duplication, reordering and latency of the links are
+    /// decided here, by the sender's process), and their arrival is recorded by that process
+    /// ([`arrive`](Self::arrive)). Set once: a second call changes nothing and returns false.
+    pub fn set_elsewhere(&self, nodes: impl IntoIterator<Item = usize>, forward: Forward) -> bool {
+        let mut elsewhere = Elsewhere { nodes: vec![false; self.nodes()], forward };
+        for node in nodes.into_iter().filter(|&n| n < self.nodes()) {
+            elsewhere.nodes[node] = true;
+        }
+        self.elsewhere.set(elsewhere).is_ok()
+    }
+
+    fn elsewhere(&self, node: usize) -> Option<&Elsewhere> {
+        self.elsewhere.get().filter(|e| e.nodes.get(node).copied().unwrap_or(false))
+    }
+
     fn note(&self, node: usize, counter: impl Fn(&NodeCounters) -> &AtomicU64, by: u64) {
         if let Some(c) = self.observers.counters.get(node) {
             counter(c).fetch_add(by, Ordering::Relaxed);
@@ -421,11 +449,30 @@ impl Interconnect {
             longest = longest.max(path.len().max(1));
         }
         wait(self.latency(longest));
-        datagrams.into_iter().for_each(|d| self.deliver(d));
+        let mut far = Vec::new();
+        for d in datagrams {
+            match self.elsewhere(d.dst) {
+                Some(_) => far.push(d),
+                None => self.arrive(d),
+            }
+        }
+        if let (Some(elsewhere), false) = (self.elsewhere.get(), far.is_empty()) {
+            (elsewhere.forward)(far);
+        }
     }
 
-    /// Hands a datagram that crossed the links to its receiver.
+    /// Hands a datagram that crossed the links to its receiver, or to the process that hosts
+    /// its destination.
     fn deliver(&self, datagram: Datagram) {
+        match self.elsewhere(datagram.dst) {
+            Some(elsewhere) => (elsewhere.forward)(vec![datagram]),
+            None => self.arrive(datagram),
+        }
+    }
+
+    /// A datagram for a node of this process has arrived: counted, traced and handed to the
+    /// node's receiver (none yet: it goes nowhere).
+    pub fn arrive(&self, datagram: Datagram) {
         let receiver = self.receivers.lock().unwrap().get(datagram.dst).cloned().flatten();
         self.note(datagram.dst, |c| &c.packets_received, 1);
         self.trace(&datagram, "delivered");
@@ -589,5 +636,30 @@ mod tests {
         assert_eq!(sent, 2000 * 6 + u64::from(lost));
         let rate = f64::from(lost) / sent as f64;
         assert!((rate - 0.3).abs() < 0.03, "attempt loss rate {rate}");
+    }
+
+    #[test]
+    fn datagrams_for_nodes_elsewhere_are_forwarded_as_a_burst_and_arrive_there() {
+        let config = LinkConfig { latency_us: 0.0, ..LinkConfig::default() };
+        let (here, there) = (grid(4, config), grid(4, config));
+        let forwarded = Arc::new(Mutex::new(Vec::new()));
+        let into = forwarded.clone();
+        assert!(here.set_elsewhere([2, 3, 9], Box::new(move |burst| into.lock().unwrap().push(burst))));
+        assert!(!here.set_elsewhere([1], Box::new(|_| {})), "set once");
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        here.set_receiver(1, Box::new(move |d: Datagram| tx.lock().unwrap().send(d.payload[0]).unwrap()));
+        let d = |dst, i| Datagram { src: 0, dst, channel: channel::PLDMA, payload: vec![i] };
+        here.send_all(vec![d(2, 0), d(1, 1), d(3, 2), d(2, 3)]);
+        assert_eq!(rx.try_iter().collect::<Vec<_>>(), [1], "the node of this process");
+        let bursts = forwarded.lock().unwrap().clone();
+        assert_eq!(bursts, [vec![d(2, 0), d(3, 2), d(2, 3)]], "one burst, in order");
+        let received =
+            |net: &Interconnect, n: usize| net.observers.counters[n].packets_received.load(Ordering::Relaxed);
+        assert_eq!((received(&here, 1), received(&here, 2)), (1, 0), "counted where they arrive");
+        // The process that hosts node 2 records the arrival.
+        bursts.into_iter().flatten().for_each(|d| there.arrive(d));
+        assert_eq!((received(&there, 2), received(&there, 3)), (2, 1));
+        assert_eq!(here.observers.counters[0].packets_sent.load(Ordering::Relaxed), 4, "sent, on the sender's side");
     }
 }

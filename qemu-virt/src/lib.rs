@@ -20,6 +20,7 @@ pub mod platform;
 pub mod qemu;
 pub mod qmp;
 pub mod r5_wake;
+pub mod ranks;
 pub mod shm;
 pub mod signal;
 pub mod trace;

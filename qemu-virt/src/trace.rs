@@ -3,13 +3,16 @@
 //!
 //! Events are streamed as they happen; the file is a complete JSON document once the writer is
 //! finished (or dropped).
+//!
+//! A cluster spread over several ranks writes one file per rank, each with the wall-clock time
+//! it began (`otherData.start_unix_us`); [`merge`] makes one file of them, on one time line.
 
 use serde_json::{Value, json};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// Track ids inside a node's process: CPUs use their forwarding slot (0..8).
 pub const TRACK_IRQ: u64 = 100;
@@ -43,8 +46,9 @@ pub struct TraceWriter {
 impl TraceWriter {
     pub fn create(path: &Path, nodes: usize) -> std::io::Result<Self> {
         let mut out = BufWriter::new(File::create(path)?);
-        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
-        let writer = Self { start: Instant::now(), inner: Mutex::new(Inner { out, first: true, finished: false }) };
+        let (start, start_unix_us) = (Instant::now(), unix_us(SystemTime::now()));
+        writeln!(out, "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"{START}\":{start_unix_us}}},\"traceEvents\":[")?;
+        let writer = Self { start, inner: Mutex::new(Inner { out, first: true, finished: false }) };
         for node in 0..nodes as u64 {
             writer.event(
                 json!({"ph": "M", "name": "process_name", "pid": node, "args": {"name": format!("node{node}")}}),
@@ -113,6 +117,69 @@ impl Drop for TraceWriter {
     }
 }
 
+/// Where a trace file says when it began: microseconds since the Unix epoch.
+const START: &str = "start_unix_us";
+
+fn unix_us(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_micros() as u64)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("{path}: {error}")]
+    Io { path: std::path::PathBuf, error: std::io::Error },
+    #[error("{path} is not a trace file: {why}")]
+    Format { path: std::path::PathBuf, why: String },
+    #[error("no trace files to merge")]
+    Nothing,
+}
+
+/// One trace of the files of several ranks (`inputs`, each written by a [`TraceWriter`]): their
+/// events on one time line (each file's shifted by when it began after the first), every
+/// process and track named once. A file whose rank died before finishing it is taken as far
+/// as it goes. Returns how many events `output` has.
+pub fn merge(inputs: &[&Path], output: &Path) -> Result<usize, MergeError> {
+    let mut files = Vec::new();
+    for &path in inputs {
+        let format = |why: String| MergeError::Format { path: path.to_path_buf(), why };
+        let text = std::fs::read_to_string(path).map_err(|error| MergeError::Io { path: path.to_path_buf(), error })?;
+        // An unfinished file lacks its end, and maybe the end of its last event (events are
+        // separated by ",\n").
+        let before_last = text.rfind(",\n").map_or(text.as_str(), |at| &text[..at]);
+        let doc: Value = serde_json::from_str(&text)
+            .or_else(|e| serde_json::from_str(&format!("{text}\n]}}")).map_err(|_| e))
+            .or_else(|e| serde_json::from_str(&format!("{before_last}\n]}}")).map_err(|_| e))
+            .map_err(|e| format(e.to_string()))?;
+        let start = doc["otherData"][START].as_u64().ok_or_else(|| format(format!("no otherData.{START}")))?;
+        let Value::Array(events) = doc["traceEvents"].clone() else { return Err(format("no traceEvents".into())) };
+        files.push((start, events));
+    }
+    let first = files.iter().map(|(start, _)| *start).min().ok_or(MergeError::Nothing)?;
+    let mut named = std::collections::HashSet::new();
+    let mut events = Vec::new();
+    for (start, file_events) in files {
+        let shift = (start - first) as f64;
+        for mut event in file_events {
+            if event["ph"] == "M" {
+                let key = (event["name"].to_string(), event["pid"].to_string(), event["tid"].to_string());
+                if !named.insert(key) {
+                    continue;
+                }
+            } else if let Some(ts) = event["ts"].as_f64() {
+                event["ts"] = json!(ts + shift);
+            }
+            events.push(event);
+        }
+    }
+    let count = events.len();
+    let doc = json!({"displayTimeUnit": "ns", "otherData": {START: first}, "traceEvents": events});
+    let io = |error| MergeError::Io { path: output.to_path_buf(), error };
+    let mut out = BufWriter::new(File::create(output).map_err(io)?);
+    serde_json::to_writer(&mut out, &doc).map_err(|e| io(e.into()))?;
+    out.flush().map_err(io)?;
+    Ok(count)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +214,36 @@ mod tests {
         assert!(events.iter().any(|e| e["cat"] == "irq" && e["name"] == "PL line 1"));
         assert!(events.iter().any(|e| e["cat"] == "interconnect" && e["args"]["bytes"] == 32));
         assert!(events.iter().any(|e| e["name"] == "process_name" && e["args"]["name"] == "node1"));
+    }
+
+    #[test]
+    fn the_files_of_several_ranks_merge_into_one_time_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, out) = (dir.path().join("rank0.json"), dir.path().join("rank1.json"), dir.path().join("all.json"));
+        let first = TraceWriter::create(&a, 2).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let second = TraceWriter::create(&b, 2).unwrap();
+        first.packet(0, 1, 1, 32, "packet");
+        second.packet(1, 0, 1, 32, "packet");
+        first.finish();
+        // The second rank died: its file has no end.
+        second.inner.lock().unwrap().out.flush().unwrap();
+        std::mem::forget(second);
+        let mut cut = std::fs::OpenOptions::new().append(true).open(&b).unwrap();
+        cut.write_all(b",\n{\"ph\":\"i\",\"na").unwrap();
+
+        merge(&[&a, &b], &out).unwrap();
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        let names = events.iter().filter(|e| e["name"] == "process_name").count();
+        assert_eq!(names, 2, "each node named once");
+        let ts = |name: &str| events.iter().find(|e| e["name"] == name).unwrap()["ts"].as_f64().unwrap();
+        let (early, late) = (ts("packet 0->1"), ts("packet 1->0"));
+        assert!(late >= 20_000.0 && late > early, "the later rank's events shifted by its later start: {early} {late}");
+
+        std::fs::write(&a, "{}").unwrap();
+        assert!(matches!(merge(&[&a], &out), Err(MergeError::Format { .. })));
+        assert!(matches!(merge(&[], &out), Err(MergeError::Nothing)));
+        assert!(matches!(merge(&[&dir.path().join("none")], &out), Err(MergeError::Io { .. })));
     }
 }

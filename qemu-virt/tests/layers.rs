@@ -1,8 +1,8 @@
 //! The seam between the models and the transport, read from the sources (`docs/architecture.md`,
 //! "The transport"): the platform and the models speak to `transport`'s traits and never name an
-//! implementation of them (`fabric`) or the wiring that picks one (`cluster`); the fabric never
-//! names the platform or the models it carries for; and the crate's top-level modules import
-//! each other in no cycle.
+//! implementation of them (`fabric`, `ranks`) or the wiring that picks one (`cluster`); the
+//! implementations never name the platform or the models they carry for; and the crate's
+//! top-level modules import each other in no cycle.
 //!
 //! An import is a path that starts with `crate::` (also inside `use crate::{..}` groups) or
 //! `super::`, outside comments and `#[cfg(test)]` modules, resolved to the longest module path
@@ -16,7 +16,9 @@ const SEAM: &str = "transport";
 /// The modules that speak to the seam.
 const SPEAKERS: &[&str] = &["models", "platform"];
 /// The implementations of the seam, and the wiring that builds a cluster on one of them.
-const IMPLEMENTATIONS: &[&str] = &["fabric", "cluster"];
+const IMPLEMENTATIONS: &[&str] = &["fabric", "ranks", "cluster"];
+/// The implementations, which carry for the models without naming them.
+const CARRIERS: &[&str] = &["fabric", "ranks"];
 
 type Module = Vec<String>;
 
@@ -215,17 +217,19 @@ fn the_models_and_the_platform_name_no_implementation_of_the_transport() {
 }
 
 #[test]
-fn the_fabric_names_neither_the_platform_nor_the_models_and_the_seam_names_no_side() {
+fn the_transports_name_neither_the_platform_nor_the_models_and_the_seam_names_no_side() {
     let sources = Sources::read();
     let mut wrong = Vec::new();
-    for side in SPEAKERS {
-        wrong.extend(sources.imports_between("fabric", side));
+    for (carrier, side) in CARRIERS.iter().flat_map(|c| SPEAKERS.iter().map(move |s| (c, s))) {
+        wrong.extend(sources.imports_between(carrier, side));
     }
     for side in SPEAKERS.iter().chain(IMPLEMENTATIONS) {
         wrong.extend(sources.imports_between(SEAM, side));
     }
     assert!(wrong.is_empty(), "imports across the seam:\n{}", wrong.join("\n"));
-    assert!(!sources.imports_between("fabric", SEAM).is_empty(), "the fabric does not implement the seam");
+    for carrier in CARRIERS {
+        assert!(!sources.imports_between(carrier, SEAM).is_empty(), "{carrier} does not implement the seam");
+    }
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! R5 scheduler (`r5_firmware::rdma`) of each node drives that node's engine model, packets cross
 //! the emulated interconnect, and a stand-in for the kernel resolves faults the way
 //! `docs/hw/pldma.md` ("Fault handling") asks. Every byte is checked, every transfer has exactly
-//! one CQE.
+//! one CQE. Some run again with the nodes spread over ranks (`qemu_virt::ranks`): the packets
+//! then cross between ranks as messages.
 
 mod common;
 
@@ -57,10 +58,22 @@ fn ok(tag: u64, wq_index: u32, len: u32, node: u16) -> Cqe {
     Cqe::Local { tag, wq_index, len, status: CqeStatus::Ok, node }
 }
 
+fn bypass(nodes: usize) -> Vec<Arc<dyn IoTranslate>> {
+    (0..nodes).map(|_| Arc::new(Bypass) as Arc<dyn IoTranslate>).collect()
+}
+
 #[test]
 fn writes_and_reads_of_many_sizes_between_two_nodes() {
-    let rig = Rig::clean(2);
-    let mut nodes = patient_nodes(&rig);
+    writes_and_reads_of_many_sizes(&Rig::clean(2));
+}
+
+#[test]
+fn writes_and_reads_of_many_sizes_between_two_nodes_on_two_ranks() {
+    writes_and_reads_of_many_sizes(&Rig::over_ranks(2, clean(), bypass(2)));
+}
+
+fn writes_and_reads_of_many_sizes(rig: &Rig) {
+    let mut nodes = patient_nodes(rig);
     let p0 = nodes[0].register(3);
     let _p1 = nodes[1].register(3);
     let sizes = [1u32, 16, 255, 256, 1000, 4096, 16383, 16384, 16385, 65536 + 7, 1 << 20];
@@ -96,13 +109,24 @@ fn writes_and_reads_of_many_sizes_between_two_nodes() {
     assert_eq!(nodes[1].scheduler.stats().read_requests_served, read_blocks);
 }
 
+fn lossy() -> LinkConfig {
+    LinkConfig { latency_us: 0.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 5, lose_first: 0 }
+}
+
 #[test]
 fn concurrent_transfers_of_four_nodes_survive_loss_duplication_and_reordering() {
-    let link = LinkConfig { latency_us: 0.0, loss: 0.01, duplicate: 0.01, reorder: 0.01, seed: 5, lose_first: 0 };
-    let rig = Rig::new(4, link);
+    concurrent_transfers_survive_loss_duplication_and_reordering(&Rig::new(4, lossy()));
+}
+
+#[test]
+fn concurrent_transfers_of_four_nodes_on_four_ranks_survive_loss_duplication_and_reordering() {
+    concurrent_transfers_survive_loss_duplication_and_reordering(&Rig::over_ranks(4, lossy(), bypass(4)));
+}
+
+fn concurrent_transfers_survive_loss_duplication_and_reordering(rig: &Rig) {
     // A timeout well above a block's round trip even on a loaded machine: then only lost packets
     // make timeouts fire.
-    let mut nodes: Vec<Node<'_>> = (0..4).map(|n| Node::with_timeout(&rig, n, 250_000)).collect();
+    let mut nodes: Vec<Node<'_>> = (0..4).map(|n| Node::with_timeout(rig, n, 250_000)).collect();
     let procs: Vec<Process<'_>> = (0..4).map(|n| nodes[n].register(7)).collect();
     // Each node writes to or reads from every other node; sizes vary.
     let mut expected: HashMap<(usize, u64), (usize, u64, Vec<u8>)> = HashMap::new();
@@ -142,13 +166,7 @@ fn concurrent_transfers_of_four_nodes_survive_loss_duplication_and_reordering() 
         assert_eq!(&rig.bytes(*dst_node, *dst, data.len()), data, "transfer {tag}'s bytes");
     }
     let timeouts: u64 = nodes.iter().map(|n| n.scheduler.stats().timeout_retransmits).sum();
-    let dropped: u64 = rig
-        .fabric
-        .interconnect
-        .link_counters()
-        .iter()
-        .map(|(_, c)| c.dropped.load(std::sync::atomic::Ordering::Relaxed))
-        .sum();
+    let dropped = rig.links_dropped();
     assert!(dropped > 0, "the links lost packets");
     assert!(timeouts > 0 && timeouts <= dropped, "timeouts ({timeouts}) only for lost packets ({dropped})");
 }
@@ -189,17 +207,27 @@ fn patient_nodes(rig: &Rig) -> Vec<Node<'_>> {
     vec![Node::with_timeout(rig, 0, PATIENT_TIMEOUT_US), Node::with_timeout(rig, 1, PATIENT_TIMEOUT_US)]
 }
 
-/// Two nodes; the returned stand-in translates for node `faulty`.
-fn faulty_rig(faulty: usize) -> (Rig, Arc<TestIommu>) {
+/// Two nodes (on one rank each, or both on one); the returned stand-in translates for node
+/// `faulty`.
+fn faulty_rig(faulty: usize, ranks: usize) -> (Rig, Arc<TestIommu>) {
     let iommu = Arc::new(TestIommu::new());
     let iommus: Vec<Arc<dyn IoTranslate>> =
         (0..2).map(|n| if n == faulty { iommu.clone() as Arc<dyn IoTranslate> } else { Arc::new(Bypass) }).collect();
-    (Rig::with_iommus(clean(), iommus), iommu)
+    (Rig::over_ranks(ranks, clean(), iommus), iommu)
 }
 
 #[test]
 fn destination_faults_are_resolved_by_rapf_without_a_timeout() {
-    let (rig, iommu) = faulty_rig(1);
+    destination_faults_are_resolved_by_rapf(1);
+}
+
+#[test]
+fn destination_faults_are_resolved_by_rapf_without_a_timeout_on_two_ranks() {
+    destination_faults_are_resolved_by_rapf(2);
+}
+
+fn destination_faults_are_resolved_by_rapf(ranks: usize) {
+    let (rig, iommu) = faulty_rig(1, ranks);
     let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(2);
     nodes[1].register(2);
@@ -236,7 +264,7 @@ fn destination_faults_are_resolved_by_rapf_without_a_timeout() {
 
 #[test]
 fn source_faults_are_resolved_by_the_local_message_without_a_timeout() {
-    let (rig, iommu) = faulty_rig(0);
+    let (rig, iommu) = faulty_rig(0, 1);
     let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(4);
     nodes[1].register(4);
@@ -265,7 +293,7 @@ fn source_faults_are_resolved_by_the_local_message_without_a_timeout() {
 
 #[test]
 fn a_stalled_source_needs_no_retransmission_at_all() {
-    let (rig, iommu) = faulty_rig(0);
+    let (rig, iommu) = faulty_rig(0, 1);
     let mut nodes = patient_nodes(&rig);
     let p0 = nodes[0].register(1);
     nodes[1].register(1);
@@ -292,7 +320,7 @@ fn a_stalled_source_needs_no_retransmission_at_all() {
 
 #[test]
 fn an_address_outside_every_region_ends_in_an_error_completion() {
-    let (rig, iommu) = faulty_rig(1);
+    let (rig, iommu) = faulty_rig(1, 1);
     let mut nodes = vec![Node::start(&rig, 0), Node::start(&rig, 1)];
     let p0 = nodes[0].register(2);
     nodes[1].register(2);

@@ -229,6 +229,16 @@ enum Command {
     Bootbin(bootbin::BootbinArgs),
     /// Write an SD card image (MBR + FAT32) holding a BOOT.bin.
     Sdimage(bootbin::SdimageArgs),
+    /// Merge the Chrome traces of the ranks of one cluster (one file per rank) into one, on one
+    /// time line.
+    TraceMerge {
+        /// The merged trace.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// The ranks' trace files.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+    },
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
     /// Install what the build and the runs need: the toolchain components (rust-src, clippy,
@@ -295,6 +305,12 @@ fn main() {
         }
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),
+        Command::TraceMerge { output, inputs } => {
+            let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+            qemu_virt::trace::merge(&inputs, &output)
+                .map(|events| println!("{events} events in {}", output.display()))
+                .map_err(Into::into)
+        }
         Command::Lint => images::lint(),
         Command::Setup => toolchain::setup(),
     };

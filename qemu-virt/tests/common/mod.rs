@@ -20,7 +20,9 @@ use qemu_virt::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordina
 use qemu_virt::models::iommu::{Bypass, IoTranslate};
 use qemu_virt::platform::Platform;
 use qemu_virt::r5_wake::R5Wake;
+use qemu_virt::ranks::{InProcessLinks, NodeMap, RankTransport};
 use qemu_virt::shm::Ddr;
+use qemu_virt::transport::Transport;
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -82,14 +84,20 @@ pub const PD_RAPF_REFUSED: u64 = 0x1c;
 pub struct Rig {
     _files: Vec<NamedTempFile>,
     pub ddrs: Vec<Arc<Ddr>>,
+    /// The first rank's fabric (the only one, unless the rig is spread over ranks).
     pub fabric: Arc<Fabric>,
+    /// Every rank's fabric.
+    pub fabrics: Vec<Arc<Fabric>>,
+    /// Every rank's transport, over ranks.
+    transports: Vec<Arc<RankTransport>>,
     pub platforms: Vec<Arc<Platform>>,
     /// Interrupt bytes each guest received.
     pub irq_bytes: Vec<Arc<Mutex<Vec<u8>>>>,
-    delivery: Option<JoinHandle<()>>,
+    deliveries: Vec<JoinHandle<()>>,
     drains: Vec<JoinHandle<()>>,
     /// The R5 ends of the nodes' semihosting consoles (wake bytes arrive there).
     _r5_consoles: Vec<UnixStream>,
+    _links: Option<InProcessLinks>,
 }
 
 impl Rig {
@@ -102,15 +110,22 @@ impl Rig {
     }
 
     pub fn with_iommus(link: LinkConfig, iommus: Vec<Arc<dyn IoTranslate>>) -> Self {
-        Self::build(link, iommus.into_iter().map(Some).collect())
+        Self::build(link, iommus.into_iter().map(Some).collect(), 1)
     }
 
     /// Every node's engine translates through its platform's SMMU model.
     pub fn with_smmus(nodes: usize) -> Self {
-        Self::build(LinkConfig { latency_us: 0.0, ..LinkConfig::default() }, (0..nodes).map(|_| None).collect())
+        Self::build(LinkConfig { latency_us: 0.0, ..LinkConfig::default() }, (0..nodes).map(|_| None).collect(), 1)
     }
 
-    fn build(link: LinkConfig, iommus: Vec<Option<Arc<dyn IoTranslate>>>) -> Self {
+    /// The nodes spread over `ranks` ranks linked in this process (`qemu_virt::ranks`), each
+    /// with its fabric and interconnect; every node's engine translates through `iommus`.
+    pub fn over_ranks(ranks: usize, link: LinkConfig, iommus: Vec<Arc<dyn IoTranslate>>) -> Self {
+        Self::build(link, iommus.into_iter().map(Some).collect(), ranks)
+    }
+
+    /// One fabric for every node when `ranks` is 1, as in one process.
+    fn build(link: LinkConfig, iommus: Vec<Option<Arc<dyn IoTranslate>>>, ranks: usize) -> Self {
         let nodes = iommus.len();
         let files: Vec<_> = (0..nodes)
             .map(|_| {
@@ -120,18 +135,41 @@ impl Rig {
             })
             .collect();
         let ddrs: Vec<_> = files.iter().map(|f| Arc::new(Ddr::open(f.path()).unwrap())).collect();
-        let alive: Vec<_> = (0..nodes).map(|_| Arc::new(AtomicBool::new(true))).collect();
-        let counters: Vec<Arc<NodeCounters>> = (0..nodes).map(|_| Arc::default()).collect();
-        let observers = Observers { counters: counters.clone(), trace: None };
-        let net = Interconnect::with_observers((0..nodes).map(qfdb_coordinates).collect(), link, observers);
-        let fabric = Arc::new(Fabric::new(net.clone(), ddrs.clone(), alive, Arc::default(), counters, None));
+        let map = NodeMap::blocks(nodes, ranks).unwrap();
+        let links = (ranks > 1).then(|| InProcessLinks::new(ranks));
+        let (mut fabrics, mut transports, mut deliveries) = (Vec::new(), Vec::new(), Vec::new());
+        // The transport each node's platform speaks to.
+        let mut speaks_to: Vec<Arc<dyn Transport>> = Vec::new();
+        for rank in 0..ranks {
+            let hosted = map.nodes_of(rank);
+            let here = |n: &usize| hosted.contains(n);
+            // Another rank's node is not alive here until its rank says so.
+            let alive = (0..nodes).map(|n| Arc::new(AtomicBool::new(here(&n)))).collect();
+            let counters: Vec<Arc<NodeCounters>> = (0..nodes).map(|_| Arc::default()).collect();
+            let observers = Observers { counters: counters.clone(), trace: None };
+            let net = Interconnect::with_observers((0..nodes).map(qfdb_coordinates).collect(), link, observers);
+            let rank_ddrs = (0..nodes).map(|n| here(&n).then(|| ddrs[n].clone())).collect();
+            let fabric = Arc::new(Fabric::hosting(net.clone(), rank_ddrs, alive, Arc::default(), counters, None));
+            let transport: Arc<dyn Transport> = match &links {
+                Some(links) => {
+                    let t = RankTransport::start(fabric.clone(), map.clone(), links.link(rank)).unwrap();
+                    transports.push(t.clone());
+                    t
+                }
+                None => fabric.clone(),
+            };
+            speaks_to.extend(hosted.map(|_| transport.clone()));
+            fabrics.push(fabric);
+            deliveries.push(net.spawn_delivery());
+        }
         let (mut platforms, mut irq_bytes, mut drains, mut r5_consoles) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (node, iommu) in iommus.into_iter().enumerate() {
             let (host, mut guest) = UnixStream::pair().unwrap();
+            let (local, transport) = (fabrics[map.rank_of(node).unwrap()].local(node), speaks_to[node].clone());
             platforms.push(match iommu {
-                Some(iommu) => Platform::with_iommu(fabric.local(node), fabric.clone(), host, iommu).unwrap(),
-                None => Platform::new(fabric.local(node), fabric.clone(), host).unwrap(),
+                Some(iommu) => Platform::with_iommu(local, transport, host, iommu).unwrap(),
+                None => Platform::new(local, transport, host).unwrap(),
             });
             // The R5's semihosting console: its far end stays open with the rig.
             let (console, r5_end) = UnixStream::pair().unwrap();
@@ -147,9 +185,31 @@ impl Rig {
             }));
             irq_bytes.push(seen);
         }
-        fabric.set_endpoints(&platforms).unwrap();
-        let delivery = Some(net.spawn_delivery());
-        Self { _files: files, ddrs, fabric, platforms, irq_bytes, delivery, drains, _r5_consoles: r5_consoles }
+        for (rank, fabric) in fabrics.iter().enumerate() {
+            fabric.set_endpoints(&platforms[map.nodes_of(rank)]).unwrap();
+        }
+        for t in &transports {
+            t.wait_for_peers(LONG).unwrap();
+        }
+        Self {
+            _files: files,
+            ddrs,
+            fabric: fabrics[0].clone(),
+            fabrics,
+            transports,
+            platforms,
+            irq_bytes,
+            deliveries,
+            drains,
+            _r5_consoles: r5_consoles,
+            _links: links,
+        }
+    }
+
+    /// The attempts and datagrams the links lost, on every rank.
+    pub fn links_dropped(&self) -> u64 {
+        let links = self.fabrics.iter().flat_map(|f| f.interconnect.link_counters());
+        links.map(|(_, c)| c.dropped.load(Ordering::Relaxed)).sum()
     }
 
     /// A forwarded access, as the platform's server performs it (lines updated after it).
@@ -210,8 +270,13 @@ impl Rig {
 
 impl Drop for Rig {
     fn drop(&mut self) {
-        self.fabric.interconnect.stop();
-        if let Some(d) = self.delivery.take() {
+        for t in &self.transports {
+            t.stop();
+        }
+        for fabric in &self.fabrics {
+            fabric.interconnect.stop();
+        }
+        for d in self.deliveries.drain(..) {
             let _ = d.join();
         }
         self.platforms.clear();
