@@ -28,6 +28,8 @@ const DRAINED: Kind = 6;
 const MIRROR: Kind = 7;
 /// One-way: 1 MiB of the sender's pattern, checked by the receiver.
 const BIG: Kind = 8;
+/// One-way: counted like `SINK`, after a millisecond's work.
+const SLOW_SINK: Kind = 9;
 
 const MIB: usize = 1 << 20;
 const CONFIG: LinkConfig = LinkConfig { heartbeat: Duration::from_millis(100), lost_after: Duration::from_secs(2) };
@@ -74,6 +76,10 @@ impl Handler for Checker {
         match kind {
             GREETING => self.note(|s| s.greetings.push((from, payload))),
             SINK => {
+                self.sunk.fetch_add(payload.len() as u64, Ordering::Relaxed);
+            }
+            SLOW_SINK => {
+                std::thread::sleep(Duration::from_millis(1));
                 self.sunk.fetch_add(payload.len() as u64, Ordering::Relaxed);
             }
             BIG => self.note(|s| s.big.push((from, payload == pattern(big_seed(from), MIB)))),
@@ -268,7 +274,7 @@ impl Run<'_> {
     /// Rank 0 measures against rank 1: 64-byte calls, and 64 KiB messages.
     fn figures(&self) -> Check {
         const ROUND_TRIPS: usize = 2000;
-        const MESSAGES: usize = 512;
+        const MESSAGES: usize = 1024;
         const MESSAGE: usize = 64 << 10;
         for _ in 0..200 {
             self.echo(1, vec![7; 64], LONG)?;
@@ -304,6 +310,29 @@ impl Run<'_> {
             mib / took
         );
         Ok(())
+    }
+
+    /// Rank 0 keeps rank 1 receiving for longer than `lost_after`: rank 1 must still say it is
+    /// alive meanwhile.
+    fn busy_receiver(&self) -> Check {
+        let messages = (CONFIG.lost_after.as_millis() * 13 / 10) as usize;
+        let before = self.drained()?;
+        let started = Instant::now();
+        for _ in 0..messages {
+            self.link.send(1, SLOW_SINK, vec![1; 64]).map_err(|e| e.to_string())?;
+        }
+        let sunk = self.drained()? - before;
+        let took = started.elapsed();
+        if sunk != 64 * messages as u64 {
+            return Err(format!("rank 1 counted {sunk} bytes of {}", 64 * messages));
+        }
+        if took < CONFIG.lost_after {
+            return Err(format!("rank 1 was busy only {took:?}, not the {:?} the check needs", CONFIG.lost_after));
+        }
+        match self.link.lost_ranks() {
+            lost if lost.is_empty() => Ok(()),
+            lost => Err(format!("lost {lost:?}")),
+        }
     }
 
     fn drained(&self) -> Result<u64, String> {
@@ -382,6 +411,8 @@ fn main() {
     if me == 0 {
         let verdict = run.figures();
         run.report("figures_of_the_link", verdict);
+        let verdict = run.busy_receiver();
+        run.report("a_rank_busy_receiving_for_longer_than_lost_after_is_not_lost", verdict);
     }
     let _ = run.barrier(n);
     let gone = n - 1;

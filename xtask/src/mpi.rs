@@ -75,12 +75,13 @@ enum Reporters {
 }
 
 /// The check's checks, in its order, and who reports each.
-const CHECKS: [(&str, Reporters); 7] = [
+const CHECKS: [(&str, Reporters); 8] = [
     ("every_rank_greets_and_calls_every_other", Reporters::Every),
     ("calls_from_16_threads_come_back_to_their_callers", Reporters::Every),
     ("a_1_mib_payload_crosses_intact_both_ways", Reporters::Every),
     ("a_held_request_times_out_and_a_missing_rank_is_refused", Reporters::Every),
     ("figures_of_the_link", Reporters::First),
+    ("a_rank_busy_receiving_for_longer_than_lost_after_is_not_lost", Reporters::First),
     ("a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once", Reporters::SurvivorsOfALoss),
     ("shutdown_waits_for_every_rank_and_names_the_lost", Reporters::Survivors),
 ];
@@ -219,7 +220,7 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
     fn every_run_has_its_tests_and_only_a_losing_run_checks_a_loss() {
         for run in CHECK_RUNS {
             let tests = run.tests();
-            assert_eq!(tests.len(), if run.lose_last { 7 } else { 6 }, "{run:?}");
+            assert_eq!(tests.len(), if run.lose_last { 8 } else { 7 }, "{run:?}");
             let shutdown = tests.iter().find(|(n, _)| n.ends_with("names_the_lost")).unwrap();
             assert_eq!(shutdown.1.len(), run.ranks - usize::from(run.lose_last));
             assert!(tests.iter().all(|(n, _)| n.starts_with(&format!("mpi_link::{}::", run.name))));

@@ -156,8 +156,8 @@ struct Shared {
     calls: Mutex<HashMap<u64, Waiting>>,
     /// What this rank knows of every rank (itself included).
     peers: Mutex<Vec<Peer>>,
-    /// Sends not yet complete (the progress thread reaps them).
-    in_flight: Mutex<Vec<raw::InFlight>>,
+    /// Sends not yet complete (the progress thread completes them).
+    sends: Mutex<raw::Sends>,
     /// Set by `shutdown`: the progress thread says goodbye to every rank.
     leaving: AtomicBool,
     /// Set by the progress thread once it has.
@@ -216,7 +216,7 @@ impl Link {
             next_id: AtomicU64::new(1),
             calls: Mutex::new(HashMap::new()),
             peers: Mutex::new(vec![peer; ranks]),
-            in_flight: Mutex::new(Vec::new()),
+            sends: Mutex::new(raw::Sends::default()),
             leaving: AtomicBool::new(false),
             said_goodbye: AtomicBool::new(false),
             stop: AtomicBool::new(false),
@@ -307,11 +307,12 @@ impl Link {
         }
         self.stop_progress();
         let deadline = Instant::now() + self.shared.config.lost_after;
-        while !self.shared.reap_sends() && Instant::now() < deadline {
+        while !self.shared.only_sends_to_lost_ranks_left() && Instant::now() < deadline {
+            self.shared.reap_sends();
             std::thread::sleep(Duration::from_millis(1));
         }
         let lost = self.shared.lost_ranks();
-        let finalized = lost.is_empty() && lock(&self.shared.in_flight).is_empty();
+        let finalized = lost.is_empty() && lock(&self.shared.sends).destinations().next().is_none();
         let universe = self.universe.take();
         if finalized {
             drop(universe);
@@ -361,11 +362,10 @@ impl Shared {
         if lock(&self.peers)[to].lost {
             return Err(LinkError::RankLost(to));
         }
-        match raw::isend(frame::seal(payload, trailer), to) {
-            Ok(sending) => {
-                lock(&self.in_flight).push(sending);
-                Ok(())
-            }
+        // Under the lock, so that the request and its buffer are recorded together.
+        let sent = lock(&self.sends).isend(frame::seal(payload, trailer), to);
+        match sent {
+            Ok(()) => Ok(()),
             Err(error) => {
                 self.lose(to);
                 Err(LinkError::Mpi { rank: to, error })
@@ -377,24 +377,19 @@ impl Shared {
         self.send_frame(to, Trailer { class: Class::Failure, kind, id }, why.as_bytes().to_vec())
     }
 
-    /// Completes the sends that are done; whether none is left but those to lost ranks (which
-    /// will never complete). A send that failed loses its rank.
-    fn reap_sends(&self) -> bool {
-        let mut failed = Vec::new();
-        let mut in_flight = lock(&self.in_flight);
-        in_flight.retain_mut(|s| match s.test() {
-            Ok(done) => !done,
-            Err(_) => {
-                failed.push(s.to);
-                false
-            }
-        });
-        drop(in_flight);
+    /// Completes the sends that are done; how many did. A send that failed loses its rank.
+    fn reap_sends(&self) -> usize {
+        let (done, failed) = lock(&self.sends).reap();
         for rank in failed {
             self.lose(rank);
         }
+        done
+    }
+
+    /// Whether every send not yet complete goes to a lost rank (and never will).
+    fn only_sends_to_lost_ranks_left(&self) -> bool {
         let peers = lock(&self.peers);
-        lock(&self.in_flight).iter().all(|s| peers[s.to].lost)
+        lock(&self.sends).destinations().all(|to| peers[to].lost)
     }
 
     /// Marks `rank` lost and fails the calls waiting for it.

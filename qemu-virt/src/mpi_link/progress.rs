@@ -2,9 +2,11 @@
 //! sends, says it is alive, finds the ranks that are not, and says goodbye when the link ends.
 //!
 //! MPI's blocking receive spins on a core (Open MPI and MPICH both poll), which a host running
-//! QEMUs cannot spare, so the thread polls with `MPI_Improbe` instead: without a pause while
-//! there is traffic or a call waits for its answer, then with pauses that grow with the quiet,
-//! up to [`MAX_PAUSE`] (an idle link costs about a thousand probes a second).
+//! QEMUs cannot spare, so the thread polls with `MPI_Improbe` instead: without a pause for
+//! [`SPIN`] after the last message (longer, [`CALL_SPIN`], while a call waits for its answer or
+//! a send to complete),
+//! then with pauses that grow with the quiet, up to [`MAX_PAUSE`] (an idle link costs about a
+//! thousand probes a second).
 
 use super::frame::{self, Class, Trailer};
 use super::{Handler, LinkError, Rank, Reply, Shared, lock, raw};
@@ -15,6 +17,12 @@ use std::time::{Duration, Instant};
 
 /// After traffic, the thread keeps polling without a pause this long.
 const SPIN: Duration = Duration::from_micros(50);
+/// While a call or a send waits, this long: a round trip over TCP takes tens of microseconds, one
+/// to a busy host a millisecond or so; what waits longer (a held request, a send to a rank that
+/// died) is not worth a core.
+const CALL_SPIN: Duration = Duration::from_millis(2);
+/// The most messages received in a row before the thread sees to its other duties.
+const BATCH: usize = 64;
 /// The longest pause of an idle link: the most a message waits before it is received.
 const MAX_PAUSE: Duration = Duration::from_millis(1);
 
@@ -24,7 +32,9 @@ pub(super) fn run(shared: Arc<Shared>, handler: Arc<dyn Handler>) {
     let mut receive_failed = false;
     while !shared.stop.load(Ordering::Acquire) {
         let mut busy = false;
-        loop {
+        // A bounded batch: a stream of messages must not hold up the heartbeats (a peer would
+        // find this rank silent, and lose it) nor the completion of sends.
+        for _ in 0..BATCH {
             match raw::try_receive() {
                 Ok(Some((from, bytes))) => {
                     busy = true;
@@ -41,7 +51,8 @@ pub(super) fn run(shared: Arc<Shared>, handler: Arc<dyn Handler>) {
                 }
             }
         }
-        shared.reap_sends();
+        // A completed send is traffic too: a large one needs a few turns of MPI's progress.
+        busy |= shared.reap_sends() > 0;
         if last_heartbeat.is_none_or(|t| t.elapsed() >= shared.config.heartbeat) {
             heartbeat(&shared);
             last_heartbeat = Some(Instant::now());
@@ -54,7 +65,8 @@ pub(super) fn run(shared: Arc<Shared>, handler: Arc<dyn Handler>) {
             last_traffic = Instant::now();
         }
         let quiet = last_traffic.elapsed();
-        if quiet < SPIN || !lock(&shared.calls).is_empty() {
+        let waiting = !lock(&shared.calls).is_empty() || lock(&shared.sends).destinations().next().is_some();
+        if quiet < SPIN || (quiet < CALL_SPIN && waiting) {
             std::thread::yield_now();
         } else {
             std::thread::sleep((quiet / 4).min(MAX_PAUSE));

@@ -46,57 +46,85 @@ pub fn errors_return() -> Result<(), MpiError> {
     check("MPI_Comm_set_errhandler", unsafe { ffi::MPI_Comm_set_errhandler(world(), ffi::RSMPI_ERRORS_RETURN) })
 }
 
-/// A message on its way: MPI reads `buffer` until the request completes, so the buffer lives
-/// here until then, and is leaked rather than freed if the send never completes.
-pub struct InFlight {
-    request: ffi::MPI_Request,
-    buffer: Vec<u8>,
-    pub to: Rank,
-    done: bool,
+/// The link's sends not yet complete. MPI reads each buffer until its request completes, so the
+/// buffers live here until then, and are leaked rather than freed if a send never completes (a
+/// send to a rank that died, with Open MPI).
+#[derive(Default)]
+pub struct Sends {
+    requests: Vec<ffi::MPI_Request>,
+    pending: Vec<(Rank, Vec<u8>)>,
 }
 
-// SAFETY: the request is an opaque handle that MPI_THREAD_MULTIPLE lets any thread test; the
-// buffer is only touched by MPI until the request completes.
-unsafe impl Send for InFlight {}
+// SAFETY: the requests are opaque handles that MPI_THREAD_MULTIPLE lets any thread complete; the
+// buffers are only touched by MPI until their requests complete.
+unsafe impl Send for Sends {}
 
-/// Starts sending `buffer` to `to`; returns at once, whatever the peer is doing.
-pub fn isend(buffer: Vec<u8>, to: Rank) -> Result<InFlight, MpiError> {
-    let count = c_int::try_from(buffer.len()).map_err(|_| MpiError { call: "MPI_Isend (length)", code: -1 })?;
-    let dest = c_int::try_from(to).map_err(|_| MpiError { call: "MPI_Isend (rank)", code: -1 })?;
-    // SAFETY: a null request handle is overwritten by MPI_Isend.
-    let mut request: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
-    // SAFETY: the buffer stays alive and unmoved (its heap block) until the request completes:
-    // `InFlight` owns it and leaks it if it is dropped before.
-    let code =
-        unsafe { ffi::MPI_Isend(buffer.as_ptr().cast::<c_void>(), count, bytes(), dest, TAG, world(), &mut request) };
-    check("MPI_Isend", code)?;
-    Ok(InFlight { request, buffer, to, done: false })
-}
+impl Sends {
+    /// Starts sending `buffer` to `to`; returns at once, whatever the peer is doing.
+    pub fn isend(&mut self, buffer: Vec<u8>, to: Rank) -> Result<(), MpiError> {
+        let count = c_int::try_from(buffer.len()).map_err(|_| MpiError { call: "MPI_Isend (length)", code: -1 })?;
+        let dest = c_int::try_from(to).map_err(|_| MpiError { call: "MPI_Isend (rank)", code: -1 })?;
+        // SAFETY: a null request handle is overwritten by MPI_Isend.
+        let mut request: ffi::MPI_Request = unsafe { ffi::RSMPI_REQUEST_NULL };
+        // SAFETY: the buffer's heap block stays alive and unmoved until the request completes:
+        // it is kept below, and leaked if the request never completes.
+        let code = unsafe {
+            ffi::MPI_Isend(buffer.as_ptr().cast::<c_void>(), count, bytes(), dest, TAG, world(), &mut request)
+        };
+        check("MPI_Isend", code)?;
+        self.requests.push(request);
+        self.pending.push((to, buffer));
+        Ok(())
+    }
 
-impl InFlight {
-    /// Whether the send has completed (the buffer is then free); an error if it failed.
-    pub fn test(&mut self) -> Result<bool, MpiError> {
-        if self.done {
-            return Ok(true);
+    /// The ranks the sends not yet complete go to.
+    pub fn destinations(&self) -> impl Iterator<Item = Rank> + '_ {
+        self.pending.iter().map(|(to, _)| *to)
+    }
+
+    /// Completes the sends that are done (one `MPI_Testsome`, so one turn of MPI's progress
+    /// engine whatever their number): how many did, and the destinations of those that failed.
+    pub fn reap(&mut self) -> (usize, Vec<Rank>) {
+        let n = self.requests.len();
+        if n == 0 {
+            return (0, Vec::new());
         }
-        let mut flag: c_int = 0;
-        // SAFETY: the request came from MPI_Isend and has not completed, so it is valid.
-        let code = unsafe { ffi::MPI_Test(&mut self.request, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
-        if code != ffi::MPI_SUCCESS as c_int {
-            // A failed request is complete: MPI no longer reads the buffer.
-            self.done = true;
-            return Err(MpiError { call: "MPI_Test", code });
+        let mut done: c_int = 0;
+        let mut indices: Vec<c_int> = vec![0; n];
+        // SAFETY: MPI_Status is plain data.
+        let mut statuses: Vec<ffi::MPI_Status> = vec![unsafe { std::mem::zeroed() }; n];
+        let count = c_int::try_from(n).unwrap_or(c_int::MAX);
+        // SAFETY: the arrays hold `n` elements; the requests came from MPI_Isend and are active.
+        let code = unsafe {
+            ffi::MPI_Testsome(count, self.requests.as_mut_ptr(), &mut done, indices.as_mut_ptr(), statuses.as_mut_ptr())
+        };
+        let in_status = code == ffi::MPI_ERR_IN_STATUS as c_int;
+        if (code != ffi::MPI_SUCCESS as c_int && !in_status) || done == ffi::MPI_UNDEFINED {
+            return (0, Vec::new());
         }
-        self.done = flag != 0;
-        Ok(self.done)
+        let done = usize::try_from(done).unwrap_or(0);
+        let mut failed = Vec::new();
+        let mut completed: Vec<usize> = indices[..done].iter().map(|&i| i as usize).collect();
+        for (k, &i) in completed.iter().enumerate() {
+            if in_status && statuses[k].MPI_ERROR != ffi::MPI_SUCCESS as c_int {
+                failed.push(self.pending[i].0);
+            }
+        }
+        // Highest first, so that each removal leaves the indices still to come in place.
+        completed.sort_unstable_by(|a, b| b.cmp(a));
+        for i in completed {
+            self.requests.swap_remove(i);
+            self.pending.swap_remove(i);
+        }
+        (done, failed)
     }
 }
 
-impl Drop for InFlight {
+impl Drop for Sends {
     fn drop(&mut self) {
-        if !self.done {
-            // MPI may still read it (a send to a rank that died never completes).
-            std::mem::forget(std::mem::take(&mut self.buffer));
+        // MPI may still read them.
+        for (_, buffer) in self.pending.drain(..) {
+            std::mem::forget(buffer);
         }
     }
 }
