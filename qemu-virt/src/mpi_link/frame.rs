@@ -13,7 +13,7 @@
 //! bytes to its own buffer (reserve [`TRAILER_LEN`] to spare a copy) and the receiver truncates
 //! the buffer MPI filled. The payload's length is the MPI message's length less the trailer.
 //! Every message carries the one MPI tag [`TAG`] on `MPI_COMM_WORLD`, so that MPI's
-//! non-overtaking rule keeps each pair of ranks' messages in the order they were sent.
+//! non-overtaking rule keeps what one thread sends to a rank in the order it was sent.
 
 use thiserror::Error;
 

@@ -254,7 +254,8 @@ impl Link {
     }
 
     /// Sends `payload` to `to` as a message of `kind`; returns once MPI has it, without waiting
-    /// for the peer. Messages from one rank to another arrive in the order they were sent.
+    /// for the peer. What one thread sends to a rank (messages, requests) arrives in the order
+    /// it was sent, and is handled in that order.
     pub fn send(&self, to: Rank, kind: Kind, payload: Vec<u8>) -> Result<(), LinkError> {
         self.shared.send_frame(to, Trailer { class: Class::Message, kind, id: 0 }, payload)
     }
