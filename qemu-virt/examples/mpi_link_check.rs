@@ -228,7 +228,7 @@ impl Run<'_> {
                     })
                 })
                 .collect();
-            threads.into_iter().map(|t| t.join().unwrap_or_else(|_| Err("a thread panicked".into()))).collect()
+            threads.into_iter().try_for_each(|t| t.join().unwrap_or_else(|_| Err("a thread panicked".into())))
         })
     }
 
