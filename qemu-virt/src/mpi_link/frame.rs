@@ -12,13 +12,23 @@
 //! The header goes last so that a payload is sent and received in place: the sender appends 16
 //! bytes to its own buffer (reserve [`TRAILER_LEN`] to spare a copy) and the receiver truncates
 //! the buffer MPI filled. The payload's length is the MPI message's length less the trailer.
-//! Every message carries the one MPI tag [`TAG`] on `MPI_COMM_WORLD`, so that MPI's
-//! non-overtaking rule keeps what one thread sends to a rank in the order it was sent.
+//! Every message but the heartbeats carries the MPI tag [`TAG`] on `MPI_COMM_WORLD`, so that
+//! MPI's non-overtaking rule keeps what one thread sends to a rank in the order it was sent (a
+//! goodbye after the messages before it). Heartbeats carry [`HEARTBEAT_TAG`] and are received
+//! first: a rank with a backlog of one peer's messages still hears at once that the others are
+//! alive, instead of losing them behind the backlog.
 
 use thiserror::Error;
 
-/// The MPI tag of every message of the link.
+/// The MPI tag of every message of the link but the heartbeats.
 pub const TAG: i32 = 0x4c4b;
+/// The MPI tag of heartbeats.
+pub const HEARTBEAT_TAG: i32 = 0x4c48;
+
+/// The MPI tag a message of `class` goes with.
+pub fn tag(class: Class) -> i32 {
+    if class == Class::Heartbeat { HEARTBEAT_TAG } else { TAG }
+}
 /// What the link adds to every payload.
 pub const TRAILER_LEN: usize = 16;
 /// The last four bytes of every message.
@@ -119,6 +129,16 @@ mod tests {
     fn the_trailer_is_laid_out_as_documented() {
         let sealed = seal(vec![0xaa], Trailer { class: Class::Failure, kind: 0x1234, id: 5 });
         assert_eq!(sealed, [0xaa, 5, 0, 0, 0, 0, 0, 0, 0, 0x34, 0x12, 4, VERSION, b'U', b'M', b'L', b'K']);
+    }
+
+    /// Heartbeats alone go apart; everything else keeps one order.
+    #[test]
+    fn only_heartbeats_have_a_tag_of_their_own() {
+        for class in [Class::Message, Class::Request, Class::Reply, Class::Failure, Class::Goodbye] {
+            assert_eq!(tag(class), TAG);
+        }
+        assert_eq!(tag(Class::Heartbeat), HEARTBEAT_TAG);
+        assert_ne!(TAG, HEARTBEAT_TAG);
     }
 
     #[test]

@@ -364,7 +364,7 @@ impl Shared {
             return Err(LinkError::RankLost(to));
         }
         // Under the lock, so that the request and its buffer are recorded together.
-        let sent = lock(&self.sends).isend(frame::seal(payload, trailer), to);
+        let sent = lock(&self.sends).isend(frame::seal(payload, trailer), to, frame::tag(trailer.class));
         match sent {
             Ok(()) => Ok(()),
             Err(error) => {

@@ -32,22 +32,26 @@ pub(super) fn run(shared: Arc<Shared>, handler: Arc<dyn Handler>) {
     let mut receive_failed = false;
     while !shared.stop.load(Ordering::Acquire) {
         let mut busy = false;
-        // A bounded batch: a stream of messages must not hold up the heartbeats (a peer would
-        // find this rank silent, and lose it) nor the completion of sends.
-        for _ in 0..BATCH {
-            match raw::try_receive() {
-                Ok(Some((from, bytes))) => {
-                    busy = true;
-                    dispatch(&shared, handler.as_ref(), from, bytes);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    // Said once: a failed probe (a rank gone, for MPICH) repeats every poll.
-                    if !receive_failed {
-                        eprintln!("mpi link, rank {}: {e}", shared.rank);
-                        receive_failed = true;
+        // Heartbeats first, so that a backlog of one rank's messages does not hide the others'
+        // (`frame`); then a bounded batch of the rest, so that a stream of messages does not hold
+        // up this rank's own heartbeats (a peer would find it silent, and lose it) nor the
+        // completion of sends.
+        for (tag, batch) in [(frame::HEARTBEAT_TAG, usize::MAX), (frame::TAG, BATCH)] {
+            for _ in 0..batch {
+                match raw::try_receive(tag) {
+                    Ok(Some((from, bytes))) => {
+                        busy = true;
+                        dispatch(&shared, handler.as_ref(), from, bytes);
                     }
-                    break;
+                    Ok(None) => break,
+                    Err(e) => {
+                        // Said once: a failed probe (a rank gone, for MPICH) repeats every poll.
+                        if !receive_failed {
+                            eprintln!("mpi link, rank {}: {e}", shared.rank);
+                            receive_failed = true;
+                        }
+                        break;
+                    }
                 }
             }
         }

@@ -3,7 +3,6 @@
 //! `unsafe` block of the link is here.
 
 use super::Rank;
-use super::frame::TAG;
 use mpi::ffi;
 use std::fmt;
 use std::os::raw::{c_char, c_int, c_void};
@@ -60,8 +59,8 @@ pub struct Sends {
 unsafe impl Send for Sends {}
 
 impl Sends {
-    /// Starts sending `buffer` to `to`; returns at once, whatever the peer is doing.
-    pub fn isend(&mut self, buffer: Vec<u8>, to: Rank) -> Result<(), MpiError> {
+    /// Starts sending `buffer` to `to` with `tag`; returns at once, whatever the peer is doing.
+    pub fn isend(&mut self, buffer: Vec<u8>, to: Rank, tag: i32) -> Result<(), MpiError> {
         let count = c_int::try_from(buffer.len()).map_err(|_| MpiError { call: "MPI_Isend (length)", code: -1 })?;
         let dest = c_int::try_from(to).map_err(|_| MpiError { call: "MPI_Isend (rank)", code: -1 })?;
         // SAFETY: a null request handle is overwritten by MPI_Isend.
@@ -69,7 +68,7 @@ impl Sends {
         // SAFETY: the buffer's heap block stays alive and unmoved until the request completes:
         // it is kept below, and leaked if the request never completes.
         let code = unsafe {
-            ffi::MPI_Isend(buffer.as_ptr().cast::<c_void>(), count, bytes(), dest, TAG, world(), &mut request)
+            ffi::MPI_Isend(buffer.as_ptr().cast::<c_void>(), count, bytes(), dest, tag, world(), &mut request)
         };
         check("MPI_Isend", code)?;
         self.requests.push(request);
@@ -129,14 +128,14 @@ impl Drop for Sends {
     }
 }
 
-/// The next message of the link from any rank, if one has arrived: its sender and its bytes.
-pub fn try_receive() -> Result<Option<(Rank, Vec<u8>)>, MpiError> {
+/// The next message with `tag` from any rank, if one has arrived: its sender and its bytes.
+pub fn try_receive(tag: i32) -> Result<Option<(Rank, Vec<u8>)>, MpiError> {
     let mut flag: c_int = 0;
     // SAFETY: both handles are overwritten by MPI_Improbe when it finds a message.
     let (mut message, mut status): (ffi::MPI_Message, ffi::MPI_Status) =
         unsafe { (ffi::RSMPI_MESSAGE_NULL, std::mem::zeroed()) };
     // SAFETY: plain out-parameters.
-    let code = unsafe { ffi::MPI_Improbe(ffi::RSMPI_ANY_SOURCE, TAG, world(), &mut flag, &mut message, &mut status) };
+    let code = unsafe { ffi::MPI_Improbe(ffi::RSMPI_ANY_SOURCE, tag, world(), &mut flag, &mut message, &mut status) };
     check("MPI_Improbe", code)?;
     if flag == 0 {
         return Ok(None);
