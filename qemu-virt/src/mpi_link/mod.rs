@@ -11,8 +11,9 @@
 //! - a progress thread ([`Link::serve`]) that receives from every rank and hands each message to
 //!   the user's [`Handler`], which answers requests through a [`Reply`];
 //! - the detection of a rank that is gone: every rank hears from every other at least every
-//!   `heartbeat`, and one silent for `lost_after` is lost: its calls fail at once with
-//!   [`LinkError::RankLost`], and the handler is told ([`Handler::rank_lost`]);
+//!   `heartbeat`, and one silent for `lost_after` is lost: the calls waiting for it fail then
+//!   with [`LinkError::RankLost`], later ones at once, and the handler is told
+//!   ([`Handler::rank_lost`]);
 //! - a clean end ([`Link::shutdown`]): every rank says goodbye and waits for everyone's goodbye
 //!   (or loss) before leaving, so that no rank leaves while another may still ask it something.
 //!

@@ -4,9 +4,8 @@
 //! MPI's blocking receive spins on a core (Open MPI and MPICH both poll), which a host running
 //! QEMUs cannot spare, so the thread polls with `MPI_Improbe` instead: without a pause for
 //! [`SPIN`] after the last message (longer, [`CALL_SPIN`], while a call waits for its answer or
-//! a send to complete),
-//! then with pauses that grow with the quiet, up to [`MAX_PAUSE`] (an idle link costs about a
-//! thousand probes a second).
+//! a send to complete), then with pauses that grow with the quiet, up to [`MAX_PAUSE`] (an idle
+//! link costs about a thousand probes a second).
 
 use super::frame::{self, Class, Trailer};
 use super::{Handler, LinkError, Rank, Reply, Shared, lock, raw};
