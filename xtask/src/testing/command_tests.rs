@@ -39,6 +39,7 @@ pub const TESTS: &[CommandTest] = &[
     },
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
+    CommandTest { name: "runner::readme_trace_merge_makes_one_time_line_of_the_ranks_traces", run: trace_merge },
     CommandTest { name: "runner::shmem_bench_prints_every_line_its_harness_needs", run: shmem_bench_lines },
     CommandTest {
         name: "runner::readme_size_reports_the_kernel_and_the_program_store_within_budget",
@@ -517,6 +518,32 @@ fn readme_benches() -> Verdict {
         return Err(Failed { reason: format!("bench --trace-dir wrote no trace into {trace_arg}"), log: vec![] });
     }
     Ok(())
+}
+
+/// `cargo xtask trace-merge`, as the README shows it: two ranks' trace files, written by the
+/// emulator's own trace writer, become one file holding both ranks' events (`qemu-virt`'s
+/// tests of `trace::merge` cover unfinished files and the time line).
+fn trace_merge() -> Verdict {
+    let dir = std::env::temp_dir().join(format!("unimem-trace-merge-{}", std::process::id()));
+    let failed = |reason: String| Failed { reason, log: vec![] };
+    std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+    let files: Vec<_> = (0..2).map(|rank| dir.join(format!("rank{rank}.json"))).collect();
+    for (rank, file) in files.iter().enumerate() {
+        let trace = qemu_virt::trace::TraceWriter::create(file, 2).map_err(|e| failed(format!("{e}")))?;
+        trace.packet(rank, 1 - rank, 0, 64, "packet");
+        trace.finish();
+    }
+    let output = dir.join("all.json");
+    let paths: Vec<String> = files.iter().map(|f| f.to_string_lossy().into_owned()).collect();
+    let out = output.to_string_lossy().into_owned();
+    let done = start(&["trace-merge", "-o", &out, &paths[0], &paths[1]], Duration::from_secs(120))?;
+    check(&done, 0, &["events in"])?;
+    let merged = std::fs::read_to_string(&output).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    match ["packet 0->1", "packet 1->0"].iter().find(|event| !merged.contains(*event)) {
+        None => Ok(()),
+        Some(missing) => Err(failed(format!("the merged trace lacks `{missing}`"))),
+    }
 }
 
 /// `shmem-bench` (`cargo xtask bench shmem`'s program), briefly (`quick`: a few repetitions)
