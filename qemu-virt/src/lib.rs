@@ -15,6 +15,8 @@ pub mod fabric;
 pub mod host_priority;
 pub mod interconnect;
 pub mod models;
+#[cfg(feature = "mpi")]
+pub mod mpi_link;
 pub mod node;
 pub mod platform;
 pub mod qemu;

@@ -10,6 +10,7 @@ mod doc_crates;
 mod doc_links;
 mod host_cpu;
 mod images;
+mod mpi;
 mod outcome;
 mod qemu_run;
 mod setup;
@@ -210,9 +211,9 @@ enum Command {
         baud: u32,
     },
     /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
-    /// sockets, idle, shmem, active.
+    /// sockets, idle, shmem, active, mpi-link.
     Bench {
-        /// The benchmark: platform, gsas, rdma, pagefault, sockets, idle, shmem or active.
+        /// The benchmark: platform, gsas, rdma, pagefault, sockets, idle, shmem, active or mpi-link.
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]
@@ -242,8 +243,9 @@ enum Command {
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
     /// Install what the build and the runs need: the toolchain components (rust-src, clippy,
-    /// rustfmt) with rustup, QEMU 10 (Debian bookworm-backports), and the C cross compiler and
-    /// picolibc for C programs (Debian bookworm); or say how.
+    /// rustfmt) with rustup, QEMU 10 (Debian bookworm-backports), the C cross compiler and
+    /// picolibc for C programs, and Open MPI with libclang for the MPI link (Debian bookworm); or
+    /// say how.
     Setup,
 }
 

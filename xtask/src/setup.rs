@@ -1,6 +1,6 @@
-//! Making sure the tools from Debian are there: bookworm-backports' `qemu-system-arm` (QEMU 10)
-//! and bookworm's C cross compiler and picolibc, installed with apt when we are root, otherwise
-//! the exact commands to run.
+//! Making sure the tools from Debian are there: bookworm-backports' `qemu-system-arm` (QEMU 10),
+//! bookworm's C cross compiler and picolibc, and Open MPI with libclang for the MPI link,
+//! installed with apt when we are root, otherwise the exact commands to run.
 
 use anyhow::bail;
 use std::path::PathBuf;
@@ -97,4 +97,71 @@ pub fn ensure_c_toolchain() -> anyhow::Result<()> {
         bail!("{} installed, but {C_COMPILER} or {PICOLIBC_SPECS} is still missing", C_PACKAGES.join(" "));
     }
     Ok(())
+}
+
+/// The MPI link (`qemu-virt` feature `mpi`): Debian bookworm's Open MPI 4.1 (its launcher, its
+/// library and `mpicc`, which the `mpi` crate asks how to build) and libclang (the crate's
+/// bindings are generated with bindgen when it is built). Why Open MPI: `docs/architecture.md`,
+/// "Between hosts: the MPI link".
+pub const MPI_PACKAGES: [&str; 3] = ["openmpi-bin", "libopenmpi-dev", "libclang-dev"];
+
+/// The launcher's version line when it is Open MPI's: the link is built and tested with it.
+fn open_mpi_version() -> Option<String> {
+    let out = Command::new("mpirun").arg("--version").output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text.lines().next()?.trim().to_string();
+    let compiler = Command::new("mpicc").arg("-show").output().is_ok_and(|o| o.status.success());
+    (out.status.success() && line.contains("Open MPI") && compiler).then_some(line)
+}
+
+/// Whether bindgen will find libclang (`libclang.so`, which Debian's libclang-dev provides).
+fn libclang_present() -> bool {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("LIBCLANG_PATH").map(PathBuf::from).into_iter().collect();
+    for parent in ["/usr/lib", "/usr/lib64", "/usr/local/lib"] {
+        dirs.push(parent.into());
+        let Ok(entries) = std::fs::read_dir(parent) else { continue };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("llvm-") {
+                dirs.push(entry.path().join("lib"));
+            } else if name.ends_with("-linux-gnu") {
+                dirs.push(entry.path());
+            }
+        }
+    }
+    dirs.iter().any(|d| d.join("libclang.so").exists())
+}
+
+/// Makes sure Open MPI and libclang are there, installing them with apt when we are root on
+/// bookworm, otherwise failing with what to run; returns Open MPI's version line.
+pub fn ensure_mpi() -> anyhow::Result<String> {
+    if let Some(version) = open_mpi_version().filter(|_| libclang_present()) {
+        return Ok(version);
+    }
+    let debian = std::fs::read_to_string("/etc/os-release").is_ok_and(|s| s.contains("bookworm"));
+    if !(is_root() && debian) {
+        bail!(
+            "the MPI link needs Open MPI (mpirun, mpicc) and libclang; run `cargo xtask setup` as root on Debian \
+             bookworm, or install them with:\n\
+             \x20 sudo apt-get update\n\
+             \x20 sudo apt-get install -y --no-install-recommends {}\n\
+             (with MPICH installed too, make Open MPI the default: `sudo update-alternatives --set mpirun \
+             /usr/bin/mpirun.openmpi` and `--set mpi /usr/bin/mpicc.openmpi`)",
+            MPI_PACKAGES.join(" ")
+        );
+    }
+    eprintln!("installing {}", MPI_PACKAGES.join(" "));
+    apt(&["update", "-qq"])?;
+    let mut install = vec!["install", "-y", "-qq", "--no-install-recommends"];
+    install.extend(MPI_PACKAGES);
+    apt(&install)?;
+    match open_mpi_version() {
+        Some(version) if libclang_present() => Ok(version),
+        Some(_) => bail!("{} installed, but libclang.so is still missing", MPI_PACKAGES.join(" ")),
+        None => bail!(
+            "{} installed, but `mpirun --version` does not say Open MPI or `mpicc -show` fails: is another MPI \
+             the default? `sudo update-alternatives --set mpirun /usr/bin/mpirun.openmpi`",
+            MPI_PACKAGES.join(" ")
+        ),
+    }
 }

@@ -92,10 +92,14 @@ pub fn ensure(components: &[Component]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo xtask setup`: every toolchain piece of every command, then QEMU.
+/// `cargo xtask setup`: every toolchain piece of every command, then QEMU, the C toolchain and
+/// Open MPI.
 pub fn setup() -> anyhow::Result<()> {
     ensure(LINT).context("the Rust toolchain")?;
     eprintln!("toolchain ready: {}", LINT.iter().map(|c| c.rustup_name()).collect::<Vec<_>>().join(", "));
     crate::setup::ensure_qemu()?;
-    crate::setup::ensure_c_toolchain()
+    crate::setup::ensure_c_toolchain()?;
+    let mpi = crate::setup::ensure_mpi()?;
+    eprintln!("using {mpi}");
+    Ok(())
 }

@@ -569,6 +569,10 @@ pub struct Options<'a> {
 
 /// Runs benchmark `name`.
 pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
+    if name == "mpi-link" {
+        // Two ranks of this host over TCP: no QEMU, no image.
+        return crate::mpi::bench();
+    }
     let qemu = setup::ensure_qemu()?;
     let build = images::Options { release: options.release, qfdb: false };
     let images = images::build_all(build)?;
@@ -585,7 +589,7 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "active" => active::run(&bench),
         other => {
             bail!(
-                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem` or `active`"
+                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem`, `active` or `mpi-link`"
             )
         }
     }

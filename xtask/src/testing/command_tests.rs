@@ -469,7 +469,7 @@ fn readme_sockets() -> Verdict {
 fn readme_benches() -> Verdict {
     let trace_dir = std::env::temp_dir().join(format!("unimem-bench-trace-{}", std::process::id()));
     let trace_arg = trace_dir.to_string_lossy().into_owned();
-    let cases: [(&[&str], &[&str]); 8] = [
+    let cases: [(&[&str], &[&str]); 9] = [
         (
             &["bench", "platform"],
             &[
@@ -497,6 +497,7 @@ fn readme_benches() -> Verdict {
         ),
         (&["bench", "gsas", "--dev"], &["build: dev", "gsas_service_instructions_per_fad_median:"]),
         (&["bench", "idle"], &["idle_1_nodes_r5_vcpus:", "idle_4_nodes_host_cpu_per_node:"]),
+        (&["bench", "mpi-link"], &["mpi_link_64b_round_trip_median:", "mpi_link_64kib_message_throughput:"]),
         (
             &["bench", "platform", "--breakdown", "--trace-dir", &trace_arg],
             &[

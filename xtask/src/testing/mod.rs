@@ -83,6 +83,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     let mut totals = Totals::default();
     if opts.host && opts.serial.is_none() {
         host_tests(&opts, &mut totals)?;
+        mpi_link_runs(&opts, &mut totals)?;
     }
     if opts.target {
         let images = images::build_all(images::Options { release: opts.release, qfdb: false })?;
@@ -149,10 +150,13 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `cargo test` over the workspace's host crates, streaming its test lines.
+/// `cargo test` over the workspace's host crates, streaming its test lines. The MPI link is
+/// built and tested with them (feature `qemu-virt/mpi`), so Open MPI is installed first (or the
+/// run fails saying how).
 fn host_tests(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
+    setup::ensure_mpi()?;
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    cmd.current_dir(images::workspace_root()).args(["test", "--workspace"]);
+    cmd.current_dir(images::workspace_root()).args(["test", "--workspace", "--features", "qemu-virt/mpi"]);
     cmd.arg("--");
     if opts.list {
         cmd.arg("--list");
@@ -191,6 +195,40 @@ fn host_tests(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
             reason: "cargo test failed to build or run".into(),
             log: vec![],
         });
+    }
+    Ok(())
+}
+
+/// The MPI link on 2 and 4 ranks of this host over TCP (`crate::mpi`): each run whose tests the
+/// filter selects, once; a test passes when every rank that owes it reported it ok.
+fn mpi_link_runs(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
+    let selected = |name: &str| opts.filter.as_deref().is_none_or(|f| name.contains(f));
+    let runs: Vec<_> =
+        crate::mpi::CHECK_RUNS.iter().filter(|run| run.tests().iter().any(|(name, _)| selected(name))).collect();
+    if opts.list {
+        runs.iter().flat_map(|run| run.tests()).filter(|(name, _)| selected(name)).for_each(|(name, _)| {
+            println!("test {name}");
+        });
+        return Ok(());
+    }
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let check = crate::mpi::build_check()?;
+    for run in runs {
+        let output = run.run(&check)?;
+        for figure in crate::mpi::figures(&output) {
+            println!("mpi link, {}: {figure}", run.name);
+        }
+        for (name, ranks) in run.tests().into_iter().filter(|(name, _)| selected(name)) {
+            match crate::mpi::judge(&name, &ranks, run.ranks, &output) {
+                Ok(()) => totals.record(&name, Outcome::Passed),
+                Err(failure) => {
+                    totals.record(&name, Outcome::Failed);
+                    totals.failures.push(failure);
+                }
+            }
+        }
     }
     Ok(())
 }

@@ -1,0 +1,248 @@
+//! Running a program on several MPI ranks of this one host as if each were a host of its own, and
+//! the MPI link's check (`qemu-virt/examples/mpi_link_check.rs`): its runs for `cargo xtask test`
+//! and its figures for `cargo xtask bench mpi-link`.
+
+use crate::images::workspace_root;
+use crate::testing::parser::Failure;
+use anyhow::{Context, bail};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// `mpirun` for `ranks` processes of `program` on this host, forced over TCP. Open MPI's options:
+///
+/// - `--mca pml ob1 --mca btl tcp,self`: messages between ranks go through the TCP transport,
+///   never shared memory (`vader`) or UCX, exactly as between two hosts; `self` is a rank
+///   talking to itself. `btl_tcp_if_include lo`: over loopback, which every host has (Open MPI
+///   leaves it out by default, as useless between hosts).
+/// - `--enable-recovery`: a rank that dies does not take the job down with it, so that the
+///   others can find it lost and say so (without it `mpirun` kills them all at once).
+/// - `--oversubscribe --bind-to none`: more ranks than cores, none pinned to one.
+/// - `OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM)`: Open MPI refuses to run as root without both.
+pub fn single_host(ranks: usize, program: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &ranks.to_string(), "--oversubscribe", "--bind-to", "none", "--enable-recovery"]);
+    cmd.args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]);
+    cmd.arg(program).args(args);
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    cmd
+}
+
+/// Builds the link's check (Open MPI installed first if it can be); its path.
+pub fn build_check() -> anyhow::Result<PathBuf> {
+    let mpi = crate::setup::ensure_mpi()?;
+    println!("mpi link: using {mpi}");
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "-p", "qemu-virt", "--features", "mpi", "--example", "mpi_link_check"])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building the MPI link's check (qemu-virt, feature mpi) failed");
+    }
+    Ok(workspace_root().join("target/debug/examples/mpi_link_check"))
+}
+
+/// One run of the check under `mpirun`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckRun {
+    /// Its part of the tests' names.
+    pub name: &'static str,
+    pub ranks: usize,
+    /// The last rank kills itself after the shared checks.
+    pub lose_last: bool,
+}
+
+pub const CHECK_RUNS: [CheckRun; 3] = [
+    CheckRun { name: "2_ranks", ranks: 2, lose_last: false },
+    CheckRun { name: "2_ranks_losing_one", ranks: 2, lose_last: true },
+    CheckRun { name: "4_ranks_losing_one", ranks: 4, lose_last: true },
+];
+
+/// Who must report a check ok.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reporters {
+    /// Every rank, the one lost too (it dies after them).
+    Every,
+    /// Every rank that is not lost.
+    Survivors,
+    /// Rank 0 only.
+    First,
+    /// The survivors, in a run that loses a rank (not run otherwise).
+    SurvivorsOfALoss,
+}
+
+/// The check's checks, in its order, and who reports each.
+const CHECKS: [(&str, Reporters); 8] = [
+    ("every_rank_greets_and_calls_every_other", Reporters::Every),
+    ("calls_from_16_threads_come_back_to_their_callers", Reporters::Every),
+    ("a_1_mib_payload_crosses_intact_both_ways", Reporters::Every),
+    ("a_held_request_times_out_and_a_missing_rank_is_refused", Reporters::Every),
+    ("figures_of_the_link", Reporters::First),
+    ("a_rank_busy_receiving_for_longer_than_lost_after_is_not_lost", Reporters::First),
+    ("a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once", Reporters::SurvivorsOfALoss),
+    ("shutdown_waits_for_every_rank_and_names_the_lost", Reporters::Survivors),
+];
+
+impl CheckRun {
+    /// The run's tests: `mpi_link::RUN::CHECK`, with the ranks that must report each ok.
+    pub fn tests(&self) -> Vec<(String, Vec<usize>)> {
+        let survivors = if self.lose_last { self.ranks - 1 } else { self.ranks };
+        CHECKS
+            .iter()
+            .filter_map(|&(check, who)| {
+                let ranks: Vec<usize> = match who {
+                    Reporters::Every => (0..self.ranks).collect(),
+                    Reporters::Survivors => (0..survivors).collect(),
+                    Reporters::First => vec![0],
+                    Reporters::SurvivorsOfALoss if self.lose_last => (0..survivors).collect(),
+                    Reporters::SurvivorsOfALoss => return None,
+                };
+                Some((format!("mpi_link::{}::{check}", self.name), ranks))
+            })
+            .collect()
+    }
+
+    /// Runs it: everything the ranks printed (stdout, then stderr), or why it could not run.
+    pub fn run(&self, check: &Path) -> anyhow::Result<String> {
+        const TIMEOUT: Duration = Duration::from_secs(180);
+        let args: &[&str] = if self.lose_last { &["--lose-last-rank"] } else { &[] };
+        let mut cmd = single_host(self.ranks, check, args);
+        // Its own process group, so that a run that hangs is killed with every rank.
+        cmd.process_group(0).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().context("cannot run mpirun")?;
+        let drain = |mut from: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut text = String::new();
+                let _ = from.read_to_string(&mut text);
+                text
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().expect("piped")));
+        let err = drain(Box::new(child.stderr.take().expect("piped")));
+        let deadline = Instant::now() + TIMEOUT;
+        let timed_out = loop {
+            if child.try_wait()?.is_some() {
+                break false;
+            }
+            if Instant::now() > deadline {
+                // SAFETY: kill with the process group this child leads.
+                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+                let _ = child.wait();
+                break true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let text = format!("{}{}", out.join().unwrap_or_default(), err.join().unwrap_or_default());
+        if timed_out {
+            return Ok(format!("{text}\n(killed after {TIMEOUT:?}: the run hung)"));
+        }
+        Ok(text)
+    }
+}
+
+/// The verdict of test `name` on what a run printed: every rank of `ranks` reported it ok.
+pub fn judge(name: &str, ranks: &[usize], total: usize, output: &str) -> Result<(), Failure> {
+    let check = name.rsplit("::").next().unwrap_or(name);
+    let missing: Vec<usize> = ranks
+        .iter()
+        .copied()
+        .filter(|r| !output.lines().any(|l| l == format!("rank {r}/{total}: check {check} ... ok")))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let failed: Vec<&str> = output.lines().filter(|l| l.contains(&format!(": check {check} ... FAILED"))).collect();
+    let reason = if failed.is_empty() { format!("rank(s) {missing:?} did not report it") } else { failed.join("; ") };
+    Err(Failure { test: name.into(), reason, log: output.lines().map(String::from).collect() })
+}
+
+/// The figure lines of a run (`NAME: VALUE UNIT (how)`).
+pub fn figures(output: &str) -> Vec<&str> {
+    output.lines().filter_map(|l| l.split_once(": figure ").map(|(_, figure)| figure)).collect()
+}
+
+/// `cargo xtask bench mpi-link`: the 2-rank run's figures.
+pub fn bench() -> anyhow::Result<()> {
+    let check = build_check()?;
+    let run = CHECK_RUNS[0];
+    let output = run.run(&check)?;
+    let figures = figures(&output);
+    if figures.len() != 2 {
+        bail!("the check printed {} figures, not 2:\n{output}", figures.len());
+    }
+    for figure in figures {
+        println!("{figure}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO_RANKS_LOSING_ONE: &str = "rank 0/2: check every_rank_greets_and_calls_every_other ... ok
+rank 1/2: check every_rank_greets_and_calls_every_other ... ok
+rank 1/2: check calls_from_16_threads_come_back_to_their_callers ... FAILED: thread 3, call 7: rank 0 did not answer within 60s
+rank 0/2: figure mpi_link_64b_round_trip_median: 19.8 us (2000 calls of 64 B to rank 1, p99 28.8 us)
+rank 1/2: leaving without a word, as planned
+rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once ... ok
+";
+
+    #[test]
+    fn a_check_passes_only_when_every_rank_that_owes_it_says_ok() {
+        let run = CHECK_RUNS[1];
+        let tests = run.tests();
+        let ranks_of = |check: &str| tests.iter().find(|(n, _)| n.ends_with(check)).map(|(_, r)| r.clone()).unwrap();
+        let greet = "mpi_link::2_ranks_losing_one::every_rank_greets_and_calls_every_other";
+        assert_eq!(
+            judge(greet, &ranks_of("greets_and_calls_every_other"), 2, TWO_RANKS_LOSING_ONE).map_err(|f| f.reason),
+            Ok(())
+        );
+        let threads = "mpi_link::2_ranks_losing_one::calls_from_16_threads_come_back_to_their_callers";
+        let failed = judge(threads, &[0, 1], 2, TWO_RANKS_LOSING_ONE).unwrap_err();
+        assert!(failed.reason.contains("thread 3, call 7"), "{}", failed.reason);
+        // Silence is a failure too, naming who kept it.
+        let big = "mpi_link::2_ranks_losing_one::a_1_mib_payload_crosses_intact_both_ways";
+        assert_eq!(
+            judge(big, &[0, 1], 2, TWO_RANKS_LOSING_ONE).unwrap_err().reason,
+            "rank(s) [0, 1] did not report it"
+        );
+        // The lost rank owes no report of its own loss.
+        let lost = "mpi_link::2_ranks_losing_one::a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once";
+        assert_eq!(ranks_of("lost_then_at_once"), [0]);
+        assert!(judge(lost, &[0], 2, TWO_RANKS_LOSING_ONE).is_ok());
+    }
+
+    #[test]
+    fn every_run_has_its_tests_and_only_a_losing_run_checks_a_loss() {
+        for run in CHECK_RUNS {
+            let tests = run.tests();
+            assert_eq!(tests.len(), if run.lose_last { 8 } else { 7 }, "{run:?}");
+            let shutdown = tests.iter().find(|(n, _)| n.ends_with("names_the_lost")).unwrap();
+            assert_eq!(shutdown.1.len(), run.ranks - usize::from(run.lose_last));
+            assert!(tests.iter().all(|(n, _)| n.starts_with(&format!("mpi_link::{}::", run.name))));
+        }
+    }
+
+    #[test]
+    fn figures_are_read_from_the_ranks_lines() {
+        assert_eq!(
+            figures(TWO_RANKS_LOSING_ONE),
+            ["mpi_link_64b_round_trip_median: 19.8 us (2000 calls of 64 B to rank 1, p99 28.8 us)"]
+        );
+    }
+
+    /// The launcher keeps the ranks on TCP and lets a rank die alone.
+    #[test]
+    fn the_single_host_launch_forces_tcp_and_survives_a_lost_rank() {
+        let cmd = single_host(4, Path::new("/bin/true"), &["--x"]);
+        let args: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let line = args.join(" ");
+        for wanted in ["-np 4", "--mca pml ob1", "--mca btl tcp,self", "--enable-recovery", "/bin/true --x"] {
+            assert!(line.contains(wanted), "{wanted} not in {line}");
+        }
+    }
+}
