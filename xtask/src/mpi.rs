@@ -30,24 +30,41 @@ pub fn single_host(ranks: usize, program: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// Builds the link's check (Open MPI installed first if it can be); its path.
-pub fn build_check() -> anyhow::Result<PathBuf> {
+/// Builds a check program (an example of `qemu-virt` with feature `mpi`; Open MPI installed first
+/// if it can be); its path.
+pub fn build_check(check: &Check) -> anyhow::Result<PathBuf> {
     let mpi = crate::setup::ensure_mpi()?;
-    println!("mpi link: using {mpi}");
+    println!("{}: using {mpi}", check.example);
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .current_dir(workspace_root())
-        .args(["build", "--quiet", "-p", "qemu-virt", "--features", "mpi", "--example", "mpi_link_check"])
+        .args(["build", "--quiet", "-p", "qemu-virt", "--features", "mpi", "--example", check.example])
         .status()
         .context("cannot run cargo build")?;
     if !status.success() {
-        bail!("building the MPI link's check (qemu-virt, feature mpi) failed");
+        bail!("building {} (qemu-virt, feature mpi) failed", check.example);
     }
-    Ok(workspace_root().join("target/debug/examples/mpi_link_check"))
+    Ok(workspace_root().join("target/debug/examples").join(check.example))
 }
+
+/// A program run on several ranks that reports its checks (`rank R/N: check NAME ... ok`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Check {
+    /// The example of `qemu-virt`, and the first part of its tests' names.
+    pub example: &'static str,
+    /// Its checks, in its order, and who reports each.
+    checks: &'static [(&'static str, Reporters)],
+}
+
+/// The MPI link itself (`qemu-virt/examples/mpi_link_check.rs`).
+pub const MPI_LINK: Check = Check { example: "mpi_link_check", checks: &LINK_CHECKS };
+
+/// The ranks' transport over the MPI link (`qemu-virt/examples/ranks_over_mpi.rs`).
+pub const RANKS_OVER_MPI: Check = Check { example: "ranks_over_mpi", checks: &RANKS_CHECKS };
 
 /// One run of the check under `mpirun`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CheckRun {
+    pub check: &'static Check,
     /// Its part of the tests' names.
     pub name: &'static str,
     pub ranks: usize,
@@ -55,10 +72,12 @@ pub struct CheckRun {
     pub lose_last: bool,
 }
 
-pub const CHECK_RUNS: [CheckRun; 3] = [
-    CheckRun { name: "2_ranks", ranks: 2, lose_last: false },
-    CheckRun { name: "2_ranks_losing_one", ranks: 2, lose_last: true },
-    CheckRun { name: "4_ranks_losing_one", ranks: 4, lose_last: true },
+pub const CHECK_RUNS: [CheckRun; 5] = [
+    CheckRun { check: &MPI_LINK, name: "2_ranks", ranks: 2, lose_last: false },
+    CheckRun { check: &MPI_LINK, name: "2_ranks_losing_one", ranks: 2, lose_last: true },
+    CheckRun { check: &MPI_LINK, name: "4_ranks_losing_one", ranks: 4, lose_last: true },
+    CheckRun { check: &RANKS_OVER_MPI, name: "2_ranks_losing_one", ranks: 2, lose_last: true },
+    CheckRun { check: &RANKS_OVER_MPI, name: "4_ranks_losing_one", ranks: 4, lose_last: true },
 ];
 
 /// Who must report a check ok.
@@ -74,8 +93,8 @@ enum Reporters {
     SurvivorsOfALoss,
 }
 
-/// The check's checks, in its order, and who reports each.
-const CHECKS: [(&str, Reporters); 8] = [
+/// The MPI link's checks.
+const LINK_CHECKS: [(&str, Reporters); 8] = [
     ("every_rank_greets_and_calls_every_other", Reporters::Every),
     ("calls_from_16_threads_come_back_to_their_callers", Reporters::Every),
     ("a_1_mib_payload_crosses_intact_both_ways", Reporters::Every),
@@ -86,11 +105,23 @@ const CHECKS: [(&str, Reporters); 8] = [
     ("shutdown_waits_for_every_rank_and_names_the_lost", Reporters::Survivors),
 ];
 
+/// The ranks' transport's checks.
+const RANKS_CHECKS: [(&str, Reporters); 7] = [
+    ("every_rank_hears_every_other", Reporters::Every),
+    ("liveness_and_run_done_are_the_clusters_on_every_rank", Reporters::Every),
+    ("packets_cross_ranks_and_arrive_intact", Reporters::Every),
+    ("window_stores_and_loads_cross_ranks_in_order", Reporters::Every),
+    ("datagrams_arrive_in_order_from_every_node", Reporters::Every),
+    ("a_lost_ranks_nodes_are_unreachable_without_a_hang", Reporters::SurvivorsOfALoss),
+    ("shutdown_names_the_lost", Reporters::Survivors),
+];
+
 impl CheckRun {
-    /// The run's tests: `mpi_link::RUN::CHECK`, with the ranks that must report each ok.
+    /// The run's tests: `EXAMPLE::RUN::CHECK`, with the ranks that must report each ok.
     pub fn tests(&self) -> Vec<(String, Vec<usize>)> {
         let survivors = if self.lose_last { self.ranks - 1 } else { self.ranks };
-        CHECKS
+        self.check
+            .checks
             .iter()
             .filter_map(|&(check, who)| {
                 let ranks: Vec<usize> = match who {
@@ -100,7 +131,7 @@ impl CheckRun {
                     Reporters::SurvivorsOfALoss if self.lose_last => (0..survivors).collect(),
                     Reporters::SurvivorsOfALoss => return None,
                 };
-                Some((format!("mpi_link::{}::{check}", self.name), ranks))
+                Some((format!("{}::{}::{check}", self.check.short_name(), self.name), ranks))
             })
             .collect()
     }
@@ -143,6 +174,13 @@ impl CheckRun {
     }
 }
 
+impl Check {
+    /// The first part of its tests' names (`mpi_link`, `ranks_over_mpi`).
+    pub fn short_name(&self) -> &'static str {
+        self.example.strip_suffix("_check").unwrap_or(self.example)
+    }
+}
+
 /// The verdict of test `name` on what a run printed: every rank of `ranks` reported it ok.
 pub fn judge(name: &str, ranks: &[usize], total: usize, output: &str) -> Result<(), Failure> {
     let check = name.rsplit("::").next().unwrap_or(name);
@@ -166,7 +204,7 @@ pub fn figures(output: &str) -> Vec<&str> {
 
 /// `cargo xtask bench mpi-link`: the 2-rank run's figures.
 pub fn bench() -> anyhow::Result<()> {
-    let check = build_check()?;
+    let check = build_check(&MPI_LINK)?;
     let run = CHECK_RUNS[0];
     let output = run.run(&check)?;
     let figures = figures(&output);
@@ -220,10 +258,12 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
     fn every_run_has_its_tests_and_only_a_losing_run_checks_a_loss() {
         for run in CHECK_RUNS {
             let tests = run.tests();
-            assert_eq!(tests.len(), if run.lose_last { 8 } else { 7 }, "{run:?}");
+            let all = run.check.checks.len();
+            assert_eq!(tests.len(), if run.lose_last { all } else { all - 1 }, "{run:?}");
             let shutdown = tests.iter().find(|(n, _)| n.ends_with("names_the_lost")).unwrap();
             assert_eq!(shutdown.1.len(), run.ranks - usize::from(run.lose_last));
-            assert!(tests.iter().all(|(n, _)| n.starts_with(&format!("mpi_link::{}::", run.name))));
+            let prefix = format!("{}::{}::", run.check.short_name(), run.name);
+            assert!(tests.iter().all(|(n, _)| n.starts_with(&prefix)));
         }
     }
 
