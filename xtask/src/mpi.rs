@@ -30,6 +30,117 @@ pub fn single_host(ranks: usize, program: &Path, args: &[&str]) -> Command {
     cmd
 }
 
+/// `mpirun` for `ranks` processes of `program` on the hosts of `hosts` (an Open MPI hostfile),
+/// over TCP as [`single_host`]'s but on whatever interfaces the hosts share; on this host alone
+/// without one.
+pub fn launch(ranks: usize, hosts: Option<&Path>, program: &Path, args: &[&str]) -> Command {
+    let Some(hosts) = hosts else { return single_host(ranks, program, args) };
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &ranks.to_string(), "--bind-to", "none", "--enable-recovery"]);
+    cmd.arg("--hostfile").arg(hosts);
+    cmd.args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]);
+    cmd.arg(program).args(args);
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    cmd
+}
+
+/// Builds xtask with MPI (the `rank` command) into a target directory of its own, so that the
+/// xtask that runs is left as it is (Open MPI installed first if it can be); its path.
+pub fn build_ranks() -> anyhow::Result<PathBuf> {
+    let mpi = crate::setup::ensure_mpi()?;
+    println!("ranks: using {mpi}");
+    let target = workspace_root().join("target/ranks");
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(workspace_root())
+        .env("CARGO_TARGET_DIR", &target)
+        .args(["build", "--quiet", "-p", "xtask", "--features", "mpi"])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building xtask with MPI (feature mpi) failed");
+    }
+    Ok(target.join("debug/xtask"))
+}
+
+/// A cluster run over MPI ranks: every rank runs `rank` of the xtask [`build_ranks`] builds.
+pub struct ClusterRun<'a> {
+    pub nodes: usize,
+    pub ranks: usize,
+    pub hosts: Option<&'a Path>,
+    pub qemu: &'a Path,
+    pub load: crate::qemu_run::Load<'a>,
+    pub boot_args: &'a str,
+    pub link: qemu_virt::LinkConfig,
+    /// How long the nodes may take: then they count as hung; the whole run is killed a while
+    /// after.
+    pub timeout: Duration,
+}
+
+impl ClusterRun<'_> {
+    /// The `rank` command's arguments.
+    pub fn rank_args(&self) -> Vec<String> {
+        let mut args = vec!["rank".to_string(), "--nodes".into(), self.nodes.to_string()];
+        let mut path = |flag: &str, p: &Path| args.extend([flag.to_string(), p.display().to_string()]);
+        path("--qemu", self.qemu);
+        path("--kernel", self.load.kernel);
+        if let Some(r5) = self.load.r5 {
+            path("--r5", r5);
+        }
+        path("--store", self.load.store);
+        args.extend(["--boot-args".into(), self.boot_args.to_string()]);
+        args.extend(["--timeout".into(), self.timeout.as_secs().to_string()]);
+        let link = self.link;
+        for (flag, value) in [
+            ("--latency-us", link.latency_us.to_string()),
+            ("--loss", link.loss.to_string()),
+            ("--duplicate", link.duplicate.to_string()),
+            ("--reorder", link.reorder.to_string()),
+            ("--seed", link.seed.to_string()),
+        ] {
+            args.extend([flag.to_string(), value]);
+        }
+        args
+    }
+
+    /// The whole run's bound: the nodes' timeout, the ranks' start and the gathering of their
+    /// verdicts.
+    pub fn bound(&self) -> Duration {
+        self.timeout + Duration::from_secs(240)
+    }
+
+    /// Its mpirun command.
+    pub fn command(&self, program: &Path) -> Command {
+        let args = self.rank_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = launch(self.ranks, self.hosts, program, &args);
+        // Its own process group, so that a run that hangs is killed with every rank.
+        cmd.process_group(0).stdin(Stdio::null());
+        cmd
+    }
+}
+
+/// Runs `run` with the ranks' output on this one's; mpirun's exit status (1 if it was killed
+/// after the run's bound).
+pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
+    let program = build_ranks()?;
+    println!("{} nodes over {} ranks{}", run.nodes, run.ranks, run.hosts.map_or(String::new(), |h| format!(" on the hosts of {}", h.display())));
+    let mut child = run.command(&program).spawn().context("cannot run mpirun")?;
+    let deadline = Instant::now() + run.bound();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status.code().unwrap_or(1));
+        }
+        if Instant::now() > deadline {
+            // SAFETY: kill with the process group this child leads.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            println!("the run failed: killed after {:?}, it hung", run.bound());
+            return Ok(1);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// Builds a check program (an example of `qemu-virt` with feature `mpi`; Open MPI installed first
 /// if it can be); its path.
 pub fn build_check(check: &Check) -> anyhow::Result<PathBuf> {
