@@ -4,6 +4,7 @@
 mod command_tests;
 mod commands;
 pub mod parser;
+mod rank_runs;
 pub mod runs;
 pub mod serial;
 mod store;
@@ -93,6 +94,14 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                 let qemu = setup::ensure_qemu()?;
                 for run in RUNS.iter().filter(|r| r.selected(opts.filter.as_deref())) {
                     target_run(run, &qemu, &images, &opts, &mut totals)?;
+                }
+                let rank_runs: Vec<_> =
+                    rank_runs::RANK_RUNS.iter().filter(|r| r.selected(opts.filter.as_deref())).collect();
+                if !rank_runs.is_empty() {
+                    let program = if opts.list { PathBuf::new() } else { crate::mpi::build_ranks()? };
+                    for run in rank_runs {
+                        rank_runs::run_one(run, &program, &qemu, &images, &opts, &mut totals)?;
+                    }
                 }
                 if opts.filter.as_deref().is_none_or(|f| SERIAL_CHECK.contains(f)) {
                     if opts.list {
