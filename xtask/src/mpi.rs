@@ -119,26 +119,47 @@ impl ClusterRun<'_> {
     }
 }
 
-/// Runs `run` with the ranks' output on this one's; mpirun's exit status (1 if it was killed
-/// after the run's bound).
+/// The line rank 0 ends a clean run with (`crate::rank_run`).
+pub const CLEAN: &str = "every node finished cleanly";
+
+/// Runs `run` with the ranks' output passed on as it comes; 0 if rank 0 reported every node
+/// finished cleanly, else mpirun's status or 1. (Under `--enable-recovery` mpirun's status is 0
+/// whatever the ranks did: the verdict is rank 0's summary.)
 pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
     let program = build_ranks()?;
-    println!("{} nodes over {} ranks{}", run.nodes, run.ranks, run.hosts.map_or(String::new(), |h| format!(" on the hosts of {}", h.display())));
-    let mut child = run.command(&program).spawn().context("cannot run mpirun")?;
+    let hosts = run.hosts.map_or(String::new(), |h| format!(" on the hosts of {}", h.display()));
+    println!("{} nodes over {} ranks{hosts}", run.nodes, run.ranks);
+    let mut child = run.command(&program).stdout(Stdio::piped()).spawn().context("cannot run mpirun")?;
+    let out = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut clean = false;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            clean |= line == CLEAN;
+            println!("{line}");
+        }
+        clean
+    });
     let deadline = Instant::now() + run.bound();
-    loop {
+    let status = loop {
         if let Some(status) = child.try_wait()? {
-            return Ok(status.code().unwrap_or(1));
+            break status.code().unwrap_or(1);
         }
         if Instant::now() > deadline {
             // SAFETY: kill with the process group this child leads.
             unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
             let _ = child.wait();
             println!("the run failed: killed after {:?}, it hung", run.bound());
-            return Ok(1);
+            break 1;
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
+    };
+    let clean = reader.join().unwrap_or(false);
+    Ok(match (status, clean) {
+        (0, true) => 0,
+        (0, false) => 1,
+        (code, _) => code,
+    })
 }
 
 /// Builds a check program (an example of `qemu-virt` with feature `mpi`; Open MPI installed first

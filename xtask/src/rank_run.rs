@@ -171,7 +171,7 @@ fn gather(
 
 fn print_summary(failures: &[String]) {
     if failures.is_empty() {
-        println!("every node finished cleanly");
+        println!("{}", crate::mpi::CLEAN);
     } else {
         println!("the run failed:");
         for line in failures {

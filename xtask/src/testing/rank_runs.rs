@@ -106,7 +106,7 @@ pub fn read_back(nodes: usize, output: &str, mut on_test: impl FnMut(usize, &str
     let mut ends = vec![RunEnd::TimedOut; nodes];
     let mut summary_clean = false;
     for line in output.lines() {
-        if line == "every node finished cleanly" {
+        if line == crate::mpi::CLEAN {
             summary_clean = true;
         }
         if let Some((node, end)) = node_end(line).filter(|(n, _)| *n < nodes) {
