@@ -226,7 +226,9 @@ impl Share {
     fn datagrams(&self) -> Check {
         for src in self.mine.clone() {
             let burst = (0..NODES)
-                .flat_map(|dst| (0..BURST).map(move |i| Datagram { src, dst, channel: channel::PLDMA, payload: vec![i] }))
+                .flat_map(|dst| {
+                    (0..BURST).map(move |i| Datagram { src, dst, channel: channel::PLDMA, payload: vec![i] })
+                })
                 .collect();
             self.transport.send_datagrams(burst);
         }
@@ -234,7 +236,10 @@ impl Share {
         for dst in self.mine.clone() {
             let probe = &self.probes[dst];
             if !eventually(|| probe.datagrams.lock().unwrap().len() >= all) {
-                return Err(format!("node {dst} received {} datagrams of {all}", probe.datagrams.lock().unwrap().len()));
+                return Err(format!(
+                    "node {dst} received {} datagrams of {all}",
+                    probe.datagrams.lock().unwrap().len()
+                ));
             }
             for src in 0..NODES {
                 let from: Vec<u8> =
@@ -278,7 +283,12 @@ impl Share {
                 match t.deliver_packet(src, dst, 3, &[0; 32]).delivery {
                     Delivery::Unreachable => break,
                     Delivery::Ack if start.elapsed() < bound => {}
-                    got => return Err(format!("a packet to node {dst} of the lost rank, after {:?}: {got:?}", start.elapsed())),
+                    got => {
+                        return Err(format!(
+                            "a packet to node {dst} of the lost rank, after {:?}: {got:?}",
+                            start.elapsed()
+                        ));
+                    }
                 }
             }
         }

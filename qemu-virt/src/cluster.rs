@@ -11,10 +11,10 @@ use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates}
 use crate::node::{Event, Node, NodeError, NodeSpec};
 use crate::platform::{Looker, Platform};
 use crate::ranks::{NodeMap, RankLink, RankTransport};
-use crate::transport::Transport;
 use crate::signal::Signal;
 use crate::trace::TraceWriter;
 use crate::transport::ClusterView;
+use crate::transport::Transport;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

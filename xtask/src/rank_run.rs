@@ -76,7 +76,8 @@ pub fn rank(opts: RankOptions) -> anyhow::Result<()> {
     let mine = map.nodes_of(me);
     let dir = RuntimeDir::new(&format!("rank{me}"))?;
     let load = Load { kernel: &opts.kernel, r5: opts.r5.as_deref(), store: &opts.store };
-    let spec = ClusterSpec { nodes: node_specs(opts.nodes, load, &opts.boot_args), link: opts.link, ..Default::default() };
+    let spec =
+        ClusterSpec { nodes: node_specs(opts.nodes, load, &opts.boot_args), link: opts.link, ..Default::default() };
     let (tx, rx) = std::sync::mpsc::channel();
     let rank_link: Arc<dyn RankLink> = link.clone();
     let (mut cluster, transport) = Cluster::start_share(&spec, map.clone(), rank_link, &opts.qemu, &dir.0, tx)
@@ -161,7 +162,8 @@ fn gather(
         match by_rank.get(&rank) {
             Some(lines) => failures.extend(lines.iter().cloned()),
             None => {
-                let why = if lost.contains(&rank) { "was lost (its host or process is gone)" } else { "sent no verdict" };
+                let why =
+                    if lost.contains(&rank) { "was lost (its host or process is gone)" } else { "sent no verdict" };
                 failures.extend(map.nodes_of(rank).map(|node| format!("node{node}: its rank {rank} {why}")));
             }
         }

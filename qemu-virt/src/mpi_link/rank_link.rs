@@ -127,7 +127,10 @@ mod tests {
         assert_eq!(rank_error(MpiLinkError::RankLost(3)), LinkError::Lost(3));
         assert_eq!(rank_error(MpiLinkError::NoSuchRank { rank: 5, ranks: 4 }), LinkError::NoSuchRank(5));
         let after = Duration::from_secs(1);
-        assert_eq!(rank_error(MpiLinkError::Timeout { rank: 1, after }), LinkError::Timeout { rank: 1, timeout: after });
+        assert_eq!(
+            rank_error(MpiLinkError::Timeout { rank: 1, after }),
+            LinkError::Timeout { rank: 1, timeout: after }
+        );
         assert_eq!(rank_error(MpiLinkError::ShutDown), LinkError::Closed);
         assert!(matches!(rank_error(MpiLinkError::NotServing), LinkError::Other(_)));
     }

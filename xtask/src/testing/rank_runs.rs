@@ -211,12 +211,8 @@ pub fn judge(read: &RunOutput, status: Option<i32>, ranks: usize) -> Result<(), 
 
 /// Runs it with the output captured (and stderr after it), bounded: (output, mpirun's status).
 fn capture(cluster: &ClusterRun, program: &Path) -> anyhow::Result<(String, Option<i32>)> {
-    let mut child = cluster
-        .command(program)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run mpirun")?;
+    let mut child =
+        cluster.command(program).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().context("cannot run mpirun")?;
     let out = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -257,7 +253,10 @@ mod tests {
     #[test]
     fn a_ranks_lines_are_read_back_as_the_nodes_printed_them() {
         let defmt = parse_line("  0.012852 INFO  unimem kernel 0.1.0");
-        assert_eq!((defmt.level, defmt.timestamp.as_deref(), defmt.text.as_str()), (Some(Level::Info), Some("0.012852"), "unimem kernel 0.1.0"));
+        assert_eq!(
+            (defmt.level, defmt.timestamp.as_deref(), defmt.text.as_str()),
+            (Some(Level::Info), Some("0.012852"), "unimem kernel 0.1.0")
+        );
         let plain = parse_line("  0.234671 test cluster::gsas_fad ... ok");
         assert_eq!((plain.level, plain.text.as_str()), (None, "test cluster::gsas_fad ... ok"));
         let r5 = parse_line("INFO  serving requests");
