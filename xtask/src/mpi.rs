@@ -407,6 +407,46 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
         );
     }
 
+    /// A cluster run passes every rank the whole cluster's nodes, images and links; with a
+    /// hostfile it runs there instead of on loopback.
+    #[test]
+    fn a_cluster_run_gives_each_rank_what_it_needs() {
+        let (kernel, r5, store) = (Path::new("/k"), Path::new("/r5"), Path::new("/s"));
+        let run = ClusterRun {
+            nodes: 16,
+            ranks: 4,
+            hosts: Some(Path::new("/hosts")),
+            qemu: Path::new("/q"),
+            load: crate::qemu_run::Load { kernel, r5: Some(r5), store },
+            boot_args: "cluster exit",
+            link: qemu_virt::LinkConfig { loss: 0.01, seed: 7, ..qemu_virt::LinkConfig::default() },
+            timeout: Duration::from_secs(60),
+        };
+        let line = run.rank_args().join(" ");
+        for wanted in [
+            "rank --nodes 16",
+            "--qemu /q",
+            "--kernel /k",
+            "--r5 /r5",
+            "--store /s",
+            "--timeout 60",
+            "--loss 0.01",
+            "--seed 7",
+        ] {
+            assert!(line.contains(wanted), "{wanted} not in {line}");
+        }
+        let args = run.rank_args();
+        let at = args.iter().position(|a| a == "--boot-args").unwrap();
+        assert_eq!(args[at + 1], "cluster exit", "one argument");
+        let cmd = run.command(Path::new("/x"));
+        let mpirun: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let mpirun = mpirun.join(" ");
+        assert!(
+            mpirun.contains("--hostfile /hosts") && mpirun.contains("-np 4") && !mpirun.contains("btl_tcp_if_include"),
+            "{mpirun}"
+        );
+    }
+
     /// The launcher keeps the ranks on TCP and lets a rank die alone.
     #[test]
     fn the_single_host_launch_forces_tcp_and_survives_a_lost_rank() {
