@@ -10,9 +10,11 @@ use crate::fabric::Fabric;
 use crate::interconnect::{Interconnect, LinkConfig, Observers, qfdb_coordinates};
 use crate::node::{Event, Node, NodeError, NodeSpec};
 use crate::platform::{Looker, Platform};
+use crate::ranks::{NodeMap, RankLink, RankTransport};
 use crate::signal::Signal;
 use crate::trace::TraceWriter;
 use crate::transport::ClusterView;
+use crate::transport::Transport;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -41,6 +43,10 @@ pub enum ClusterError {
     Size(usize),
     #[error(transparent)]
     Endpoints(#[from] crate::fabric::EndpointsError),
+    #[error(transparent)]
+    Rank(#[from] crate::ranks::RankError),
+    #[error("the node map has {map} nodes, the cluster {spec}")]
+    Map { map: usize, spec: usize },
 }
 
 pub struct Cluster {
@@ -52,6 +58,8 @@ pub struct Cluster {
     looker: Looker,
     delivery: Option<JoinHandle<()>>,
     monitor: Option<Monitor>,
+    /// The transport to the other ranks' nodes, for a rank's share of a cluster.
+    ranks: Option<Arc<RankTransport>>,
 }
 
 /// Watches which nodes are alive and done (`docs/hw/sysblock.md`) and, when that changes,
@@ -151,13 +159,91 @@ impl Cluster {
         looker.set_platforms(&platforms);
         let delivery = Some(interconnect.spawn_delivery());
         let monitor = Some(Monitor::spawn(fabric.clone()));
-        let mut cluster = Self { nodes, fabric, platforms, servers, looker, delivery, monitor };
+        let mut cluster = Self { nodes, fabric, platforms, servers, looker, delivery, monitor, ranks: None };
         if !spec.paused {
             for node in &mut cluster.nodes {
                 node.resume()?;
             }
         }
         Ok(cluster)
+    }
+
+    /// Starts this rank's share of a cluster spread over ranks (`docs/architecture.md`, "A
+    /// cluster over several ranks"): of `spec`'s nodes, the ones `map` gives the link's rank,
+    /// paused; a fabric that hosts them and a [`RankTransport`] over `link` to the others'. The
+    /// nodes stay paused: wait for the other ranks ([`RankTransport::wait_for_peers`]), then
+    /// [`resume`](Self::resume) them. The trace, if any, is this rank's nodes' alone.
+    pub fn start_share(
+        spec: &ClusterSpec,
+        map: NodeMap,
+        link: Arc<dyn RankLink>,
+        qemu: &Path,
+        runtime_dir: &Path,
+        events: Sender<Event>,
+    ) -> Result<(Self, Arc<RankTransport>), ClusterError> {
+        let n = spec.nodes.len();
+        if n == 0 || n as u64 > board::pl::MAX_NODES {
+            return Err(ClusterError::Size(n));
+        }
+        if map.nodes() != n {
+            return Err(ClusterError::Map { map: map.nodes(), spec: n });
+        }
+        let mine = map.nodes_of(link.rank());
+        let membership = Arc::new(Signal::default());
+        let mut nodes = Vec::with_capacity(mine.len());
+        for node in &spec.nodes[mine.clone()] {
+            nodes.push(Node::start(node, qemu, runtime_dir, events.clone(), membership.clone())?);
+        }
+        let trace = match &spec.trace {
+            Some(path) => Some(Arc::new(
+                TraceWriter::create(path, n).map_err(|source| ClusterError::Trace { path: path.clone(), source })?,
+            )),
+            None => None,
+        };
+        let counters: Vec<_> = (0..n).map(|_| Arc::default()).collect();
+        let observers = Observers { counters: counters.clone(), trace: trace.clone() };
+        let interconnect = Interconnect::with_observers((0..n).map(qfdb_coordinates).collect(), spec.link, observers);
+        let hosted = |index: usize| nodes.iter().find(|node| node.index == index);
+        let ddrs = (0..n).map(|i| hosted(i).map(|node| node.ddr().clone())).collect();
+        // Another rank's node: not alive until its rank says so.
+        let alive = (0..n).map(|i| hosted(i).map_or_else(Arc::default, |node| node.alive().clone())).collect();
+        let fabric = Arc::new(Fabric::hosting(interconnect.clone(), ddrs, alive, membership, counters, trace));
+        let transport = RankTransport::start(fabric.clone(), map, link)?;
+        let looker = Looker::spawn();
+        let mut platforms = Vec::with_capacity(nodes.len());
+        let mut servers = Vec::with_capacity(nodes.len());
+        for node in &nodes {
+            let channel = |node: &Node| {
+                node.platform_channel().map_err(|source| NodeError::Io {
+                    node: node.index,
+                    what: "platform channel",
+                    source,
+                })
+            };
+            let speaks_to: Arc<dyn Transport> = transport.clone();
+            let platform = Platform::new(fabric.local(node.index), speaks_to, channel(node)?)
+                .map_err(|source| ClusterError::Platform { node: node.index, source })?;
+            if let Some(wake) = node.r5_wake() {
+                platform.set_r5_wake(wake.clone());
+            }
+            servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
+            platforms.push(platform);
+        }
+        // A packet from another rank before this is NACKed (retried), as to a node starting.
+        fabric.set_endpoints(&platforms)?;
+        looker.set_platforms(&platforms);
+        let delivery = Some(interconnect.spawn_delivery());
+        let monitor = Some(Monitor::spawn(fabric.clone()));
+        let ranks = Some(transport.clone());
+        Ok((Self { nodes, fabric, platforms, servers, looker, delivery, monitor, ranks }, transport))
+    }
+
+    /// Lets every node of this process run (after [`start_share`](Self::start_share)).
+    pub fn resume(&mut self) -> Result<(), ClusterError> {
+        for node in &mut self.nodes {
+            node.resume()?;
+        }
+        Ok(())
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -178,18 +264,16 @@ impl Cluster {
 
     /// Kills one node's QEMU, as a crash would (its `Exited` event follows).
     pub fn kill(&self, node: usize) {
-        if let Some(n) = self.nodes.get(node) {
+        if let Some(n) = self.nodes.iter().find(|n| n.index == node) {
             n.kill();
         }
     }
 
-    /// Every node's counters, with the WQEs its R5 refused (read from its queue sets).
+    /// Every node's counters (this process's nodes, in order), with the WQEs its R5 refused (read from its queue sets).
     pub fn counters(&self) -> Vec<Snapshot> {
-        self.fabric
-            .counters
+        self.nodes
             .iter()
-            .zip(&self.nodes)
-            .map(|(c, node)| Snapshot { bad_wqes: bad_wqes(node.ddr()), ..c.snapshot() })
+            .map(|node| Snapshot { bad_wqes: bad_wqes(node.ddr()), ..self.fabric.counters[node.index].snapshot() })
             .collect()
     }
 
@@ -201,6 +285,9 @@ impl Cluster {
     fn stop(&mut self) -> Vec<Snapshot> {
         if let Some(m) = self.monitor.take() {
             m.stop(&self.fabric);
+        }
+        if let Some(ranks) = self.ranks.take() {
+            ranks.stop();
         }
         for node in &mut self.nodes {
             node.shut_down();

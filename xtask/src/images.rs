@@ -298,10 +298,19 @@ pub fn lint() -> anyhow::Result<()> {
     let mut fmt = cargo();
     fmt.args(["fmt", "--all", "--check"]);
     run(fmt, "rustfmt --check")?;
-    // The MPI link too (qemu-virt's feature `mpi`), which needs Open MPI to build.
+    // The MPI link (qemu-virt's feature `mpi`) and the ranks' command (xtask's) need Open MPI.
     crate::setup::ensure_mpi()?;
     let mut host = cargo();
-    host.args(["clippy", "--workspace", "--all-targets", "--features", "qemu-virt/mpi", "--", "-D", "warnings"]);
+    host.args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--features",
+        "qemu-virt/mpi,xtask/mpi",
+        "--",
+        "-D",
+        "warnings",
+    ]);
     run(host, "clippy (host)")?;
     let opts = Options::default();
     let mut kernel = kernel_cargo("clippy", opts)?;

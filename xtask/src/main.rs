@@ -13,6 +13,8 @@ mod images;
 mod mpi;
 mod outcome;
 mod qemu_run;
+#[cfg(feature = "mpi")]
+mod rank_run;
 mod setup;
 mod shmem_launch;
 mod size;
@@ -99,6 +101,14 @@ struct ClusterArgs {
     /// Seconds a run without a terminal may take before its unfinished nodes count as hung.
     #[arg(long, default_value_t = 300)]
     timeout: u64,
+    /// `qemu`: spread the nodes over this many MPI ranks (processes, on this host or those of
+    /// `--hosts`), each running its share (docs/architecture.md, "A cluster over several ranks").
+    #[arg(long, default_value_t = 1)]
+    ranks: usize,
+    /// `qemu --ranks`: the hosts to run the ranks on, an Open MPI hostfile (passed to mpirun as
+    /// `--hostfile`); without it every rank runs on this host, over TCP on loopback.
+    #[arg(long)]
+    hosts: Option<PathBuf>,
     #[command(flatten)]
     link: LinkArgs,
 }
@@ -111,6 +121,8 @@ impl ClusterArgs {
             trace: self.trace.clone(),
             link: self.link.config()?,
             timeout: std::time::Duration::from_secs(self.timeout),
+            ranks: self.ranks,
+            hosts: self.hosts.clone(),
         })
     }
 }
@@ -242,6 +254,29 @@ enum Command {
     },
     /// rustfmt check and clippy (warnings denied) for the host and both targets.
     Lint,
+    /// One rank of a cluster spread over MPI ranks, as `qemu --ranks` starts it under mpirun.
+    #[cfg(feature = "mpi")]
+    #[command(hide = true)]
+    Rank {
+        /// Nodes in the whole cluster.
+        #[arg(long)]
+        nodes: usize,
+        #[arg(long)]
+        qemu: PathBuf,
+        #[arg(long)]
+        kernel: PathBuf,
+        #[arg(long)]
+        r5: Option<PathBuf>,
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long, default_value = "")]
+        boot_args: String,
+        /// Seconds before the rank's unfinished nodes count as hung.
+        #[arg(long)]
+        timeout: u64,
+        #[command(flatten)]
+        link: LinkArgs,
+    },
     /// Install what the build and the runs need: the toolchain components (rust-src, clippy,
     /// rustfmt) with rustup, QEMU 10 (Debian bookworm-backports), the C cross compiler and
     /// picolibc for C programs, and Open MPI with libclang for the MPI link (Debian bookworm); or
@@ -276,6 +311,11 @@ fn main() {
         Command::Qemu { cluster, node: NodeArgs { gdb, boot_args } } => {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
         }
+        #[cfg(feature = "mpi")]
+        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, link } => link.config().and_then(|link| {
+            let timeout = std::time::Duration::from_secs(timeout);
+            rank_run::rank(rank_run::RankOptions { nodes, qemu, kernel, r5, store, boot_args, link, timeout })
+        }),
         Command::Run { program, cluster, node: NodeArgs { gdb, boot_args }, on, args } => program_to_run(program)
             .and_then(|program| {
                 let run = |cluster| qemu_run::RunOptions { cluster, gdb, boot_args, program, on, args };

@@ -30,24 +30,173 @@ pub fn single_host(ranks: usize, program: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// Builds the link's check (Open MPI installed first if it can be); its path.
-pub fn build_check() -> anyhow::Result<PathBuf> {
+/// `mpirun` for `ranks` processes of `program` on the hosts of `hosts` (an Open MPI hostfile),
+/// over TCP as [`single_host`]'s but on whatever interfaces the hosts share; on this host alone
+/// without one.
+pub fn launch(ranks: usize, hosts: Option<&Path>, program: &Path, args: &[&str]) -> Command {
+    let Some(hosts) = hosts else { return single_host(ranks, program, args) };
+    let mut cmd = Command::new("mpirun");
+    cmd.args(["-np", &ranks.to_string(), "--bind-to", "none", "--enable-recovery"]);
+    cmd.arg("--hostfile").arg(hosts);
+    cmd.args(["--mca", "pml", "ob1", "--mca", "btl", "tcp,self"]);
+    cmd.arg(program).args(args);
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1").env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    cmd
+}
+
+/// Builds xtask with MPI (the `rank` command) into a target directory of its own, so that the
+/// xtask that runs is left as it is (Open MPI installed first if it can be); its path.
+pub fn build_ranks() -> anyhow::Result<PathBuf> {
     let mpi = crate::setup::ensure_mpi()?;
-    println!("mpi link: using {mpi}");
+    println!("ranks: using {mpi}");
+    let target = workspace_root().join("target/ranks");
     let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
         .current_dir(workspace_root())
-        .args(["build", "--quiet", "-p", "qemu-virt", "--features", "mpi", "--example", "mpi_link_check"])
+        .env("CARGO_TARGET_DIR", &target)
+        .args(["build", "--quiet", "-p", "xtask", "--features", "mpi"])
         .status()
         .context("cannot run cargo build")?;
     if !status.success() {
-        bail!("building the MPI link's check (qemu-virt, feature mpi) failed");
+        bail!("building xtask with MPI (feature mpi) failed");
     }
-    Ok(workspace_root().join("target/debug/examples/mpi_link_check"))
+    Ok(target.join("debug/xtask"))
 }
+
+/// A cluster run over MPI ranks: every rank runs `rank` of the xtask [`build_ranks`] builds.
+pub struct ClusterRun<'a> {
+    pub nodes: usize,
+    pub ranks: usize,
+    pub hosts: Option<&'a Path>,
+    pub qemu: &'a Path,
+    pub load: crate::qemu_run::Load<'a>,
+    pub boot_args: &'a str,
+    pub link: qemu_virt::LinkConfig,
+    /// How long the nodes may take: then they count as hung; the whole run is killed a while
+    /// after.
+    pub timeout: Duration,
+}
+
+impl ClusterRun<'_> {
+    /// The `rank` command's arguments.
+    pub fn rank_args(&self) -> Vec<String> {
+        let mut args = vec!["rank".to_string(), "--nodes".into(), self.nodes.to_string()];
+        let mut path = |flag: &str, p: &Path| args.extend([flag.to_string(), p.display().to_string()]);
+        path("--qemu", self.qemu);
+        path("--kernel", self.load.kernel);
+        if let Some(r5) = self.load.r5 {
+            path("--r5", r5);
+        }
+        path("--store", self.load.store);
+        args.extend(["--boot-args".into(), self.boot_args.to_string()]);
+        args.extend(["--timeout".into(), self.timeout.as_secs().to_string()]);
+        let link = self.link;
+        for (flag, value) in [
+            ("--latency-us", link.latency_us.to_string()),
+            ("--loss", link.loss.to_string()),
+            ("--duplicate", link.duplicate.to_string()),
+            ("--reorder", link.reorder.to_string()),
+            ("--seed", link.seed.to_string()),
+        ] {
+            args.extend([flag.to_string(), value]);
+        }
+        args
+    }
+
+    /// The whole run's bound: the nodes' timeout, the ranks' start and the gathering of their
+    /// verdicts.
+    pub fn bound(&self) -> Duration {
+        self.timeout + Duration::from_secs(240)
+    }
+
+    /// Its mpirun command.
+    pub fn command(&self, program: &Path) -> Command {
+        let args = self.rank_args();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut cmd = launch(self.ranks, self.hosts, program, &args);
+        // Its own process group, so that a run that hangs is killed with every rank.
+        cmd.process_group(0).stdin(Stdio::null());
+        cmd
+    }
+}
+
+/// The line rank 0 ends a clean run with (`crate::rank_run`).
+pub const CLEAN: &str = "every node finished cleanly";
+
+/// Runs `run` with the ranks' output passed on as it comes; 0 if rank 0 reported every node
+/// finished cleanly, else mpirun's status or 1. (Under `--enable-recovery` mpirun's status is 0
+/// whatever the ranks did: the verdict is rank 0's summary.)
+pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
+    let program = build_ranks()?;
+    let hosts = run.hosts.map_or(String::new(), |h| format!(" on the hosts of {}", h.display()));
+    println!("{} nodes over {} ranks{hosts}", run.nodes, run.ranks);
+    let mut child = run.command(&program).stdout(Stdio::piped()).spawn().context("cannot run mpirun")?;
+    let out = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut clean = false;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            clean |= line == CLEAN;
+            println!("{line}");
+        }
+        clean
+    });
+    let deadline = Instant::now() + run.bound();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status.code().unwrap_or(1);
+        }
+        if Instant::now() > deadline {
+            // SAFETY: kill with the process group this child leads.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            println!("the run failed: killed after {:?}, it hung", run.bound());
+            break 1;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let clean = reader.join().unwrap_or(false);
+    Ok(match (status, clean) {
+        (0, true) => 0,
+        (0, false) => 1,
+        (code, _) => code,
+    })
+}
+
+/// Builds a check program (an example of `qemu-virt` with feature `mpi`; Open MPI installed first
+/// if it can be); its path.
+pub fn build_check(check: &Check) -> anyhow::Result<PathBuf> {
+    let mpi = crate::setup::ensure_mpi()?;
+    println!("{}: using {mpi}", check.example);
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(workspace_root())
+        .args(["build", "--quiet", "-p", "qemu-virt", "--features", "mpi", "--example", check.example])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building {} (qemu-virt, feature mpi) failed", check.example);
+    }
+    Ok(workspace_root().join("target/debug/examples").join(check.example))
+}
+
+/// A program run on several ranks that reports its checks (`rank R/N: check NAME ... ok`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Check {
+    /// The example of `qemu-virt`, and the first part of its tests' names.
+    pub example: &'static str,
+    /// Its checks, in its order, and who reports each.
+    checks: &'static [(&'static str, Reporters)],
+}
+
+/// The MPI link itself (`qemu-virt/examples/mpi_link_check.rs`).
+pub const MPI_LINK: Check = Check { example: "mpi_link_check", checks: &LINK_CHECKS };
+
+/// The ranks' transport over the MPI link (`qemu-virt/examples/ranks_over_mpi.rs`).
+pub const RANKS_OVER_MPI: Check = Check { example: "ranks_over_mpi", checks: &RANKS_CHECKS };
 
 /// One run of the check under `mpirun`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CheckRun {
+    pub check: &'static Check,
     /// Its part of the tests' names.
     pub name: &'static str,
     pub ranks: usize,
@@ -55,10 +204,12 @@ pub struct CheckRun {
     pub lose_last: bool,
 }
 
-pub const CHECK_RUNS: [CheckRun; 3] = [
-    CheckRun { name: "2_ranks", ranks: 2, lose_last: false },
-    CheckRun { name: "2_ranks_losing_one", ranks: 2, lose_last: true },
-    CheckRun { name: "4_ranks_losing_one", ranks: 4, lose_last: true },
+pub const CHECK_RUNS: [CheckRun; 5] = [
+    CheckRun { check: &MPI_LINK, name: "2_ranks", ranks: 2, lose_last: false },
+    CheckRun { check: &MPI_LINK, name: "2_ranks_losing_one", ranks: 2, lose_last: true },
+    CheckRun { check: &MPI_LINK, name: "4_ranks_losing_one", ranks: 4, lose_last: true },
+    CheckRun { check: &RANKS_OVER_MPI, name: "2_ranks_losing_one", ranks: 2, lose_last: true },
+    CheckRun { check: &RANKS_OVER_MPI, name: "4_ranks_losing_one", ranks: 4, lose_last: true },
 ];
 
 /// Who must report a check ok.
@@ -74,8 +225,8 @@ enum Reporters {
     SurvivorsOfALoss,
 }
 
-/// The check's checks, in its order, and who reports each.
-const CHECKS: [(&str, Reporters); 8] = [
+/// The MPI link's checks.
+const LINK_CHECKS: [(&str, Reporters); 8] = [
     ("every_rank_greets_and_calls_every_other", Reporters::Every),
     ("calls_from_16_threads_come_back_to_their_callers", Reporters::Every),
     ("a_1_mib_payload_crosses_intact_both_ways", Reporters::Every),
@@ -86,11 +237,23 @@ const CHECKS: [(&str, Reporters); 8] = [
     ("shutdown_waits_for_every_rank_and_names_the_lost", Reporters::Survivors),
 ];
 
+/// The ranks' transport's checks.
+const RANKS_CHECKS: [(&str, Reporters); 7] = [
+    ("every_rank_hears_every_other", Reporters::Every),
+    ("liveness_and_run_done_are_the_clusters_on_every_rank", Reporters::Every),
+    ("packets_cross_ranks_and_arrive_intact", Reporters::Every),
+    ("window_stores_and_loads_cross_ranks_in_order", Reporters::Every),
+    ("datagrams_arrive_in_order_from_every_node", Reporters::Every),
+    ("a_lost_ranks_nodes_are_unreachable_without_a_hang", Reporters::SurvivorsOfALoss),
+    ("shutdown_names_the_lost", Reporters::Survivors),
+];
+
 impl CheckRun {
-    /// The run's tests: `mpi_link::RUN::CHECK`, with the ranks that must report each ok.
+    /// The run's tests: `EXAMPLE::RUN::CHECK`, with the ranks that must report each ok.
     pub fn tests(&self) -> Vec<(String, Vec<usize>)> {
         let survivors = if self.lose_last { self.ranks - 1 } else { self.ranks };
-        CHECKS
+        self.check
+            .checks
             .iter()
             .filter_map(|&(check, who)| {
                 let ranks: Vec<usize> = match who {
@@ -100,7 +263,7 @@ impl CheckRun {
                     Reporters::SurvivorsOfALoss if self.lose_last => (0..survivors).collect(),
                     Reporters::SurvivorsOfALoss => return None,
                 };
-                Some((format!("mpi_link::{}::{check}", self.name), ranks))
+                Some((format!("{}::{}::{check}", self.check.short_name(), self.name), ranks))
             })
             .collect()
     }
@@ -143,6 +306,13 @@ impl CheckRun {
     }
 }
 
+impl Check {
+    /// The first part of its tests' names (`mpi_link`, `ranks_over_mpi`).
+    pub fn short_name(&self) -> &'static str {
+        self.example.strip_suffix("_check").unwrap_or(self.example)
+    }
+}
+
 /// The verdict of test `name` on what a run printed: every rank of `ranks` reported it ok.
 pub fn judge(name: &str, ranks: &[usize], total: usize, output: &str) -> Result<(), Failure> {
     let check = name.rsplit("::").next().unwrap_or(name);
@@ -166,7 +336,7 @@ pub fn figures(output: &str) -> Vec<&str> {
 
 /// `cargo xtask bench mpi-link`: the 2-rank run's figures.
 pub fn bench() -> anyhow::Result<()> {
-    let check = build_check()?;
+    let check = build_check(&MPI_LINK)?;
     let run = CHECK_RUNS[0];
     let output = run.run(&check)?;
     let figures = figures(&output);
@@ -220,10 +390,12 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
     fn every_run_has_its_tests_and_only_a_losing_run_checks_a_loss() {
         for run in CHECK_RUNS {
             let tests = run.tests();
-            assert_eq!(tests.len(), if run.lose_last { 8 } else { 7 }, "{run:?}");
+            let all = run.check.checks.len();
+            assert_eq!(tests.len(), if run.lose_last { all } else { all - 1 }, "{run:?}");
             let shutdown = tests.iter().find(|(n, _)| n.ends_with("names_the_lost")).unwrap();
             assert_eq!(shutdown.1.len(), run.ranks - usize::from(run.lose_last));
-            assert!(tests.iter().all(|(n, _)| n.starts_with(&format!("mpi_link::{}::", run.name))));
+            let prefix = format!("{}::{}::", run.check.short_name(), run.name);
+            assert!(tests.iter().all(|(n, _)| n.starts_with(&prefix)));
         }
     }
 
@@ -232,6 +404,46 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
         assert_eq!(
             figures(TWO_RANKS_LOSING_ONE),
             ["mpi_link_64b_round_trip_median: 19.8 us (2000 calls of 64 B to rank 1, p99 28.8 us)"]
+        );
+    }
+
+    /// A cluster run passes every rank the whole cluster's nodes, images and links; with a
+    /// hostfile it runs there instead of on loopback.
+    #[test]
+    fn a_cluster_run_gives_each_rank_what_it_needs() {
+        let (kernel, r5, store) = (Path::new("/k"), Path::new("/r5"), Path::new("/s"));
+        let run = ClusterRun {
+            nodes: 16,
+            ranks: 4,
+            hosts: Some(Path::new("/hosts")),
+            qemu: Path::new("/q"),
+            load: crate::qemu_run::Load { kernel, r5: Some(r5), store },
+            boot_args: "cluster exit",
+            link: qemu_virt::LinkConfig { loss: 0.01, seed: 7, ..qemu_virt::LinkConfig::default() },
+            timeout: Duration::from_secs(60),
+        };
+        let line = run.rank_args().join(" ");
+        for wanted in [
+            "rank --nodes 16",
+            "--qemu /q",
+            "--kernel /k",
+            "--r5 /r5",
+            "--store /s",
+            "--timeout 60",
+            "--loss 0.01",
+            "--seed 7",
+        ] {
+            assert!(line.contains(wanted), "{wanted} not in {line}");
+        }
+        let args = run.rank_args();
+        let at = args.iter().position(|a| a == "--boot-args").unwrap();
+        assert_eq!(args[at + 1], "cluster exit", "one argument");
+        let cmd = run.command(Path::new("/x"));
+        let mpirun: Vec<String> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        let mpirun = mpirun.join(" ");
+        assert!(
+            mpirun.contains("--hostfile /hosts") && mpirun.contains("-np 4") && !mpirun.contains("btl_tcp_if_include"),
+            "{mpirun}"
         );
     }
 

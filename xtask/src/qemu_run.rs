@@ -33,6 +33,25 @@ pub struct ClusterOptions {
     pub link: LinkConfig,
     /// How long a run that is not interactive may take.
     pub timeout: Duration,
+    /// The MPI ranks the nodes are spread over (`qemu` only; 1: one process, as always).
+    pub ranks: usize,
+    /// The hosts of the ranks (an Open MPI hostfile); this host without it.
+    pub hosts: Option<PathBuf>,
+}
+
+impl ClusterOptions {
+    /// Whether the cluster runs over MPI ranks.
+    pub fn over_ranks(&self) -> bool {
+        self.ranks > 1 || self.hosts.is_some()
+    }
+
+    /// Refuses `--ranks`/`--hosts` where a command has no use for them.
+    pub fn on_one_process(&self, command: &str) -> anyhow::Result<()> {
+        if self.over_ranks() {
+            bail!("`{command}` runs on one process: --ranks and --hosts are for `cargo xtask qemu`");
+        }
+        Ok(())
+    }
 }
 
 pub struct Options {
@@ -142,6 +161,9 @@ pub fn check_nodes(nodes: usize) -> anyhow::Result<()> {
 
 /// `cargo xtask qemu`.
 pub fn qemu(opts: Options) -> anyhow::Result<()> {
+    if opts.cluster.over_ranks() {
+        return qemu_over_ranks(&opts);
+    }
     check_nodes(opts.cluster.nodes)?;
     let interactive = std::io::stdin().is_terminal() && !opts.gdb;
     let mut boot_args = opts.boot_args.clone().unwrap_or_default();
@@ -154,8 +176,42 @@ pub fn qemu(opts: Options) -> anyhow::Result<()> {
     finish(&report, i32::from(report.failed()))
 }
 
+/// `cargo xtask qemu --ranks H`: the demo on every node, the nodes spread over `H` MPI ranks
+/// (`crate::mpi::launch`), each a `rank` of xtask built with MPI (`crate::rank_run`). Rank 0
+/// prints the summary; the exit status is mpirun's.
+fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
+    let (nodes, ranks) = (opts.cluster.nodes, opts.cluster.ranks);
+    if nodes == 0 || nodes as u64 > board::pl::MAX_NODES {
+        bail!("--nodes {nodes}: a cluster over ranks has 1 to {} nodes", board::pl::MAX_NODES);
+    }
+    if ranks == 0 || ranks > nodes {
+        bail!("--ranks {ranks}: every rank runs at least one of the {nodes} nodes");
+    }
+    if opts.gdb {
+        bail!("--gdb runs on one process: not with --ranks");
+    }
+    let qemu = setup::ensure_qemu()?;
+    let images = images::build_all(images::Options { release: opts.cluster.release, qfdb: false })?;
+    let boot_args = format!("{} exit", opts.boot_args.as_deref().unwrap_or_default());
+    let code = crate::mpi::run_cluster(&crate::mpi::ClusterRun {
+        nodes,
+        ranks,
+        hosts: opts.cluster.hosts.as_deref(),
+        qemu: &qemu,
+        load: Load::kernel(&images),
+        boot_args: boot_args.trim(),
+        link: opts.cluster.link,
+        timeout: opts.cluster.timeout,
+    })?;
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
 /// `cargo xtask run`.
 pub fn run(opts: RunOptions) -> anyhow::Result<()> {
+    opts.cluster.on_one_process("run")?;
     check_nodes(opts.cluster.nodes)?;
     let programs = images::programs()?;
     if !programs.contains(&opts.program) {
@@ -290,7 +346,8 @@ impl Session<'_> {
             None
         };
         let deadline = (!interactive && !self.gdb).then(|| Instant::now() + self.opts.timeout);
-        let report = watch(&rx, self.boot_args.len(), stop, deadline, interactive, keyboard.as_ref().map(|k| &k.1));
+        let nodes = self.boot_args.len();
+        let report = watch(&rx, 0..nodes, nodes, stop, deadline, interactive, keyboard.as_ref().map(|k| &k.1));
         for (node, end) in report.nodes.iter().enumerate() {
             if end.end == NodeEnd::Hung {
                 cluster.kill(node);
@@ -307,19 +364,22 @@ impl Session<'_> {
     }
 }
 
-/// Prints every line until every node has ended (or node 0, when interactive), the user stops,
-/// or the deadline passes; records how each node and each of its processes ended.
-fn watch(
+/// Prints every line until every node of `nodes` (of a cluster of `total`) has ended (or node 0,
+/// when interactive), the user stops, or the deadline passes; records how each node and each of
+/// its processes ended (a node not in `nodes`: stopped, not a failure).
+pub fn watch(
     rx: &mpsc::Receiver<Event>,
-    nodes: usize,
+    nodes: std::ops::Range<usize>,
+    total: usize,
     stop: &AtomicBool,
     deadline: Option<Instant>,
     interactive: bool,
     keyboard: Option<&Keyboard>,
 ) -> RunReport {
-    let mut ends: Vec<Option<NodeEnd>> = vec![None; nodes];
-    let mut processes: Vec<Vec<ProcessEnd>> = vec![Vec::new(); nodes];
-    let mut notes: Vec<Vec<KernelNote>> = vec![Vec::new(); nodes];
+    let mut ends: Vec<Option<NodeEnd>> =
+        (0..total).map(|n| if nodes.contains(&n) { None } else { Some(NodeEnd::Stopped) }).collect();
+    let mut processes: Vec<Vec<ProcessEnd>> = vec![Vec::new(); total];
+    let mut notes: Vec<Vec<KernelNote>> = vec![Vec::new(); total];
     loop {
         let all_ended = ends.iter().all(Option::is_some);
         if all_ended || (interactive && ends[0].is_some()) {
@@ -372,7 +432,7 @@ fn watch(
 
 /// Forwards keys from the terminal to node 0's console, one at a time; when the node asks for a
 /// line (`docs/hw/console.md`, "Asking for a line"), edits and echoes it here and sends it whole.
-struct Keyboard {
+pub struct Keyboard {
     line: Arc<AtomicBool>,
 }
 

@@ -28,8 +28,10 @@ impl Test {
 
     /// A test is selected when `suite::name` contains every filter (like `cargo test`, with
     /// several filters meaning "all of them").
+    /// Every filter matches: its text, or one of its `|`-separated alternatives, is in
+    /// `suite::name`.
     pub fn matches(&self, filters: &[&str]) -> bool {
-        filters.iter().all(|f| contains_joined(self.suite, self.name, f))
+        filters.iter().all(|f| f.split('|').any(|alt| contains_joined(self.suite, self.name, alt)))
     }
 }
 

@@ -22,6 +22,7 @@
 
 pub mod frame;
 mod progress;
+mod rank_link;
 mod raw;
 
 use frame::{Class, Trailer};
@@ -33,6 +34,7 @@ use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
+pub use rank_link::{MpiRankLink, RANKS_KIND};
 pub use raw::MpiError;
 
 /// An MPI rank: one process of the cluster, on some host.

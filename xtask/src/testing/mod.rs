@@ -4,6 +4,7 @@
 mod command_tests;
 mod commands;
 pub mod parser;
+mod rank_runs;
 pub mod runs;
 pub mod serial;
 mod store;
@@ -93,6 +94,14 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
                 let qemu = setup::ensure_qemu()?;
                 for run in RUNS.iter().filter(|r| r.selected(opts.filter.as_deref())) {
                     target_run(run, &qemu, &images, &opts, &mut totals)?;
+                }
+                let rank_runs: Vec<_> =
+                    rank_runs::RANK_RUNS.iter().filter(|r| r.selected(opts.filter.as_deref())).collect();
+                if !rank_runs.is_empty() {
+                    let program = if opts.list { PathBuf::new() } else { crate::mpi::build_ranks()? };
+                    for run in rank_runs {
+                        rank_runs::run_one(run, &program, &qemu, &images, &opts, &mut totals)?;
+                    }
                 }
                 if opts.filter.as_deref().is_none_or(|f| SERIAL_CHECK.contains(f)) {
                     if opts.list {
@@ -199,7 +208,7 @@ fn host_tests(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The MPI link on 2 and 4 ranks of this host over TCP (`crate::mpi`): each run whose tests the
+/// The MPI link and the ranks' transport over it on 2 and 4 ranks of this host over TCP (`crate::mpi`): each run whose tests the
 /// filter selects, once; a test passes when every rank that owes it reported it ok.
 fn mpi_link_runs(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
     let selected = |name: &str| opts.filter.as_deref().is_none_or(|f| name.contains(f));
@@ -214,9 +223,19 @@ fn mpi_link_runs(opts: &Options, totals: &mut Totals) -> anyhow::Result<()> {
     if runs.is_empty() {
         return Ok(());
     }
-    let check = crate::mpi::build_check()?;
+    let mut built: Vec<(&str, std::path::PathBuf)> = Vec::new();
     for run in runs {
+        let check = match built.iter().find(|(example, _)| *example == run.check.example) {
+            Some((_, path)) => path.clone(),
+            None => {
+                let path = crate::mpi::build_check(run.check)?;
+                built.push((run.check.example, path.clone()));
+                path
+            }
+        };
+        let started = std::time::Instant::now();
         let output = run.run(&check)?;
+        println!("{} over {} ranks: {:.1} s", run.check.example, run.ranks, started.elapsed().as_secs_f64());
         for figure in crate::mpi::figures(&output) {
             println!("mpi link, {}: {figure}", run.name);
         }
