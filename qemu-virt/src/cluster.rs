@@ -109,24 +109,10 @@ impl Cluster {
         runtime_dir: &Path,
         events: Sender<Event>,
     ) -> Result<Self, ClusterError> {
-        let n = spec.nodes.len();
-        if n == 0 || n as u64 > board::pl::MAX_NODES {
-            return Err(ClusterError::Size(n));
-        }
+        cluster_size(spec)?;
         let membership = Arc::new(Signal::default());
-        let mut nodes = Vec::with_capacity(n);
-        for node in &spec.nodes {
-            nodes.push(Node::start(node, qemu, runtime_dir, events.clone(), membership.clone())?);
-        }
-        let trace = match &spec.trace {
-            Some(path) => Some(Arc::new(
-                TraceWriter::create(path, n).map_err(|source| ClusterError::Trace { path: path.clone(), source })?,
-            )),
-            None => None,
-        };
-        let counters: Vec<_> = (0..n).map(|_| Arc::default()).collect();
-        let observers = Observers { counters: counters.clone(), trace: trace.clone() };
-        let interconnect = Interconnect::with_observers((0..n).map(qfdb_coordinates).collect(), spec.link, observers);
+        let nodes = start_nodes(&spec.nodes, qemu, runtime_dir, &events, &membership)?;
+        let (interconnect, counters, trace) = interconnect_of(spec)?;
         let fabric = Arc::new(Fabric::new(
             interconnect.clone(),
             nodes.iter().map(|node| node.ddr().clone()).collect(),
@@ -135,28 +121,7 @@ impl Cluster {
             counters,
             trace,
         ));
-        let looker = Looker::spawn();
-        let mut platforms = Vec::with_capacity(n);
-        let mut servers = Vec::with_capacity(n);
-        for node in &nodes {
-            let channel = |node: &Node| {
-                node.platform_channel().map_err(|source| NodeError::Io {
-                    node: node.index,
-                    what: "platform channel",
-                    source,
-                })
-            };
-            let platform = Platform::new(fabric.local(node.index), fabric.clone(), channel(node)?)
-                .map_err(|source| ClusterError::Platform { node: node.index, source })?;
-            if let Some(wake) = node.r5_wake() {
-                platform.set_r5_wake(wake.clone());
-            }
-            servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
-            platforms.push(platform);
-        }
-        // Before any node runs: a packet can reach every node from the first guest access on.
-        fabric.set_endpoints(&platforms)?;
-        looker.set_platforms(&platforms);
+        let (platforms, servers, looker) = wire(&nodes, &fabric, fabric.clone())?;
         let delivery = Some(interconnect.spawn_delivery());
         let monitor = Some(Monitor::spawn(fabric.clone()));
         let mut cluster = Self { nodes, fabric, platforms, servers, looker, delivery, monitor, ranks: None };
@@ -181,57 +146,23 @@ impl Cluster {
         runtime_dir: &Path,
         events: Sender<Event>,
     ) -> Result<(Self, Arc<RankTransport>), ClusterError> {
-        let n = spec.nodes.len();
-        if n == 0 || n as u64 > board::pl::MAX_NODES {
-            return Err(ClusterError::Size(n));
-        }
+        let n = cluster_size(spec)?;
         if map.nodes() != n {
             return Err(ClusterError::Map { map: map.nodes(), spec: n });
         }
         let mine = map.nodes_of(link.rank());
         let membership = Arc::new(Signal::default());
-        let mut nodes = Vec::with_capacity(mine.len());
-        for node in &spec.nodes[mine.clone()] {
-            nodes.push(Node::start(node, qemu, runtime_dir, events.clone(), membership.clone())?);
-        }
-        let trace = match &spec.trace {
-            Some(path) => Some(Arc::new(
-                TraceWriter::create(path, n).map_err(|source| ClusterError::Trace { path: path.clone(), source })?,
-            )),
-            None => None,
-        };
-        let counters: Vec<_> = (0..n).map(|_| Arc::default()).collect();
-        let observers = Observers { counters: counters.clone(), trace: trace.clone() };
-        let interconnect = Interconnect::with_observers((0..n).map(qfdb_coordinates).collect(), spec.link, observers);
+        let nodes = start_nodes(&spec.nodes[mine], qemu, runtime_dir, &events, &membership)?;
+        let (interconnect, counters, trace) = interconnect_of(spec)?;
         let hosted = |index: usize| nodes.iter().find(|node| node.index == index);
         let ddrs = (0..n).map(|i| hosted(i).map(|node| node.ddr().clone())).collect();
         // Another rank's node: not alive until its rank says so.
         let alive = (0..n).map(|i| hosted(i).map_or_else(Arc::default, |node| node.alive().clone())).collect();
         let fabric = Arc::new(Fabric::hosting(interconnect.clone(), ddrs, alive, membership, counters, trace));
         let transport = RankTransport::start(fabric.clone(), map, link)?;
-        let looker = Looker::spawn();
-        let mut platforms = Vec::with_capacity(nodes.len());
-        let mut servers = Vec::with_capacity(nodes.len());
-        for node in &nodes {
-            let channel = |node: &Node| {
-                node.platform_channel().map_err(|source| NodeError::Io {
-                    node: node.index,
-                    what: "platform channel",
-                    source,
-                })
-            };
-            let speaks_to: Arc<dyn Transport> = transport.clone();
-            let platform = Platform::new(fabric.local(node.index), speaks_to, channel(node)?)
-                .map_err(|source| ClusterError::Platform { node: node.index, source })?;
-            if let Some(wake) = node.r5_wake() {
-                platform.set_r5_wake(wake.clone());
-            }
-            servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
-            platforms.push(platform);
-        }
-        // A packet from another rank before this is NACKed (retried), as to a node starting.
-        fabric.set_endpoints(&platforms)?;
-        looker.set_platforms(&platforms);
+        // A packet from another rank before the endpoints are set is NACKed (retried), as to a
+        // node starting.
+        let (platforms, servers, looker) = wire(&nodes, &fabric, transport.clone())?;
         let delivery = Some(interconnect.spawn_delivery());
         let monitor = Some(Monitor::spawn(fabric.clone()));
         let ranks = Some(transport.clone());
@@ -324,4 +255,74 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// The cluster's node count, if the platform can have that many.
+fn cluster_size(spec: &ClusterSpec) -> Result<usize, ClusterError> {
+    let n = spec.nodes.len();
+    if n == 0 || n as u64 > board::pl::MAX_NODES {
+        return Err(ClusterError::Size(n));
+    }
+    Ok(n)
+}
+
+/// Starts the QEMUs of `specs`, paused or not as each says.
+fn start_nodes(
+    specs: &[NodeSpec],
+    qemu: &Path,
+    runtime_dir: &Path,
+    events: &Sender<Event>,
+    membership: &Arc<Signal>,
+) -> Result<Vec<Node>, ClusterError> {
+    specs.iter().map(|spec| Ok(Node::start(spec, qemu, runtime_dir, events.clone(), membership.clone())?)).collect()
+}
+
+/// The interconnect of all `spec`'s nodes, with its observers: a counter set per node and the
+/// trace, if `spec` asks for one.
+fn interconnect_of(
+    spec: &ClusterSpec,
+) -> Result<(Arc<Interconnect>, Vec<Arc<crate::counters::NodeCounters>>, Option<Arc<TraceWriter>>), ClusterError> {
+    let n = spec.nodes.len();
+    let trace = match &spec.trace {
+        Some(path) => Some(Arc::new(
+            TraceWriter::create(path, n).map_err(|source| ClusterError::Trace { path: path.clone(), source })?,
+        )),
+        None => None,
+    };
+    let counters: Vec<_> = (0..n).map(|_| Arc::default()).collect();
+    let observers = Observers { counters: counters.clone(), trace: trace.clone() };
+    let interconnect = Interconnect::with_observers((0..n).map(qfdb_coordinates).collect(), spec.link, observers);
+    Ok((interconnect, counters, trace))
+}
+
+/// The platforms of `nodes` speaking to `transport`, their forwarding servers and the looker,
+/// made reachable through `fabric` before any node runs (a packet can reach every node from
+/// the first guest access on).
+fn wire(
+    nodes: &[Node],
+    fabric: &Arc<Fabric>,
+    transport: Arc<dyn Transport>,
+) -> Result<(Vec<Arc<Platform>>, Vec<JoinHandle<()>>, Looker), ClusterError> {
+    let looker = Looker::spawn();
+    let mut platforms = Vec::with_capacity(nodes.len());
+    let mut servers = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let channel = |node: &Node| {
+            node.platform_channel().map_err(|source| NodeError::Io {
+                node: node.index,
+                what: "platform channel",
+                source,
+            })
+        };
+        let platform = Platform::new(fabric.local(node.index), transport.clone(), channel(node)?)
+            .map_err(|source| ClusterError::Platform { node: node.index, source })?;
+        if let Some(wake) = node.r5_wake() {
+            platform.set_r5_wake(wake.clone());
+        }
+        servers.push(platform.spawn_server(channel(node)?, looker.nudge()));
+        platforms.push(platform);
+    }
+    fabric.set_endpoints(&platforms)?;
+    looker.set_platforms(&platforms);
+    Ok((platforms, servers, looker))
 }
