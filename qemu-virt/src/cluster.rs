@@ -277,11 +277,17 @@ fn start_nodes(
     specs.iter().map(|spec| Ok(Node::start(spec, qemu, runtime_dir, events.clone(), membership.clone())?)).collect()
 }
 
+/// Every node's counters, by node index.
+type Counters = Vec<Arc<crate::counters::NodeCounters>>;
+
+/// The platforms, their forwarding servers, and the looker that serves them.
+type Wired = (Vec<Arc<Platform>>, Vec<JoinHandle<()>>, Looker);
+
 /// The interconnect of all `spec`'s nodes, with its observers: a counter set per node and the
 /// trace, if `spec` asks for one.
 fn interconnect_of(
     spec: &ClusterSpec,
-) -> Result<(Arc<Interconnect>, Vec<Arc<crate::counters::NodeCounters>>, Option<Arc<TraceWriter>>), ClusterError> {
+) -> Result<(Arc<Interconnect>, Counters, Option<Arc<TraceWriter>>), ClusterError> {
     let n = spec.nodes.len();
     let trace = match &spec.trace {
         Some(path) => Some(Arc::new(
@@ -298,11 +304,7 @@ fn interconnect_of(
 /// The platforms of `nodes` speaking to `transport`, their forwarding servers and the looker,
 /// made reachable through `fabric` before any node runs (a packet can reach every node from
 /// the first guest access on).
-fn wire(
-    nodes: &[Node],
-    fabric: &Arc<Fabric>,
-    transport: Arc<dyn Transport>,
-) -> Result<(Vec<Arc<Platform>>, Vec<JoinHandle<()>>, Looker), ClusterError> {
+fn wire(nodes: &[Node], fabric: &Arc<Fabric>, transport: Arc<dyn Transport>) -> Result<Wired, ClusterError> {
     let looker = Looker::spawn();
     let mut platforms = Vec::with_capacity(nodes.len());
     let mut servers = Vec::with_capacity(nodes.len());
