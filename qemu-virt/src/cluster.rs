@@ -280,14 +280,15 @@ fn start_nodes(
 /// Every node's counters, by node index.
 type Counters = Vec<Arc<crate::counters::NodeCounters>>;
 
+/// The interconnect, every node's counters, and the trace.
+type Links = (Arc<Interconnect>, Counters, Option<Arc<TraceWriter>>);
+
 /// The platforms, their forwarding servers, and the looker that serves them.
 type Wired = (Vec<Arc<Platform>>, Vec<JoinHandle<()>>, Looker);
 
 /// The interconnect of all `spec`'s nodes, with its observers: a counter set per node and the
 /// trace, if `spec` asks for one.
-fn interconnect_of(
-    spec: &ClusterSpec,
-) -> Result<(Arc<Interconnect>, Counters, Option<Arc<TraceWriter>>), ClusterError> {
+fn interconnect_of(spec: &ClusterSpec) -> Result<Links, ClusterError> {
     let n = spec.nodes.len();
     let trace = match &spec.trace {
         Some(path) => Some(Arc::new(
