@@ -22,6 +22,7 @@ pub struct CommandTest {
 pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes", run: demo_one_node },
     CommandTest { name: "runner::qemu_on_four_nodes_runs_the_demo_and_ends_together", run: demo_four_nodes },
+    CommandTest { name: "runner::readme_qemu_over_two_mpi_ranks_runs_the_demo_on_four_nodes", run: demo_over_ranks },
     CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
     CommandTest { name: "runner::readme_c_example_compiles_and_runs_on_four_nodes", run: readme_c_example },
     CommandTest { name: "runner::a_c_program_checks_its_c_library", run: libc_check },
@@ -95,6 +96,18 @@ fn demo_one_node() -> Verdict {
 /// while the others may still need it.
 fn demo_four_nodes() -> Verdict {
     let done = start(&["qemu", "--nodes", "4"], CLUSTER_RUN)?;
+    check(&done, 0, &["every node finished cleanly"])?;
+    let finished = done.stdout.lines().filter(|l| l.contains("process alloc-free exited with status 0")).count();
+    if finished != 4 {
+        return Err(Failed { reason: format!("{finished} of 4 alloc-free processes exited with 0"), log: done.log() });
+    }
+    Ok(())
+}
+
+/// `cargo xtask qemu --nodes 4 --ranks 2`, as the README shows it: every node of both ranks
+/// runs the demo and rank 0 reports them all clean.
+fn demo_over_ranks() -> Verdict {
+    let done = start(&["qemu", "--nodes", "4", "--ranks", "2"], CLUSTER_RUN)?;
     check(&done, 0, &["every node finished cleanly"])?;
     let finished = done.stdout.lines().filter(|l| l.contains("process alloc-free exited with status 0")).count();
     if finished != 4 {
