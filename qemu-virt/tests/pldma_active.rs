@@ -300,9 +300,7 @@ fn gets_are_logged_with_the_data_served_or_counted() {
 fn a_flushing_page_is_served_only_once_the_log_is_drained() {
     let rig = Rig::clean(2);
     let (mut a, mut b) = (rig.r5(0), rig.r5(1));
-    open_log(&rig, 2, PD, 9);
-    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
-    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    flushing_log(&rig);
     rig.fill(0, BUFFERS, &pattern(8, 8));
     put(&mut a, 1, 0, BUFFERS, PAGE, 8);
     assert!(acked(&mut a, 1, LONG));
@@ -336,13 +334,18 @@ fn flush_attempt(b: &mut R5<'_>, flusher: (u16, &mut R5<'_>), tid: u16, seq: u16
     acked(r5, tid, QUIET)
 }
 
+/// Log 2 of node 1 for `PD`, with an active put page and its flushing page.
+fn flushing_log(rig: &Rig) {
+    open_log(rig, 2, PD, 9);
+    mark(rig, PD, PAGE, 0, ACTIVE_PUT);
+    mark(rig, PD, FLUSH_PAGE, 0, FLUSHING);
+}
+
 #[test]
 fn a_flush_is_served_at_its_own_point_while_another_node_keeps_appending() {
     let rig = Rig::clean(3);
     let (mut a, mut b, mut c) = (rig.r5(0), rig.r5(1), rig.r5(2));
-    open_log(&rig, 2, PD, 9);
-    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
-    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    flushing_log(&rig);
     // Node 0's put, then its flush: the flush's point is 2 granules.
     put8(&rig, &mut a, 0, 1);
     assert!(!flush_attempt(&mut b, (0, &mut a), 40, 0), "the put is not taken");
@@ -365,9 +368,7 @@ fn a_flush_is_served_at_its_own_point_while_another_node_keeps_appending() {
 fn two_flushers_of_two_nodes_are_each_served_at_their_own_point() {
     let rig = Rig::clean(3);
     let (mut a, mut b, mut c) = (rig.r5(0), rig.r5(1), rig.r5(2));
-    open_log(&rig, 2, PD, 9);
-    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
-    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    flushing_log(&rig);
     // Node 0 puts and flushes (point 2); node 2 puts and flushes (the slot is node 0's).
     put8(&rig, &mut a, 0, 1);
     assert!(!flush_attempt(&mut b, (0, &mut a), 40, 0));
@@ -390,9 +391,7 @@ fn two_flushers_of_two_nodes_are_each_served_at_their_own_point() {
 fn a_stale_slot_is_taken_over_and_its_point_serves_no_one_else() {
     let rig = Rig::clean(3);
     let (mut a, mut b, mut c) = (rig.r5(0), rig.r5(1), rig.r5(2));
-    open_log(&rig, 2, PD, 9);
-    mark(&rig, PD, PAGE, 0, ACTIVE_PUT);
-    mark(&rig, PD, FLUSH_PAGE, 0, FLUSHING);
+    flushing_log(&rig);
     // Node 0's flush takes the slot at point 2, then its initiator gives up: it never asks again.
     put8(&rig, &mut a, 0, 1);
     assert!(!flush_attempt(&mut b, (0, &mut a), 40, 0));
