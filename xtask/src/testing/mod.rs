@@ -421,6 +421,7 @@ fn target_run(
     };
     let link = run.links.config();
     let (tx, rx) = mpsc::channel();
+    let started = Instant::now();
     let cluster =
         Cluster::start(&ClusterSpec { nodes, trace: trace.clone(), link, ..ClusterSpec::default() }, qemu, &dir.0, tx)?;
     let mut parsers: Vec<Parser> = (0..run.nodes).map(|_| Parser::new()).collect();
@@ -430,6 +431,7 @@ fn target_run(
     if opts.list {
         return Ok(());
     }
+    took(run.name, started);
     if let (Some(test), Some(path)) = (trace_check, &trace) {
         totals.record_check(test, check_trace(path, run.nodes));
     }
@@ -449,6 +451,11 @@ fn target_run(
     Ok(())
 }
 
+/// Says how long a run or a runner test took: where the suite's time goes, in every log.
+fn took(name: &str, started: Instant) {
+    println!("{name}: {:.1} s", started.elapsed().as_secs_f64());
+}
+
 /// The tests that run `cargo xtask` commands as a user would (`command_tests.rs`).
 fn command_tests(opts: &Options, totals: &mut Totals) {
     for test in command_tests::TESTS.iter().filter(|t| opts.filter.as_deref().is_none_or(|f| t.name.contains(f))) {
@@ -456,7 +463,10 @@ fn command_tests(opts: &Options, totals: &mut Totals) {
             println!("test {}", test.name);
             continue;
         }
-        match (test.run)() {
+        let started = Instant::now();
+        let verdict = (test.run)();
+        took(test.name, started);
+        match verdict {
             Ok(()) => totals.record(test.name, Outcome::Passed),
             Err(failed) => {
                 totals.record(test.name, Outcome::Failed);

@@ -24,10 +24,14 @@ pub struct RankRun {
     pub ranks: usize,
 }
 
-/// One cluster test of each kind on 4 nodes with their R5s, as the one-process runs run them:
-/// the global window (every access size), GSAS atomics from every node, RDMA of every size
-/// (after the R5s' own check) and sockets over RDMA. A subset: every cluster test over 4 ranks
-/// takes 8 minutes here (2-core host), which the suite cannot afford.
+/// Cluster tests of each kind on 4 nodes with their R5s, as the one-process runs run them:
+/// the global window (every access size), GSAS atomics from every node to every node, every
+/// kernel pinging every other, RDMA of every size (after the R5s' own check) and sockets over
+/// RDMA. A subset: every cluster test over 4 ranks takes 8 minutes here (2-core host), which
+/// the suite cannot afford. Most of that is the 16,000 FADs of `gsas_fad_from_four_processes...`
+/// (3 s in one process, 76 s over 2 ranks, 175 s over 4: every cross-rank packet is a round trip
+/// over the link), whose mesh form here makes 640, and `gsas_write128_and_read4k...` (27 s over
+/// 4 ranks).
 const CLUSTER_4: TargetRun = TargetRun {
     name: "ranks::cluster-4",
     nodes: 4,
@@ -36,7 +40,7 @@ const CLUSTER_4: TargetRun = TargetRun {
     r5: true,
     virtualization: false,
     links: Links::Clean,
-    boot_args: "cluster cluster-only cluster-filter=remote_accesses_of_every_size|gsas_fad_from_four|rdma_the_r5|rdma_write_and_read_every_size|rdma_sockets_echo",
+    boot_args: "cluster cluster-only cluster-filter=remote_accesses_of_every_size|gsas_fad_mesh|gsas_every_kernel_pings|rdma_the_r5|rdma_write_and_read_every_size|rdma_sockets_echo",
     timeout: Duration::from_secs(600),
     expect: Expect::Summary,
 };
@@ -171,7 +175,7 @@ pub fn run_one(
     };
     let started = Instant::now();
     let (output, status) = capture(&cluster, program)?;
-    println!("{name}: {:.1} s", started.elapsed().as_secs_f64());
+    super::took(&name, started);
     let tests = |node: usize, test: &str| format!("{name}/node{node}/{test}");
     let read = read_back(run.nodes, &output, |node, test, outcome| totals.record(&tests(node, test), outcome));
     for (node, parser) in read.parsers.iter().enumerate() {
