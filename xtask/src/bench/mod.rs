@@ -4,6 +4,7 @@
 mod active;
 mod figures;
 pub mod idle;
+pub mod ranks;
 mod shmem;
 
 use crate::qemu_run::{Load, RuntimeDir, node_specs};
@@ -166,7 +167,7 @@ fn value_of(lines: &[String], name: &str) -> Option<f64> {
     lines.iter().find_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.split(' ').next()?.parse().ok())
 }
 
-fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
+fn platform(bench: &Bench, breakdown: bool, quick: bool) -> anyhow::Result<()> {
     let (single, _) = bench.run_image(1, "bench=platform")?;
     let round_trips = figures::RoundTrips::from_lines(&single)?;
     round_trips.print(figures::host_slot_round_trip(10_000));
@@ -195,7 +196,8 @@ fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
         let (_, boot) = bench.run_image(nodes, "bench=boot")?;
         println!("boot_to_ready_{nodes}_nodes: {:.0} ms", boot.as_secs_f64() * 1000.0);
     }
-    Ok(())
+    // Within one rank and across ranks, in the same run (`bench ranks`).
+    ranks::run(bench, quick)
 }
 
 /// Where a forwarded access spends its time: one node timing its parts, then one node under
@@ -565,6 +567,8 @@ pub struct Options<'a> {
     pub breakdown: bool,
     /// Every emulated run writes its trace here.
     pub trace_dir: Option<&'a Path>,
+    /// `ranks`, and `platform`'s part of it: a few short repetitions, to check that it runs.
+    pub quick: bool,
 }
 
 /// Runs benchmark `name`.
@@ -579,7 +583,8 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
     println!("build: {} (profile {})", if options.release { "release" } else { "dev" }, build.profile());
     let bench = Bench { qemu: &qemu, images: &images, trace_dir: options.trace_dir };
     match name {
-        "platform" => platform(&bench, options.breakdown),
+        "platform" => platform(&bench, options.breakdown, options.quick),
+        "ranks" => ranks::run(&bench, options.quick),
         "gsas" => gsas(&bench),
         "rdma" => rdma(&bench),
         "pagefault" => pagefault(&bench),
@@ -589,7 +594,7 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "active" => active::run(&bench),
         other => {
             bail!(
-                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem`, `active` or `mpi-link`"
+                "unknown benchmark {other}: try `platform`, `ranks`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem`, `active` or `mpi-link`"
             )
         }
     }
