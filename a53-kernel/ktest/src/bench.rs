@@ -321,6 +321,31 @@ fn ranks_cost() -> Result<(), &'static str> {
     result
 }
 
+/// How long every node keeps busy in `busy` without a `busy-seconds=N` boot argument.
+const BUSY_SECONDS: u64 = 12;
+
+/// A cluster at work, for the host CPU a busy node takes (`cargo xtask bench idle`): every node
+/// sends FAD64s to a counter on the next node, bursts of `fad-bench` processes (one per process
+/// core) one after the other, for `busy-seconds` (the host measures meanwhile), between
+/// `bench busy_start` and `bench busy_end` lines.
+fn busy() -> Result<(), &'static str> {
+    use a53_kernel::timer;
+    let (me, n) = whoami()?;
+    let seconds = a53_kernel::kernel::boot_args().value("busy-seconds").and_then(|v| v.parse().ok());
+    let seconds: u64 = seconds.unwrap_or(BUSY_SECONDS);
+    let counter = result_of("alloc-counter", u64::from((me + 1) % n))?;
+    barrier(50)?;
+    defmt::println!("bench busy_start: {=u64} s", seconds);
+    let until = timer::now() + seconds * timer::hz();
+    let mut bursts = 0u64;
+    while timer::now() < until {
+        fad_burst(counter, FAD_PROCESSES)?;
+        bursts += 1;
+    }
+    defmt::println!("bench busy_end: {=u64} FADs", bursts * FAD_PROCESSES * FAD_OPS);
+    barrier_within(51, 120)
+}
+
 /// Instructions the atomic service executes per FAD64 request (PMU, under `-icount`), from
 /// one process's requests to its own node, one at a time.
 fn gsas_service() -> Result<(), &'static str> {
@@ -555,6 +580,7 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
         "platform-breakdown-icount" => platform_breakdown(forward::TimingClock::Instructions),
         "gsas-fad" => gsas_fad(),
         "ranks-cost" => ranks_cost(),
+        "busy" => busy(),
         "gsas-service" => gsas_service(),
         "rdma" => rdma(false),
         "rdma-icount" => rdma(true),

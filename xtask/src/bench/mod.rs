@@ -550,12 +550,15 @@ fn sockets(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The host CPU of an idle cluster of 1, 2 and 4 nodes (`idle`).
+/// What a node costs its host (`idle`): the host CPU and memory of an idle cluster of 1, 2 and
+/// 4 nodes, then of a busy one.
 fn idle_cluster(bench: &Bench) -> anyhow::Result<()> {
     for nodes in [1, 2, 4] {
         let shares = idle::measure(bench.qemu, bench.images, nodes, idle::INTERVAL)?;
         idle::print(&shares);
     }
+    let shares = idle::measure_busy(bench.qemu, bench.images, idle::BUSY_NODES, idle::INTERVAL)?;
+    idle::print_busy(&shares);
     Ok(())
 }
 

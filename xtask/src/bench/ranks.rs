@@ -165,7 +165,7 @@ impl RanksCost {
 }
 
 /// Runs the bench (`quick`: two short repetitions, for the runner's check that it runs).
-pub fn run(bench: &Bench, quick: bool) -> anyhow::Result<()> {
+pub(super) fn run(bench: &Bench, quick: bool) -> anyhow::Result<()> {
     let map = NodeMap::blocks(NODES, RANKS)?;
     let targets = targets(&map)?;
     let program = crate::mpi::build_ranks()?;
