@@ -189,47 +189,65 @@ pub fn measure_busy(qemu: &Path, images: &Images, nodes: usize, interval: Durati
 
 /// Prints the figures of one cluster size, each beside its goal where it has one.
 pub fn print(shares: &IdleShares) {
-    print_shares("idle", shares);
-    let n = shares.nodes;
+    for line in lines(shares) {
+        println!("{line}");
+    }
+}
+
+/// The figures of one idle cluster, as printed.
+pub fn lines(shares: &IdleShares) -> Vec<String> {
+    let mut lines = shares_lines("idle", shares);
     let total = shares.total_per_node();
-    super::with_goal(
-        &format!("idle_{n}_nodes_host_cpu_per_node"),
+    lines.push(super::goal_line(
+        &format!("idle_{}_nodes_host_cpu_per_node", shares.nodes),
         total,
         "% of a core",
         &format!("<= {GOAL_PERCENT_PER_NODE}%"),
         total <= GOAL_PERCENT_PER_NODE,
-    );
+    ));
+    lines
 }
 
 /// Prints the figures of the busy cluster.
 pub fn print_busy(shares: &IdleShares) {
-    print_shares("busy", shares);
+    for line in busy_lines(shares) {
+        println!("{line}");
+    }
+}
+
+/// The figures of the busy cluster, as printed.
+pub fn busy_lines(shares: &IdleShares) -> Vec<String> {
+    let mut lines = shares_lines("busy", shares);
     let n = shares.nodes;
     let total = shares.total_per_node();
     let host = total * n as f64 / cpus() as f64;
-    println!(
+    lines.push(format!(
         "busy_{n}_nodes_host_cpu_per_node: {total:.1} % of a core (every node sending FAD64s to the next; the cluster took {host:.0} % of this host's {} cores)",
         cpus()
-    );
+    ));
+    lines
 }
 
 /// The shares per kind of thread and the memory, as `WHAT_N_nodes_...` lines.
-fn print_shares(what: &str, shares: &IdleShares) {
+fn shares_lines(what: &str, shares: &IdleShares) -> Vec<String> {
     let n = shares.nodes;
     let (memory, ddr) = shares.memory_per_node_mib();
-    println!(
-        "{what}_{n}_nodes_memory_per_node: {memory:.0} MiB (proportional set of its QEMU and its share of the platform's process; {ddr:.0} MiB of it the DDR pages touched)"
-    );
     let rss = shares.memory.iter().map(|m| m.rss_kib).max().unwrap_or(0) as f64 / 1024.0;
-    println!("{what}_{n}_nodes_qemu_rss_largest: {rss:.0} MiB (one QEMU's resident set, shared pages whole)");
+    let mut lines = vec![
+        format!(
+            "{what}_{n}_nodes_memory_per_node: {memory:.0} MiB (proportional set of its QEMU and its share of the platform's process; {ddr:.0} MiB of it the DDR pages touched)"
+        ),
+        format!("{what}_{n}_nodes_qemu_rss_largest: {rss:.0} MiB (one QEMU's resident set, shared pages whole)"),
+    ];
     for kind in Kind::ALL {
-        println!(
+        lines.push(format!(
             "{what}_{n}_nodes_{}: {:.2} % of a core per node (largest on one node {:.2} %)",
             kind.name(),
             shares.per_node_average(kind),
             if kind == Kind::Platform { shares.per_node_average(kind) } else { shares.max_on_a_node(kind) }
-        );
+        ));
     }
+    lines
 }
 
 #[cfg(test)]

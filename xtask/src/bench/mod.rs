@@ -5,6 +5,7 @@ mod active;
 mod figures;
 pub mod idle;
 pub mod ranks;
+mod scaling_doc;
 mod shmem;
 
 use crate::qemu_run::{Load, RuntimeDir, node_specs};
@@ -266,7 +267,12 @@ fn timed_and_counted(bench: &Bench, nodes: usize, name: &str) -> anyhow::Result<
 
 /// A figure with its goal: `name: value unit (goal <= 300: met)`.
 fn with_goal(name: &str, value: f64, unit: &str, goal: &str, met: bool) {
-    println!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" });
+    println!("{}", goal_line(name, value, unit, goal, met));
+}
+
+/// The line [`with_goal`] prints.
+fn goal_line(name: &str, value: f64, unit: &str, goal: &str, met: bool) -> String {
+    format!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" })
 }
 
 /// RDMA (`docs/hw/pldma.md`): two runs of `rdma-bench` phases (`a53-kernel/ktest/src/bench.rs`).

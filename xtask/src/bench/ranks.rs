@@ -20,6 +20,7 @@ pub const RANKS: usize = 2;
 const WRITE_BYTES: u64 = 64 * 1024;
 /// Every figure line this bench prints, by name (`docs/scaling.md` quotes them; a test holds
 /// the page to this list and the list to what is printed).
+#[cfg(test)]
 pub const FIGURES: [&str; 8] = [
     "fad_within_rank_median",
     "fad_across_ranks_median",
