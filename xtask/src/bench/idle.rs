@@ -59,7 +59,9 @@ impl Memory {
     /// From the text of a `smaps_rollup`; `None` without its `Rss` and `Pss` lines.
     pub fn parse(rollup: &str) -> Option<Self> {
         let field = |name: &str| {
-            rollup.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().strip_suffix("kB")?.trim().parse().ok())
+            rollup
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().strip_suffix("kB")?.trim().parse().ok())
         };
         Some(Self { rss_kib: field("Rss")?, pss_kib: field("Pss")?, pss_shmem_kib: field("Pss_Shmem").unwrap_or(0) })
     }
@@ -178,7 +180,10 @@ pub fn measure_busy(qemu: &Path, images: &Images, nodes: usize, interval: Durati
             }
             Event::Line { .. } => {}
             Event::Exited { node, status } => {
-                anyhow::ensure!(status == Some(0) && done[node], "node{node} ended with {status:?} before its work did");
+                anyhow::ensure!(
+                    status == Some(0) && done[node],
+                    "node{node} ended with {status:?} before its work did"
+                );
                 finished += 1;
             }
         }

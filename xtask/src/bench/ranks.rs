@@ -67,10 +67,7 @@ pub fn timed_lines(output: &[String], node: usize) -> anyhow::Result<Vec<String>
 
 /// Every value of figure `name` in `lines`, in order: one a repetition.
 fn every(lines: &[String], name: &str) -> Vec<f64> {
-    lines
-        .iter()
-        .filter_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.split(' ').next()?.parse().ok())
-        .collect()
+    lines.iter().filter_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.split(' ').next()?.parse().ok()).collect()
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -140,12 +137,24 @@ impl RanksCost {
         let (write_ratio, write_low, write_high) = self.write.ratio();
         let mib_s = |us: f64| WRITE_BYTES as f64 / (1024.0 * 1024.0) / (us / 1e6);
         let spread = |v: &[f64]| {
-            format!("runs' medians {:.0} to {:.0} us", v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(0.0, f64::max))
+            format!(
+                "runs' medians {:.0} to {:.0} us",
+                v.iter().copied().fold(f64::INFINITY, f64::min),
+                v.iter().copied().fold(0.0, f64::max)
+            )
         };
         vec![
-            format!("fad_within_rank_median: {fad_within:.0} us (node 0 to node {near}, one FAD64 at a time; {})", spread(&self.fad.within)),
-            format!("fad_across_ranks_median: {fad_across:.0} us (node 0 to node {far}, over MPI; {})", spread(&self.fad.across)),
-            format!("fad_across_vs_within_ratio: {fad_ratio:.2} ratio (per repetition {fad_low:.2} to {fad_high:.2}; {no_goal})"),
+            format!(
+                "fad_within_rank_median: {fad_within:.0} us (node 0 to node {near}, one FAD64 at a time; {})",
+                spread(&self.fad.within)
+            ),
+            format!(
+                "fad_across_ranks_median: {fad_across:.0} us (node 0 to node {far}, over MPI; {})",
+                spread(&self.fad.across)
+            ),
+            format!(
+                "fad_across_vs_within_ratio: {fad_ratio:.2} ratio (per repetition {fad_low:.2} to {fad_high:.2}; {no_goal})"
+            ),
             format!(
                 "rdma_64kib_write_within_rank_median: {write_within:.0} us = {:.1} MiB/s (node 0 to node {near}, one write at a time; {})",
                 mib_s(write_within),
@@ -185,7 +194,10 @@ pub(super) fn run(bench: &Bench, quick: bool) -> anyhow::Result<()> {
     if bench.trace_dir.is_some() {
         println!("ranks: the run over ranks writes no trace (`rank` takes no --trace)");
     }
-    println!("ranks: {NODES} nodes over {RANKS} MPI ranks, node 0 to node {} (same rank) and {} (other)", targets.0, targets.1);
+    println!(
+        "ranks: {NODES} nodes over {RANKS} MPI ranks, node 0 to node {} (same rank) and {} (other)",
+        targets.0, targets.1
+    );
     let (code, output) = crate::mpi::run_built(&run, &program, Output::Keep)?;
     if code != 0 {
         let tail = output.len().saturating_sub(60);

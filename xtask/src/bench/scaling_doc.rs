@@ -22,8 +22,7 @@ mod tests {
         lines.extend(idle::busy_lines(&sample(idle::BUSY_NODES)));
         let check = std::fs::read_to_string(workspace_root().join("qemu-virt/examples/mpi_link_check.rs")).unwrap();
         lines.extend(check.split("figure ").skip(1).map(String::from));
-        let mut names: BTreeSet<String> =
-            lines.iter().filter_map(|l| Some(l.split_once(':')?.0.to_string())).collect();
+        let mut names: BTreeSet<String> = lines.iter().filter_map(|l| Some(l.split_once(':')?.0.to_string())).collect();
         names.extend(ranks::FIGURES.iter().map(|f| f.to_string()));
         names
     }
