@@ -633,8 +633,9 @@ fn timed_out_run() -> Verdict {
 
 /// Each bad input gets exactly one line on stderr, `error: ...`, and a non-zero exit; no panic.
 fn bad_input() -> Verdict {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["run", "no-such-program"], "no program `no-such-program`; the programs are: "),
+        (&["bench", "idle", "--quick"], "--quick shortens `ranks`"),
         (&["qemu", "--nodes", "0"], "--nodes 0: a cluster has 1 to 8 nodes"),
         (&["qemu", "--nodes", "99"], "--nodes 99: a cluster has 1 to 8 nodes"),
         (&["run", "hello", "--nodes", "2", "--on", "2"], "--on 2: the nodes are 0 to 1"),
