@@ -222,10 +222,11 @@ enum Command {
         #[arg(long, default_value_t = 115_200)]
         baud: u32,
     },
-    /// Run a benchmark and print its figures (`name: value unit`): platform, gsas, rdma, pagefault,
-    /// sockets, idle, shmem, active, mpi-link.
+    /// Run a benchmark and print its figures (`name: value unit`): platform, ranks, gsas, rdma,
+    /// pagefault, sockets, idle, shmem, active, mpi-link.
     Bench {
-        /// The benchmark: platform, gsas, rdma, pagefault, sockets, idle, shmem, active or mpi-link.
+        /// The benchmark: platform, ranks, gsas, rdma, pagefault, sockets, idle, shmem, active or
+        /// mpi-link.
         name: String,
         /// Measure the development build (fw-dev) instead of the release build (fw-release).
         #[arg(long)]
@@ -233,6 +234,10 @@ enum Command {
         /// `platform`: also print where a forwarded access spends its time.
         #[arg(long)]
         breakdown: bool,
+        /// `ranks` (and `platform`'s part of it): two short repetitions, to check that it runs,
+        /// not for its figures.
+        #[arg(long)]
+        quick: bool,
         /// Write a Chrome trace of every emulated run into this directory.
         #[arg(long)]
         trace_dir: Option<PathBuf>,
@@ -342,8 +347,8 @@ fn main() {
                 trace_dir,
             })
         }
-        Command::Bench { name, dev, breakdown, trace_dir } => {
-            bench::run(&name, bench::Options { release: !dev, breakdown, trace_dir: trace_dir.as_deref() })
+        Command::Bench { name, dev, breakdown, quick, trace_dir } => {
+            bench::run(&name, bench::Options { release: !dev, breakdown, quick, trace_dir: trace_dir.as_deref() })
         }
         Command::Bootbin(args) => bootbin::run(args),
         Command::Sdimage(args) => bootbin::sdimage(args),

@@ -129,16 +129,34 @@ pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
     let program = build_ranks()?;
     let hosts = run.hosts.map_or(String::new(), |h| format!(" on the hosts of {}", h.display()));
     println!("{} nodes over {} ranks{hosts}", run.nodes, run.ranks);
-    let mut child = run.command(&program).stdout(Stdio::piped()).spawn().context("cannot run mpirun")?;
+    Ok(run_built(run, &program, Output::Echo)?.0)
+}
+
+/// What [`run_built`] does with the ranks' output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Prints each line as it comes.
+    Echo,
+    /// Keeps every line, for the caller to read.
+    Keep,
+}
+
+/// Runs `run` with `program` (what [`build_ranks`] built): its verdict as [`run_cluster`]'s,
+/// and the ranks' lines if `output` keeps them.
+pub fn run_built(run: &ClusterRun, program: &Path, output: Output) -> anyhow::Result<(i32, Vec<String>)> {
+    let mut child = run.command(program).stdout(Stdio::piped()).spawn().context("cannot run mpirun")?;
     let out = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         use std::io::BufRead;
-        let mut clean = false;
+        let (mut clean, mut kept) = (false, Vec::new());
         for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
             clean |= line == CLEAN;
-            println!("{line}");
+            match output {
+                Output::Echo => println!("{line}"),
+                Output::Keep => kept.push(line),
+            }
         }
-        clean
+        (clean, kept)
     });
     let deadline = Instant::now() + run.bound();
     let status = loop {
@@ -154,12 +172,13 @@ pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let clean = reader.join().unwrap_or(false);
-    Ok(match (status, clean) {
+    let (clean, kept) = reader.join().unwrap_or_default();
+    let code = match (status, clean) {
         (0, true) => 0,
         (0, false) => 1,
         (code, _) => code,
-    })
+    };
+    Ok((code, kept))
 }
 
 /// Builds a check program (an example of `qemu-virt` with feature `mpi`; Open MPI installed first

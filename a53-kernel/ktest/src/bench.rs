@@ -264,6 +264,88 @@ fn gsas_fad() -> Result<(), &'static str> {
     barrier(100)
 }
 
+/// FADs a `fad-latency` run times, writes an `rdma-bench` run makes, and runs of each per
+/// target, in the full and the quick form (boot argument `ranks-cost-quick`: the runner's check
+/// that the bench runs).
+const RANKS_COST_FULL: (u16, u16, u32) = (300, 16, 7);
+const RANKS_COST_QUICK: (u16, u16, u32) = (40, 2, 2);
+/// The size of the timed RDMA writes: 64 KiB.
+const RANKS_COST_WRITE_LOG2: u8 = 16;
+
+/// The cost of a remote FAD64 and of a 64 KiB RDMA write from node 0 to a node of its own rank
+/// and to one of another (`cargo xtask bench ranks`, a cluster over MPI ranks; the host names
+/// the two nodes, `ranks-cost-near=N ranks-cost-far=M`). After an untimed warm-up of each,
+/// ended by `bench ranks_cost_warm_up_done`, every repetition runs `fad-latency` to a counter
+/// on each node, then `rdma-bench` writes to each, the two targets alternating so that both see
+/// the same load; the programs log a median per run (`fad64_to_node<N>_median_us`,
+/// `rdma_write_65536b_to_node<N>_median_us`). The other nodes wait at the barrier.
+fn ranks_cost() -> Result<(), &'static str> {
+    use unimem_user::args::{fad_latency, rdma_bench};
+    let (me, _) = whoami()?;
+    let args = a53_kernel::kernel::boot_args();
+    let node = |name: &str| args.value(name).and_then(|v| v.parse::<u16>().ok());
+    let (fads, writes, reps) = if args.flag("ranks-cost-quick") { RANKS_COST_QUICK } else { RANKS_COST_FULL };
+    barrier(40)?;
+    let drive = || {
+        let (Some(near), Some(far)) = (node("ranks-cost-near"), node("ranks-cost-far")) else {
+            return Err("no ranks-cost-near=N and ranks-cost-far=M boot arguments");
+        };
+        let mut counters = [0u64; 2];
+        for (counter, target) in counters.iter_mut().zip([near, far]) {
+            *counter = result_of("alloc-counter", u64::from(target))?;
+        }
+        let counter_arg = |counter: u64, count: u16| {
+            fad_latency::pack(proto::gsas::GlobalAddress::from_raw(counter), count).ok_or("the counter is not a page")
+        };
+        let round = |fads: u16, writes: u16| -> Result<(), &'static str> {
+            for counter in counters {
+                let exit = crate::gsas::run("fad-latency", counter_arg(counter, fads)?)?;
+                crate::gsas::judge("fad-latency", exit, 0)?;
+            }
+            for target in [near, far] {
+                let role = rdma_bench::Role::Writes { node: target, count: writes, log2: RANKS_COST_WRITE_LOG2 };
+                crate::gsas::judge("rdma-bench", crate::gsas::run("rdma-bench", rdma_bench::pack(role))?, 0)?;
+            }
+            Ok(())
+        };
+        round(fads.min(20), 1)?;
+        defmt::println!("bench ranks_cost_warm_up_done: {=u32} repetitions follow", reps);
+        for _ in 0..reps {
+            round(fads, writes)?;
+        }
+        Ok(())
+    };
+    let result = if me == 0 { drive() } else { Ok(()) };
+    // The others wait out node 0's runs.
+    barrier_within(41, 600)?;
+    result
+}
+
+/// How long every node keeps busy in `busy` without a `busy-seconds=N` boot argument.
+const BUSY_SECONDS: u64 = 12;
+
+/// A cluster at work, for the host CPU a busy node takes (`cargo xtask bench idle`): every node
+/// sends FAD64s to a counter on the next node, bursts of `fad-bench` processes (one per process
+/// core) one after the other, for `busy-seconds` (the host measures meanwhile), between
+/// `bench busy_start` and `bench busy_end` lines.
+fn busy() -> Result<(), &'static str> {
+    use a53_kernel::timer;
+    let (me, n) = whoami()?;
+    let seconds = a53_kernel::kernel::boot_args().value("busy-seconds").and_then(|v| v.parse().ok());
+    let seconds: u64 = seconds.unwrap_or(BUSY_SECONDS);
+    let counter = result_of("alloc-counter", u64::from((me + 1) % n))?;
+    barrier(50)?;
+    defmt::println!("bench busy_start: {=u64} s", seconds);
+    let until = timer::now() + seconds * timer::hz();
+    let mut bursts = 0u64;
+    while timer::now() < until {
+        fad_burst(counter, FAD_PROCESSES)?;
+        bursts += 1;
+    }
+    defmt::println!("bench busy_end: {=u64} FADs", bursts * FAD_PROCESSES * FAD_OPS);
+    barrier_within(51, 120)
+}
+
 /// Instructions the atomic service executes per FAD64 request (PMU, under `-icount`), from
 /// one process's requests to its own node, one at a time.
 fn gsas_service() -> Result<(), &'static str> {
@@ -497,6 +579,8 @@ pub fn run(name: &str) -> a53_kernel::kernel::Stop {
         "platform-breakdown" => platform_breakdown(forward::TimingClock::Ticks),
         "platform-breakdown-icount" => platform_breakdown(forward::TimingClock::Instructions),
         "gsas-fad" => gsas_fad(),
+        "ranks-cost" => ranks_cost(),
+        "busy" => busy(),
         "gsas-service" => gsas_service(),
         "rdma" => rdma(false),
         "rdma-icount" => rdma(true),

@@ -44,6 +44,23 @@ pub mod fad_bench {
     }
 }
 
+/// `fad-latency`: the counter's address (page-aligned) | the FADs to time in [11:0].
+pub mod fad_latency {
+    use super::*;
+
+    /// The most FADs one run times (its samples are kept for the median).
+    pub const MAX_COUNT: u16 = 1024;
+
+    pub fn pack(counter: GlobalAddress, count: u16) -> Option<u64> {
+        (counter.is_aligned(PAGE_SIZE) && (1..=MAX_COUNT).contains(&count)).then(|| counter.raw() | u64::from(count))
+    }
+
+    /// (counter, count).
+    pub fn unpack(arg: u64) -> (GlobalAddress, u16) {
+        (GlobalAddress::from_raw(arg & !0xfff), (arg & 0xfff) as u16)
+    }
+}
+
 /// `cas-lock`: the argument is the page's address; the count is shared with the test that
 /// checks the counters.
 pub mod cas_lock {
@@ -85,6 +102,11 @@ mod tests {
         assert_eq!(fad_bench::unpack(arg), (counter, 16));
         assert_eq!(fad_bench::pack(counter, 0), None);
         assert_eq!(fad_bench::pack(counter, fad_bench::MAX_WINDOW + 1), None);
+
+        let arg = fad_latency::pack(counter, 500).unwrap();
+        assert_eq!(fad_latency::unpack(arg), (counter, 500));
+        assert_eq!(fad_latency::pack(counter, 0), None);
+        assert_eq!(fad_latency::pack(counter, fad_latency::MAX_COUNT + 1), None);
 
         let op = MailboxOpcode::new(0xb).unwrap();
         let arg = notify_sender::pack(2, op, (1 << 44) - 1).unwrap();

@@ -1,7 +1,9 @@
-//! `cargo xtask bench idle`: the host CPU an idle cluster takes (`host_cpu`), per node and per
-//! kind of thread. The nodes boot the kernel image, serve (boot argument `serve`) and wait at
-//! their console prompt; nothing runs on them. Each share is measured over [`INTERVAL`] after
-//! [`SETTLE`], as percent of one core, from `/proc`.
+//! `cargo xtask bench idle`: what a node costs its host. The host CPU an idle cluster takes
+//! (`host_cpu`), per node and per kind of thread: the nodes boot the kernel image, serve (boot
+//! argument `serve`) and wait at their console prompt; nothing runs on them. Then the same for a
+//! busy cluster: the test image's `bench=busy`, every node sending FAD64s to the next. Each
+//! share is measured over [`INTERVAL`] after [`SETTLE`], as percent of one core, from `/proc`;
+//! with it the memory each node takes, from `/proc/PID/smaps_rollup` ([`Memory`]).
 
 use crate::host_cpu::{Kind, Snapshot, cpus};
 use crate::images::Images;
@@ -24,7 +26,11 @@ pub const INTERVAL: Duration = Duration::from_secs(10);
 /// its part of the platform's together.
 pub const GOAL_PERCENT_PER_NODE: f64 = 2.0;
 
-/// What an idle cluster of `nodes` took, per node and kind, in percent of one core.
+/// How many nodes keep busy in the busy measurement: two, so that on a 2-core host each could
+/// take a core (with four, the host's cores, not the nodes, would set the figure).
+pub const BUSY_NODES: usize = 2;
+
+/// What a cluster of `nodes` took, per node and kind, in percent of one core, and its memory.
 #[derive(Debug)]
 pub struct IdleShares {
     pub nodes: usize,
@@ -32,6 +38,39 @@ pub struct IdleShares {
     pub per_node: Vec<HashMap<Kind, f64>>,
     /// The platform's threads (this process), for the whole cluster.
     pub platform: f64,
+    /// Per node: its QEMU's memory.
+    pub memory: Vec<Memory>,
+    /// This process's memory (the platform's, with the rest of xtask).
+    pub platform_memory: Memory,
+}
+
+/// A process's memory, KiB, from `/proc/PID/smaps_rollup`: its resident set (shared pages
+/// whole), and its proportional set (each shared page divided among the processes that map
+/// it: summed over the cluster's processes, every page counts once) with its part in shared
+/// memory (a node's DDR is a `/dev/shm` file that its QEMU and the platform both map).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Memory {
+    pub rss_kib: u64,
+    pub pss_kib: u64,
+    pub pss_shmem_kib: u64,
+}
+
+impl Memory {
+    /// From the text of a `smaps_rollup`; `None` without its `Rss` and `Pss` lines.
+    pub fn parse(rollup: &str) -> Option<Self> {
+        let field = |name: &str| {
+            rollup
+                .lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().strip_suffix("kB")?.trim().parse().ok())
+        };
+        Some(Self { rss_kib: field("Rss")?, pss_kib: field("Pss")?, pss_shmem_kib: field("Pss_Shmem").unwrap_or(0) })
+    }
+
+    pub fn of(pid: u32) -> anyhow::Result<Self> {
+        let path = format!("/proc/{pid}/smaps_rollup");
+        let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
+        Self::parse(&text).with_context(|| format!("{path} has no Rss or Pss"))
+    }
 }
 
 impl IdleShares {
@@ -51,6 +90,15 @@ impl IdleShares {
     /// The largest share of `kind` on any one node.
     pub fn max_on_a_node(&self, kind: Kind) -> f64 {
         self.per_node.iter().map(|k| k.get(&kind).copied().unwrap_or(0.0)).fold(0.0, f64::max)
+    }
+
+    /// MiB a node takes: the proportional sets of every node's QEMU and of the platform's
+    /// process, over the nodes; and of it, the nodes' DDR pages.
+    pub fn memory_per_node_mib(&self) -> (f64, f64) {
+        let all = self.memory.iter().map(|m| m.pss_kib).sum::<u64>() + self.platform_memory.pss_kib;
+        let shmem = self.memory.iter().map(|m| m.pss_shmem_kib).sum::<u64>() + self.platform_memory.pss_shmem_kib;
+        let per_node = |kib: u64| kib as f64 / 1024.0 / self.nodes as f64;
+        (per_node(all), per_node(shmem))
     }
 }
 
@@ -72,39 +120,174 @@ pub fn measure(qemu: &Path, images: &Images, nodes: usize, interval: Duration) -
         }
     }
     std::thread::sleep(SETTLE);
-    let pids: Vec<u32> = cluster.nodes().iter().map(|n| n.pid()).collect();
-    let before = Snapshot::take(&pids)?;
-    std::thread::sleep(interval);
-    let after = Snapshot::take(&pids)?;
+    let shares = shares_over(&cluster, interval)?;
     if let Ok(Event::Exited { node, status }) = rx.try_recv() {
         anyhow::bail!("node{node} ended while idle ({status:?})");
     }
+    drop(cluster);
+    Ok(shares)
+}
+
+/// What the cluster's threads take over `interval` from now, and its memory at the end.
+fn shares_over(cluster: &Cluster, interval: Duration) -> anyhow::Result<IdleShares> {
+    let pids: Vec<u32> = cluster.nodes().iter().map(|n| n.pid()).collect();
+    let nodes = pids.len();
+    let before = Snapshot::take(&pids)?;
+    std::thread::sleep(interval);
+    let after = Snapshot::take(&pids)?;
+    let memory = pids.iter().map(|&pid| Memory::of(pid)).collect::<anyhow::Result<_>>()?;
+    let platform_memory = Memory::of(std::process::id())?;
     let shares = before.shares(&after, cpus());
     let per_node = (0..nodes)
         .map(|n| Kind::ALL.iter().map(|&k| (k, shares.get(&(Some(n), k)).copied().unwrap_or(0.0))).collect())
         .collect();
     let platform = shares.get(&(None, Kind::Platform)).copied().unwrap_or(0.0);
+    Ok(IdleShares { nodes, per_node, platform, memory, platform_memory })
+}
+
+/// Boots `nodes` nodes of the test image with their R5s and `bench=busy`, waits until every one
+/// is at work, and measures what their threads take over `interval` while they are (the work
+/// lasts past it: a node that ends first is an error, not a figure).
+pub fn measure_busy(qemu: &Path, images: &Images, nodes: usize, interval: Duration) -> anyhow::Result<IdleShares> {
+    let dir = RuntimeDir::new("busy")?;
+    let (tx, rx) = mpsc::channel();
+    let seconds = (SETTLE + interval).as_secs() + 10;
+    let args = format!("bench=busy busy-seconds={seconds}");
+    let spec = ClusterSpec { nodes: node_specs(nodes, Load::ktest(images, true), &args), ..ClusterSpec::default() };
+    let cluster = Cluster::start(&spec, qemu, &dir.0, tx)?;
+    let ended = |line: &str| line.starts_with("bench busy_end") || line.starts_with("bench failed");
+    let mut waiting: Vec<bool> = vec![true; nodes];
+    let give_up = Instant::now() + BOOT_TIMEOUT;
+    while waiting.iter().any(|&w| w) {
+        let left = give_up.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left).context("a node did not start its work")? {
+            Event::Line { node, line, .. } if line.text.starts_with("bench busy_start") => waiting[node] = false,
+            Event::Line { node, line, .. } if ended(&line.text) => anyhow::bail!("node{node}: {}", line.text),
+            Event::Line { .. } => {}
+            Event::Exited { node, status } => anyhow::bail!("node{node} ended while starting ({status:?})"),
+        }
+    }
+    std::thread::sleep(SETTLE);
+    let shares = shares_over(&cluster, interval)?;
+    let (mut done, mut finished) = (vec![false; nodes], 0);
+    let give_up = Instant::now() + Duration::from_secs(seconds + 60);
+    while finished < nodes {
+        let left = give_up.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left).context("a busy node did not end")? {
+            Event::Line { node, line, .. } if ended(&line.text) => {
+                anyhow::ensure!(!line.text.starts_with("bench failed"), "node{node}: {}", line.text);
+                done[node] = true;
+            }
+            Event::Line { .. } => {}
+            Event::Exited { node, status } => {
+                anyhow::ensure!(
+                    status == Some(0) && done[node],
+                    "node{node} ended with {status:?} before its work did"
+                );
+                finished += 1;
+            }
+        }
+    }
     drop(cluster);
-    Ok(IdleShares { nodes, per_node, platform })
+    Ok(shares)
 }
 
 /// Prints the figures of one cluster size, each beside its goal where it has one.
 pub fn print(shares: &IdleShares) {
-    let n = shares.nodes;
-    for kind in Kind::ALL {
-        println!(
-            "idle_{n}_nodes_{}: {:.2} % of a core per node (largest on one node {:.2} %)",
-            kind.name(),
-            shares.per_node_average(kind),
-            if kind == Kind::Platform { shares.per_node_average(kind) } else { shares.max_on_a_node(kind) }
-        );
+    for line in lines(shares) {
+        println!("{line}");
     }
+}
+
+/// The figures of one idle cluster, as printed.
+pub fn lines(shares: &IdleShares) -> Vec<String> {
+    let mut lines = shares_lines("idle", shares);
     let total = shares.total_per_node();
-    super::with_goal(
-        &format!("idle_{n}_nodes_host_cpu_per_node"),
+    lines.push(super::goal_line(
+        &format!("idle_{}_nodes_host_cpu_per_node", shares.nodes),
         total,
         "% of a core",
         &format!("<= {GOAL_PERCENT_PER_NODE}%"),
         total <= GOAL_PERCENT_PER_NODE,
-    );
+    ));
+    lines
+}
+
+/// Prints the figures of the busy cluster.
+pub fn print_busy(shares: &IdleShares) {
+    for line in busy_lines(shares) {
+        println!("{line}");
+    }
+}
+
+/// The figures of the busy cluster, as printed.
+pub fn busy_lines(shares: &IdleShares) -> Vec<String> {
+    let mut lines = shares_lines("busy", shares);
+    let n = shares.nodes;
+    let total = shares.total_per_node();
+    let host = total * n as f64 / cpus() as f64;
+    lines.push(format!(
+        "busy_{n}_nodes_host_cpu_per_node: {total:.1} % of a core (every node sending FAD64s to the next; the cluster took {host:.0} % of this host's {} cores)",
+        cpus()
+    ));
+    lines
+}
+
+/// The shares per kind of thread and the memory, as `WHAT_N_nodes_...` lines.
+fn shares_lines(what: &str, shares: &IdleShares) -> Vec<String> {
+    let n = shares.nodes;
+    let (memory, ddr) = shares.memory_per_node_mib();
+    let rss = shares.memory.iter().map(|m| m.rss_kib).max().unwrap_or(0) as f64 / 1024.0;
+    let mut lines = vec![
+        format!(
+            "{what}_{n}_nodes_memory_per_node: {memory:.0} MiB (proportional set of its QEMU and its share of the platform's process; {ddr:.0} MiB of it the DDR pages touched)"
+        ),
+        format!("{what}_{n}_nodes_qemu_rss_largest: {rss:.0} MiB (one QEMU's resident set, shared pages whole)"),
+    ];
+    for kind in Kind::ALL {
+        lines.push(format!(
+            "{what}_{n}_nodes_{}: {:.2} % of a core per node (largest on one node {:.2} %)",
+            kind.name(),
+            shares.per_node_average(kind),
+            if kind == Kind::Platform { shares.per_node_average(kind) } else { shares.max_on_a_node(kind) }
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROLLUP: &str = "5580a0a3c000-7ffd5cbf7000 ---p 00000000 00:00 0                          [rollup]
+Rss:              334460 kB
+Pss:              201234 kB
+Pss_Dirty:        150000 kB
+Pss_Anon:          90000 kB
+Pss_File:          11234 kB
+Pss_Shmem:        100000 kB
+Shared_Clean:      20000 kB
+";
+
+    #[test]
+    fn memory_is_read_from_smaps_rollup() {
+        let m = Memory::parse(ROLLUP).unwrap();
+        assert_eq!(m, Memory { rss_kib: 334_460, pss_kib: 201_234, pss_shmem_kib: 100_000 });
+        assert_eq!(Memory::parse("Pss: 1 kB\n"), None, "no Rss");
+        assert!(Memory::of(std::process::id()).unwrap().pss_kib > 0);
+    }
+
+    /// Every node's QEMU and the platform's process, each page once, over the nodes.
+    #[test]
+    fn memory_per_node_divides_the_clusters_processes_among_the_nodes() {
+        let qemu = Memory { rss_kib: 400 * 1024, pss_kib: 300 * 1024, pss_shmem_kib: 100 * 1024 };
+        let shares = IdleShares {
+            nodes: 2,
+            per_node: vec![HashMap::new(); 2],
+            platform: 0.0,
+            memory: vec![qemu, qemu],
+            platform_memory: Memory { rss_kib: 0, pss_kib: 200 * 1024, pss_shmem_kib: 50 * 1024 },
+        };
+        assert_eq!(shares.memory_per_node_mib(), (400.0, 125.0));
+    }
 }

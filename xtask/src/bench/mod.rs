@@ -4,6 +4,8 @@
 mod active;
 mod figures;
 pub mod idle;
+mod ranks;
+mod scaling_doc;
 mod shmem;
 
 use crate::qemu_run::{Load, RuntimeDir, node_specs};
@@ -166,7 +168,7 @@ fn value_of(lines: &[String], name: &str) -> Option<f64> {
     lines.iter().find_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.split(' ').next()?.parse().ok())
 }
 
-fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
+fn platform(bench: &Bench, breakdown: bool, quick: bool) -> anyhow::Result<()> {
     let (single, _) = bench.run_image(1, "bench=platform")?;
     let round_trips = figures::RoundTrips::from_lines(&single)?;
     round_trips.print(figures::host_slot_round_trip(10_000));
@@ -195,7 +197,8 @@ fn platform(bench: &Bench, breakdown: bool) -> anyhow::Result<()> {
         let (_, boot) = bench.run_image(nodes, "bench=boot")?;
         println!("boot_to_ready_{nodes}_nodes: {:.0} ms", boot.as_secs_f64() * 1000.0);
     }
-    Ok(())
+    // Within one rank and across ranks, in the same run (`bench ranks`).
+    ranks::run(bench, quick)
 }
 
 /// Where a forwarded access spends its time: one node timing its parts, then one node under
@@ -264,7 +267,12 @@ fn timed_and_counted(bench: &Bench, nodes: usize, name: &str) -> anyhow::Result<
 
 /// A figure with its goal: `name: value unit (goal <= 300: met)`.
 fn with_goal(name: &str, value: f64, unit: &str, goal: &str, met: bool) {
-    println!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" });
+    println!("{}", goal_line(name, value, unit, goal, met));
+}
+
+/// The line [`with_goal`] prints.
+fn goal_line(name: &str, value: f64, unit: &str, goal: &str, met: bool) -> String {
+    format!("{name}: {value:.2} {unit} (goal {goal}: {})", if met { "met" } else { "NOT met" })
 }
 
 /// RDMA (`docs/hw/pldma.md`): two runs of `rdma-bench` phases (`a53-kernel/ktest/src/bench.rs`).
@@ -548,12 +556,15 @@ fn sockets(bench: &Bench) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The host CPU of an idle cluster of 1, 2 and 4 nodes (`idle`).
+/// What a node costs its host (`idle`): the host CPU and memory of an idle cluster of 1, 2 and
+/// 4 nodes, then of a busy one.
 fn idle_cluster(bench: &Bench) -> anyhow::Result<()> {
     for nodes in [1, 2, 4] {
         let shares = idle::measure(bench.qemu, bench.images, nodes, idle::INTERVAL)?;
         idle::print(&shares);
     }
+    let shares = idle::measure_busy(bench.qemu, bench.images, idle::BUSY_NODES, idle::INTERVAL)?;
+    idle::print_busy(&shares);
     Ok(())
 }
 
@@ -565,10 +576,15 @@ pub struct Options<'a> {
     pub breakdown: bool,
     /// Every emulated run writes its trace here.
     pub trace_dir: Option<&'a Path>,
+    /// `ranks`, and `platform`'s part of it: a few short repetitions, to check that it runs.
+    pub quick: bool,
 }
 
 /// Runs benchmark `name`.
 pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
+    if options.quick && !matches!(name, "platform" | "ranks") {
+        bail!("--quick shortens `ranks` (and `platform`'s part of it) only, not `{name}`");
+    }
     if name == "mpi-link" {
         // Two ranks of this host over TCP: no QEMU, no image.
         return crate::mpi::bench();
@@ -579,7 +595,8 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
     println!("build: {} (profile {})", if options.release { "release" } else { "dev" }, build.profile());
     let bench = Bench { qemu: &qemu, images: &images, trace_dir: options.trace_dir };
     match name {
-        "platform" => platform(&bench, options.breakdown),
+        "platform" => platform(&bench, options.breakdown, options.quick),
+        "ranks" => ranks::run(&bench, options.quick),
         "gsas" => gsas(&bench),
         "rdma" => rdma(&bench),
         "pagefault" => pagefault(&bench),
@@ -589,7 +606,7 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "active" => active::run(&bench),
         other => {
             bail!(
-                "unknown benchmark {other}: try `platform`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem`, `active` or `mpi-link`"
+                "unknown benchmark {other}: try `platform`, `ranks`, `gsas`, `rdma`, `pagefault`, `sockets`, `idle`, `shmem`, `active` or `mpi-link`"
             )
         }
     }

@@ -480,25 +480,21 @@ fn readme_sockets() -> Verdict {
 
 /// The README's benchmark commands: each ends well and prints its figures (what they measure is
 /// the benchmarks' business; this checks that the commands work and print what they promise).
+/// `bench platform` runs once, with every flag (`--breakdown`, `--trace-dir`, and `--quick` for
+/// its part over MPI ranks, which `bench ranks --quick` runs alone too): a superset of the plain
+/// command, which the suite cannot afford to run twice.
 fn readme_benches() -> Verdict {
     let trace_dir = std::env::temp_dir().join(format!("unimem-bench-trace-{}", std::process::id()));
     let trace_arg = trace_dir.to_string_lossy().into_owned();
-    // Each benchmark once: `platform` with both its options (its plain figures come first), and
-    // `--dev` on `idle`, which builds nothing the suite has not built.
-    let cases: [(&[&str], &[&str]); 7] = [
-        (
-            &["bench", "platform", "--breakdown", "--trace-dir", &trace_arg],
-            &[
-                "a53_forwarded_round_trip_median:",
-                "r5_forwarded_round_trip_p99:",
-                "timer_alarm_latency_p99:",
-                "r5_wake_latency_median:",
-                "a53_forward_reads_that_kicked_late:",
-                "a53_forward_guest_trap_decode_return:",
-                "global_window_vs_host_memcpy:",
-                "boot_to_ready_4_nodes:",
-            ],
-        ),
+    let ranks_figures = [
+        "fad_within_rank_median:",
+        "fad_across_vs_within_ratio:",
+        "rdma_64kib_write_across_ranks_median:",
+        "rdma_64kib_write_across_vs_within_ratio:",
+    ];
+    // `--dev` goes with `idle`, which then builds nothing the suite has not built.
+    let cases: [(&[&str], &[&str]); 8] = [
+        (&["bench", "ranks", "--quick"], &ranks_figures),
         (
             &["bench", "gsas"],
             &[
@@ -514,8 +510,32 @@ fn readme_benches() -> Verdict {
             &["bench", "pagefault"],
             &["pagefault_source_65536b_touch_ahead_gain:", "a53_instructions_per_fault_interrupt:"],
         ),
-        (&["bench", "idle", "--dev"], &["build: dev", "idle_1_nodes_r5_vcpus:", "idle_4_nodes_host_cpu_per_node:"]),
+        (
+            &["bench", "idle", "--dev"],
+            &[
+                "build: dev",
+                "idle_1_nodes_r5_vcpus:",
+                "idle_4_nodes_host_cpu_per_node:",
+                "idle_4_nodes_memory_per_node:",
+                "busy_2_nodes_host_cpu_per_node:",
+            ],
+        ),
         (&["bench", "mpi-link"], &["mpi_link_64b_round_trip_median:", "mpi_link_64kib_message_throughput:"]),
+        (
+            &["bench", "platform", "--breakdown", "--trace-dir", &trace_arg, "--quick"],
+            &[
+                "a53_forwarded_round_trip_median:",
+                "r5_forwarded_round_trip_p99:",
+                "timer_alarm_latency_p99:",
+                "r5_wake_latency_median:",
+                "global_window_vs_host_memcpy:",
+                "boot_to_ready_4_nodes:",
+                "a53_forward_reads_that_kicked_late:",
+                "a53_forward_guest_trap_decode_return:",
+                "fad_across_vs_within_ratio:",
+                "rdma_64kib_write_across_vs_within_ratio:",
+            ],
+        ),
     ];
     for (args, figures) in cases {
         let done = start(args, CLUSTER_RUN)?;
@@ -615,8 +635,9 @@ fn timed_out_run() -> Verdict {
 
 /// Each bad input gets exactly one line on stderr, `error: ...`, and a non-zero exit; no panic.
 fn bad_input() -> Verdict {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["run", "no-such-program"], "no program `no-such-program`; the programs are: "),
+        (&["bench", "idle", "--quick"], "--quick shortens `ranks`"),
         (&["qemu", "--nodes", "0"], "--nodes 0: a cluster has 1 to 8 nodes"),
         (&["qemu", "--nodes", "99"], "--nodes 99: a cluster has 1 to 8 nodes"),
         (&["run", "hello", "--nodes", "2", "--on", "2"], "--on 2: the nodes are 0 to 1"),

@@ -6,8 +6,9 @@
 //!   and waits for it; then `count` writes of 2^`log2` bytes from its buffer to `node`, one at a
 //!   time, each waited for (to this node: from the first half of its buffer to the second).
 //!   Checks the last one byte for byte where it can (this node) and logs
-//!   `bench rdma_write_<bytes>b_best_us: <us> us`, the fastest write, and `..._total_us`, all
-//!   of them. Releases the peer.
+//!   `bench rdma_write_<bytes>b_best_us: <us> us`, the fastest write, `..._total_us`, all of
+//!   them, and `bench rdma_write_<bytes>b_to_node<node>_median_us: <us> us`, the median of the
+//!   first `MEDIAN_OF` (`cargo xtask bench ranks`). Releases the peer.
 //! - `Peer { node }`: tells `node` it is there (opcode 10), waits for the release (opcode 11),
 //!   and checks that the bytes written into it are the writer's pattern.
 //!
@@ -41,6 +42,8 @@ const OP_READY: u8 = 10;
 const OP_RELEASE: u8 = 11;
 /// How long one write may take before the program gives up (the R5 ends it long before).
 const TRANSFER_US: u64 = 120_000_000;
+/// The writes whose median is logged: the first this many.
+const MEDIAN_OF: usize = 256;
 
 fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(131) ^ (i >> 11)) as u8
@@ -69,12 +72,16 @@ fn writes(node: u16, count: u16, len: usize) -> Result<u64, Error> {
     let remote = if node == me { destination.as_ptr() as u64 } else { source.as_ptr() as u64 };
     let mut best = u64::MAX;
     let mut total = 0;
-    for _ in 0..count {
+    let mut samples = [0u64; MEDIAN_OF];
+    for i in 0..usize::from(count) {
         let t0 = sys::time_us()?;
         rdma.write(&source[..len], node, remote)?.wait(TRANSFER_US)?;
         let took = sys::time_us()? - t0;
         best = best.min(took);
         total += took;
+        if let Some(sample) = samples.get_mut(i) {
+            *sample = took;
+        }
     }
     if node == me {
         ensure!(destination[..len] == source[..len], 1, "the write of {} B landed wrong", len);
@@ -84,6 +91,9 @@ fn writes(node: u16, count: u16, len: usize) -> Result<u64, Error> {
     if count > 0 {
         log!("bench rdma_write_{}b_best_us: {} us", len, best);
         log!("bench rdma_write_{}b_total_us: {} us", len, total);
+        let timed = &mut samples[..usize::from(count).min(MEDIAN_OF)];
+        timed.sort_unstable();
+        log!("bench rdma_write_{}b_to_node{}_median_us: {} us", len, node, timed[timed.len() / 2]);
     }
     Ok(0)
 }
