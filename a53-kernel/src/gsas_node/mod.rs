@@ -269,7 +269,15 @@ impl Recipients for Kernel {
 
     fn raise_signal(&mut self, domain: u16, signal: u8) {
         // The table's guard must be gone before waking (which takes the table again).
-        let interrupted = TABLE.lock().raise_signal(domain, signal);
+        let (slot, interrupted) = {
+            let mut table = TABLE.lock();
+            (table.slot_of_domain(domain), table.raise_signal(domain, signal))
+        };
+        // A receive the signal ends, or will end as it blocks (it sees the signal then), waits
+        // no more: its place among the mailbox's waiters goes (the thread id is the slot).
+        if let Some(slot) = slot {
+            mailbox().lock().cancel_wait(domain, slot as u32);
+        }
         if let Some(slot) = interrupted {
             scheduler::wake(slot, Some(proto::syscall::Error::Interrupted as i64));
         }

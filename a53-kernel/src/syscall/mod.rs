@@ -496,10 +496,24 @@ fn mailbox_receive(
     match k.mailbox(|m| m.receive(domain, slot as u32, filter, mode)) {
         Ok(Received::Message { notification, from }) => ok(frame, &[0, notification.raw(), from.raw()]),
         Ok(Received::WouldBlock) => err(frame, Error::WouldBlock),
+        Ok(Received::Blocked) if signal_pending(k, slot) => {
+            // The wait would end before it begins (`Interrupted`): it must not stay among the
+            // mailbox's waiters, where it would take the next delivery's wake-up (a signal or
+            // an event counted) for a thread no longer waiting. Looked at after registering: a
+            // signal raised since takes the waiter away itself (`gsas_node`, `raise_signal`).
+            k.mailbox(|m| m.cancel_wait(domain, slot as u32));
+            err(frame, Error::Interrupted)
+        }
         Ok(Received::Blocked) => {
             let deadline = kept_deadline(k, frame, timeout_us);
             block_and_retry(frame, Wait::Mailbox, deadline)
         }
         Err(_) => err(frame, Error::NotRegistered),
     }
+}
+
+/// A signal is raised in the process of `slot` and not read yet: an interruptible wait of it
+/// ends at once.
+fn signal_pending(k: &impl Kernel, slot: usize) -> bool {
+    k.table(|t| t.slots[slot].as_ref().is_some_and(|p| p.signals != 0))
 }

@@ -350,6 +350,29 @@ fn the_mailbox_calls_take_user_opcodes_and_the_modes_the_abi_names() {
 }
 
 #[test]
+fn a_receive_with_a_signal_pending_ends_interrupted_and_leaves_no_waiter() {
+    use crate::gsas::mailbox::{Delivery, Wakeup};
+    use proto::gsas::Message;
+    let k = TestKernel::new(b"", false);
+    let (read_op, signal_op) = (9, 10);
+    answered(k.call(nr::MAILBOX_REGISTER, &[read_op, MODE_READ, 0]), 0);
+    answered(k.call(nr::MAILBOX_REGISTER, &[signal_op, MODE_SIGNAL, 5]), 0);
+    k.table(|t| t.slots[0].as_mut().unwrap().signals = 1 << 3);
+    answered(k.call(nr::MAILBOX_RECEIVE, &[read_op, 0]), error(Error::Interrupted));
+    // The signal-mode delivery raises its signal: no waiter of the ended receive takes it.
+    let domain = domain_of(&k, 0).unwrap();
+    let channel = MailboxOpcode::new(signal_op as u8).unwrap().value() - MailboxOpcode::FIRST_USER;
+    let notification = Message::User { channel, payload: 1 }.encode().unwrap();
+    let from = proto::gsas::Pid::new(2, 9, 0, 3).unwrap();
+    let delivered = k.mailbox(|m| m.deliver(from, notification));
+    assert_eq!(delivered, Ok(Delivery::Queued { domain, wake: Wakeup::Signal(5) }));
+    // Once the signal is read, a receive blocks as before.
+    answered(k.call(nr::SIGNALS, &[]), 1 << 3);
+    let (event, _, _) = k.call(nr::MAILBOX_RECEIVE, &[read_op, 0]);
+    assert_eq!(event, Event::Block { wait: Wait::Mailbox, deadline: None });
+}
+
+#[test]
 fn a_process_without_a_pd_has_no_rdma_calls() {
     let k = TestKernel::new(b"", false);
     answered(k.call(nr::RDMA_QUEUES, &[]), error(Error::NoPd));
