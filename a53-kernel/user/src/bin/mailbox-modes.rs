@@ -93,6 +93,20 @@ fn local() -> Result<u64, Error> {
         let (n, _) = receive(Some(channel(1)), false)?;
         ensure!(n.payload() == payload, 22, "signal-mode message {:#x}, not {:#x}", n.payload(), payload);
     }
+    // A receive begun with a signal pending ends at once and waits no more: the next signal-mode
+    // delivery raises its signal again (a receive left among the waiters would take it).
+    notify(me, message(1, 5))?;
+    let (n, _) = receive(Some(channel(1)), false)?;
+    ensure!(n.payload() == 5, 29, "signal-mode message {:#x}, not 0x5", n.payload());
+    let r = sys::mailbox_receive_within(None, SLEEP_US);
+    ensure!(r == Err(Error::Syscall(SysError::Interrupted)), 26, "a receive with a signal pending: {:?}", r);
+    let r = sys::signals();
+    ensure!(r == Ok(1 << 5), 27, "the signal that ended the receive: {:?}", r);
+    notify(me, message(1, 6))?;
+    let r = sys::signals();
+    ensure!(r == Ok(1 << 5), 28, "a delivery after the ended receive raised no signal: {:?}", r);
+    let (n, _) = receive(Some(channel(1)), false)?;
+    ensure!(n.payload() == 6, 29, "signal-mode message {:#x}, not 0x6", n.payload());
     // Refused: a signal number past 63, a taken channel, a kernel opcode.
     let r = sys::mailbox_register(channel(2), Wake::Signal(64));
     ensure!(r == Err(Error::Syscall(SysError::BadArgument)), 23, "signal 64: {:?}", r);
@@ -101,7 +115,7 @@ fn local() -> Result<u64, Error> {
     let kernel_opcode = MailboxOpcode::new(6).expect("opcode 6");
     let r = sys::mailbox_register(kernel_opcode, Wake::Event);
     ensure!(r == Err(Error::Syscall(SysError::BadArgument)), 25, "a kernel opcode: {:?}", r);
-    log!("event and signal modes: counted, raised, read once, a pending signal ends a sleep");
+    log!("event and signal modes: counted, raised, read once, a pending signal ends a sleep and a receive");
     Ok(0)
 }
 
