@@ -15,6 +15,7 @@ use board::Board as _;
 use proto::trace_ring::{TraceReader, TraceRing};
 use std::io::Read;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -190,13 +191,27 @@ impl Node {
         };
         let log_path = dir.join("qemu.log");
         let log = std::fs::File::create(&log_path).map_err(io(n, "log file"))?;
-        let mut child = Command::new(qemu)
+        let mut command = Command::new(qemu);
+        command
             .args(qemu::node_args(spec, &parts))
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(io(n, "log file"))?)
-            .stderr(log)
-            .spawn()
-            .map_err(io(n, "spawn QEMU"))?;
+            .stderr(log);
+        // The QEMU dies with the process that serves its platform: without it the guest could
+        // not go on, and a QEMU left behind by a killed `qemu-virt` (a rank of a cluster over
+        // MPI that died, a run killed by a timeout) would spin for ever. The kernel sends the
+        // signal when the *thread* that started the QEMU ends: every caller starts a cluster on
+        // the thread that keeps it (a program's main thread, a test's own).
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(io(n, "spawn QEMU"))?;
 
         let uart0 = if spec.console_pty { None } else { Some(accept(n, &uart0_l, &mut child, &log_path)?) };
         let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;

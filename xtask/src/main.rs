@@ -274,6 +274,9 @@ enum Command {
         /// Seconds before the rank's unfinished nodes count as hung.
         #[arg(long)]
         timeout: u64,
+        /// The run's trace: this rank writes its own beside it (FILE.rankR.json).
+        #[arg(long)]
+        trace: Option<PathBuf>,
         #[command(flatten)]
         link: LinkArgs,
     },
@@ -312,10 +315,12 @@ fn main() {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
         }
         #[cfg(feature = "mpi")]
-        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, link } => link.config().and_then(|link| {
-            let timeout = std::time::Duration::from_secs(timeout);
-            rank_run::rank(rank_run::RankOptions { nodes, qemu, kernel, r5, store, boot_args, link, timeout })
-        }),
+        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, trace, link } => {
+            link.config().and_then(|link| {
+                let timeout = std::time::Duration::from_secs(timeout);
+                rank_run::rank(rank_run::RankOptions { nodes, qemu, kernel, r5, store, boot_args, link, timeout, trace })
+            })
+        }
         Command::Run { program, cluster, node: NodeArgs { gdb, boot_args }, on, args } => program_to_run(program)
             .and_then(|program| {
                 let run = |cluster| qemu_run::RunOptions { cluster, gdb, boot_args, program, on, args };

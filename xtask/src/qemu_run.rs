@@ -193,6 +193,11 @@ fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
     let qemu = setup::ensure_qemu()?;
     let images = images::build_all(images::Options { release: opts.cluster.release, qfdb: false })?;
     let boot_args = format!("{} exit", opts.boot_args.as_deref().unwrap_or_default());
+    // Absolute: the ranks may not start where this command did.
+    let trace = match &opts.cluster.trace {
+        Some(trace) => Some(std::path::absolute(trace).with_context(|| format!("--trace {}", trace.display()))?),
+        None => None,
+    };
     let code = crate::mpi::run_cluster(&crate::mpi::ClusterRun {
         nodes,
         ranks,
@@ -201,6 +206,7 @@ fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
         load: Load::kernel(&images),
         boot_args: boot_args.trim(),
         link: opts.cluster.link,
+        trace: trace.as_deref(),
         timeout: opts.cluster.timeout,
     })?;
     if code != 0 {

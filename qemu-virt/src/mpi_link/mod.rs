@@ -58,6 +58,20 @@ impl Default for LinkConfig {
     }
 }
 
+impl LinkConfig {
+    /// Whether a rank can be watched so: a heartbeat, and room for at least two of them before a
+    /// rank counts as lost.
+    pub fn check(&self) -> Result<(), LinkError> {
+        if self.heartbeat.is_zero() || self.lost_after < 2 * self.heartbeat {
+            return Err(LinkError::Init(format!(
+                "lost_after ({:?}) must be at least twice the heartbeat ({:?}), which must not be zero",
+                self.lost_after, self.heartbeat
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Why the link could not do what was asked.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum LinkError {
@@ -154,6 +168,8 @@ struct Shared {
     rank: Rank,
     ranks: usize,
     config: LinkConfig,
+    /// `config.lost_after`, in nanoseconds, as [`Link::set_lost_after`] last changed it.
+    lost_after_ns: AtomicU64,
     next_id: AtomicU64,
     /// Calls waiting for their answer, by request number.
     calls: Mutex<HashMap<u64, Waiting>>,
@@ -192,12 +208,7 @@ impl Link {
     /// Initialises MPI (`MPI_THREAD_MULTIPLE`, errors returned rather than fatal). Messages that
     /// arrive before [`Link::serve`] wait in MPI.
     pub fn init(config: LinkConfig) -> Result<Link, LinkError> {
-        if config.heartbeat.is_zero() || config.lost_after < 2 * config.heartbeat {
-            return Err(LinkError::Init(format!(
-                "lost_after ({:?}) must be at least twice the heartbeat ({:?}), which must not be zero",
-                config.lost_after, config.heartbeat
-            )));
-        }
+        config.check()?;
         let (universe, threading) = mpi::environment::initialize_with_threading(mpi::Threading::Multiple)
             .ok_or_else(|| LinkError::Init("MPI was already initialised in this process".into()))?;
         if threading != mpi::Threading::Multiple {
@@ -216,6 +227,7 @@ impl Link {
             rank,
             ranks,
             config,
+            lost_after_ns: AtomicU64::new(config.lost_after.as_nanos() as u64),
             next_id: AtomicU64::new(1),
             calls: Mutex::new(HashMap::new()),
             peers: Mutex::new(vec![peer; ranks]),
@@ -296,6 +308,21 @@ impl Link {
         self.shared.lost_ranks()
     }
 
+    /// From now on a rank silent for `lost_after` is lost (a rank already silent that long is
+    /// lost at the progress thread's next look). A program whose ranks are silent for long only
+    /// while they start (a rank starting its QEMUs serves no link) starts generous and shortens
+    /// it once every rank is up, so that a rank that dies is found in seconds.
+    pub fn set_lost_after(&self, lost_after: Duration) -> Result<(), LinkError> {
+        LinkConfig { lost_after, ..self.shared.config }.check()?;
+        self.shared.lost_after_ns.store(lost_after.as_nanos() as u64, Ordering::Release);
+        Ok(())
+    }
+
+    /// After how long without a word a rank is lost, now.
+    pub fn lost_after(&self) -> Duration {
+        self.shared.lost_after()
+    }
+
     /// Ends the link: says goodbye to every rank, keeps serving until every other rank has said
     /// goodbye or is lost, stops the progress thread, lets the last sends complete and finalises
     /// MPI if no rank was lost. Call it when this rank will send nothing new; it waits for the
@@ -310,7 +337,7 @@ impl Link {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.stop_progress();
-        let deadline = Instant::now() + self.shared.config.lost_after;
+        let deadline = Instant::now() + self.shared.lost_after();
         while !self.shared.only_sends_to_lost_ranks_left() && Instant::now() < deadline {
             self.shared.reap_sends();
             std::thread::sleep(Duration::from_millis(1));
@@ -428,7 +455,27 @@ impl Shared {
         rank != self.rank && !peer.lost && !(peer.said_goodbye && self.said_goodbye.load(Ordering::Acquire))
     }
 
+    fn lost_after(&self) -> Duration {
+        Duration::from_nanos(self.lost_after_ns.load(Ordering::Acquire))
+    }
+
     fn lost_ranks(&self) -> Vec<Rank> {
         lock(&self.peers).iter().enumerate().filter(|(_, p)| p.lost).map(|(r, _)| r).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `init` and `set_lost_after` accept: a heartbeat, and at least two before a loss.
+    #[test]
+    fn a_rank_is_lost_only_after_two_heartbeats_at_least() {
+        let ms = Duration::from_millis;
+        assert_eq!(LinkConfig::default().check(), Ok(()));
+        assert_eq!(LinkConfig { heartbeat: ms(250), lost_after: ms(500) }.check(), Ok(()));
+        assert!(LinkConfig { heartbeat: ms(250), lost_after: ms(499) }.check().is_err());
+        let zero = LinkConfig { heartbeat: Duration::ZERO, lost_after: ms(500) }.check().unwrap_err();
+        assert!(zero.to_string().contains("must not be zero"), "{zero}");
     }
 }

@@ -138,10 +138,11 @@ fn say_goodbye(shared: &Shared) {
 
 /// Loses the ranks watched and silent for `lost_after`, and tells the handler of every loss.
 fn find_lost(shared: &Shared, handler: &dyn Handler) {
+    let lost_after = shared.lost_after();
     let silent: Vec<Rank> = lock(&shared.peers)
         .iter()
         .enumerate()
-        .filter(|(r, p)| shared.watches(*r, p) && p.last_heard.elapsed() > shared.config.lost_after)
+        .filter(|(r, p)| shared.watches(*r, p) && p.last_heard.elapsed() > lost_after)
         .map(|(r, _)| r)
         .collect();
     for rank in silent {
