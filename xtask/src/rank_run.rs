@@ -29,10 +29,12 @@ const START: Duration = Duration::from_secs(180);
 /// The link's watch while the ranks start: generous, since a rank that starts its QEMUs before
 /// it serves the link is silent meanwhile, and a rank lost by mistake is lost for good.
 const LINK: MpiConfig = MpiConfig { heartbeat: Duration::from_millis(250), lost_after: Duration::from_secs(30) };
-/// Once every rank has started, and so serves the link (its progress thread heartbeats every
-/// 250 ms whatever its QEMUs do), a rank silent this long is lost: one that dies is found, and
-/// its nodes unreachable, within seconds (the link's default, 20 heartbeats).
-const RUNNING_LOST_AFTER: Duration = Duration::from_secs(5);
+/// The watch once every rank has started, and so serves the link (its progress thread
+/// heartbeats whatever its QEMUs do): a rank that dies is found, and its nodes unreachable,
+/// within a second. It must be well inside the 2 s a guest waits for a forwarded access
+/// (`docs/hw/forwarding.md`): a packet or a window access to a rank that died holds its node's
+/// platform until the rank is found lost, and the node's other accesses wait behind it.
+const RUNNING: MpiConfig = MpiConfig { heartbeat: Duration::from_millis(100), lost_after: Duration::from_secs(1) };
 
 /// What `mpirun` passes each rank.
 #[derive(Clone, Debug)]
@@ -99,7 +101,7 @@ pub fn rank(opts: RankOptions) -> anyhow::Result<()> {
     let mut failures = Vec::new();
     match transport.wait_for_peers(START) {
         Ok(()) => {
-            link.mpi().set_lost_after(RUNNING_LOST_AFTER)?;
+            link.mpi().set_watch(RUNNING)?;
             cluster.resume()?;
             let stop = AtomicBool::new(false);
             let deadline = Some(Instant::now() + opts.timeout);

@@ -167,8 +167,9 @@ pub struct Link {
 struct Shared {
     rank: Rank,
     ranks: usize,
-    config: LinkConfig,
-    /// `config.lost_after`, in nanoseconds, as [`Link::set_lost_after`] last changed it.
+    /// The watch's heartbeat and lost_after, in nanoseconds, as [`Link::init`] set them or
+    /// [`Link::set_watch`] last changed them.
+    heartbeat_ns: AtomicU64,
     lost_after_ns: AtomicU64,
     next_id: AtomicU64,
     /// Calls waiting for their answer, by request number.
@@ -226,7 +227,7 @@ impl Link {
         let shared = Shared {
             rank,
             ranks,
-            config,
+            heartbeat_ns: AtomicU64::new(config.heartbeat.as_nanos() as u64),
             lost_after_ns: AtomicU64::new(config.lost_after.as_nanos() as u64),
             next_id: AtomicU64::new(1),
             calls: Mutex::new(HashMap::new()),
@@ -308,19 +309,24 @@ impl Link {
         self.shared.lost_ranks()
     }
 
-    /// From now on a rank silent for `lost_after` is lost (a rank already silent that long is
-    /// lost at the progress thread's next look). A program whose ranks are silent for long only
-    /// while they start (a rank starting its QEMUs serves no link) starts generous and shortens
-    /// it once every rank is up, so that a rank that dies is found in seconds.
-    pub fn set_lost_after(&self, lost_after: Duration) -> Result<(), LinkError> {
-        LinkConfig { lost_after, ..self.shared.config }.check()?;
-        self.shared.lost_after_ns.store(lost_after.as_nanos() as u64, Ordering::Release);
+    /// Watches the ranks as `config` says from now on: a heartbeat that often, and a rank silent
+    /// for `lost_after` lost (one already silent that long is lost at the progress thread's next
+    /// look; set the faster heartbeat at least `lost_after` before anyone relies on it, as every
+    /// rank does when it sets the same watch at the same point). A program whose ranks are silent
+    /// for long only while they start (a rank starting its QEMUs serves no link) starts generous
+    /// and tightens the watch once every rank is up, so that a rank that dies is found in about
+    /// a second.
+    pub fn set_watch(&self, config: LinkConfig) -> Result<(), LinkError> {
+        config.check()?;
+        // The heartbeat first: a peer that tightened its watch already hears this rank at once.
+        self.shared.heartbeat_ns.store(config.heartbeat.as_nanos() as u64, Ordering::Release);
+        self.shared.lost_after_ns.store(config.lost_after.as_nanos() as u64, Ordering::Release);
         Ok(())
     }
 
-    /// After how long without a word a rank is lost, now.
-    pub fn lost_after(&self) -> Duration {
-        self.shared.lost_after()
+    /// How the link watches the ranks now.
+    pub fn watch(&self) -> LinkConfig {
+        LinkConfig { heartbeat: self.shared.heartbeat(), lost_after: self.shared.lost_after() }
     }
 
     /// Ends the link: says goodbye to every rank, keeps serving until every other rank has said
@@ -455,6 +461,10 @@ impl Shared {
         rank != self.rank && !peer.lost && !(peer.said_goodbye && self.said_goodbye.load(Ordering::Acquire))
     }
 
+    fn heartbeat(&self) -> Duration {
+        Duration::from_nanos(self.heartbeat_ns.load(Ordering::Acquire))
+    }
+
     fn lost_after(&self) -> Duration {
         Duration::from_nanos(self.lost_after_ns.load(Ordering::Acquire))
     }
@@ -468,7 +478,7 @@ impl Shared {
 mod tests {
     use super::*;
 
-    /// What `init` and `set_lost_after` accept: a heartbeat, and at least two before a loss.
+    /// What `init` and `set_watch` accept: a heartbeat, and at least two before a loss.
     #[test]
     fn a_rank_is_lost_only_after_two_heartbeats_at_least() {
         let ms = Duration::from_millis;

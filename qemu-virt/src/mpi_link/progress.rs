@@ -56,7 +56,7 @@ pub(super) fn run(shared: Arc<Shared>, handler: Arc<dyn Handler>) {
         }
         // A completed send is traffic too: a large one needs a few turns of MPI's progress.
         busy |= shared.reap_sends() > 0;
-        if last_heartbeat.is_none_or(|t| t.elapsed() >= shared.config.heartbeat) {
+        if last_heartbeat.is_none_or(|t| t.elapsed() >= shared.heartbeat()) {
             heartbeat(&shared);
             last_heartbeat = Some(Instant::now());
         }
