@@ -140,6 +140,13 @@ fn accept(node: usize, listener: &UnixListener, child: &mut Child, log: &Path) -
     }
 }
 
+/// Node `node`'s DDR file, for a cluster whose runtime directory is `runtime_dir`: in
+/// `/dev/shm`, named after the directory. The node removes it when it stops; a process killed
+/// leaves it, for whoever cleans up after it.
+pub fn memory_file(runtime_dir: &Path, node: usize) -> PathBuf {
+    PathBuf::from("/dev/shm").join(format!("{}-node{node}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()))
+}
+
 impl Node {
     /// Starts QEMU for `spec` paused; call [`Node::resume`] to run it. When QEMU ends, its
     /// `alive` flag is cleared and `exits` raised.
@@ -153,8 +160,7 @@ impl Node {
         let n = spec.index;
         let dir = runtime_dir.join(format!("node{n}"));
         std::fs::create_dir_all(&dir).map_err(io(n, "runtime directory"))?;
-        let memory_file = PathBuf::from("/dev/shm")
-            .join(format!("{}-node{n}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()));
+        let memory_file = memory_file(runtime_dir, n);
         let (uart0_path, uart1_path, qmp_path) = (dir.join("uart0"), dir.join("uart1"), dir.join("qmp"));
         let r5_console_path = dir.join("r5wake");
         let listeners = [&uart0_path, &uart1_path, &qmp_path, &r5_console_path].map(|p| {

@@ -144,6 +144,22 @@ pub fn parse_started(line: &str) -> Option<(usize, u32, Vec<u32>)> {
     Some((rank.parse().ok()?, pid.parse().ok()?, qemus?))
 }
 
+/// The tag of rank `rank`'s runtime directory (`crate::qemu_run::RuntimeDir`).
+pub fn rank_dir_tag(rank: usize) -> String {
+    format!("rank{rank}")
+}
+
+/// Removes what rank `rank` (process `pid`) of a cluster of `map` leaves on this host if it is
+/// killed: its runtime directory and its nodes' DDR files in `/dev/shm` (a rank that ends
+/// removes them itself: then there is nothing to do).
+pub fn remove_leftovers(map: &qemu_virt::ranks::NodeMap, rank: usize, pid: u32) {
+    let dir = crate::qemu_run::RuntimeDir::path_of(pid, &rank_dir_tag(rank));
+    for node in map.nodes_of(rank) {
+        let _ = std::fs::remove_file(qemu_virt::node::memory_file(&dir, node));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Where rank `rank` writes its own trace when the run's is `trace`: `t.json` gives
 /// `t.rank1.json`, `t` gives `t.rank1`.
 pub fn rank_trace(trace: &Path, rank: usize) -> PathBuf {
@@ -201,12 +217,13 @@ pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
     let out = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         use std::io::BufRead;
-        let mut clean = false;
+        let (mut clean, mut started) = (false, Vec::new());
         for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
             clean |= line == CLEAN;
+            started.extend(parse_started(&line).map(|(rank, pid, _)| (rank, pid)));
             println!("{line}");
         }
-        clean
+        (clean, started)
     });
     let deadline = Instant::now() + run.bound();
     let status = loop {
@@ -222,7 +239,15 @@ pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let clean = reader.join().unwrap_or(false);
+    let (clean, started) = reader.join().unwrap_or_default();
+    // Every rank has ended: what a killed one left here goes (on other hosts it stays).
+    if run.hosts.is_none()
+        && let Ok(map) = qemu_virt::ranks::NodeMap::blocks(run.nodes, run.ranks)
+    {
+        for (rank, pid) in started {
+            remove_leftovers(&map, rank, pid);
+        }
+    }
     let mut code = exit_code(status, clean);
     if let Some(trace) = run.trace {
         match merge_rank_traces(trace, run.ranks) {
@@ -566,6 +591,29 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
         let missing = merge_rank_traces(&dir.join("none.json"), 2).unwrap_err().to_string();
         let _ = std::fs::remove_dir_all(&dir);
         assert!(missing.contains("none.rank0.json") && missing.contains("cargo xtask trace-merge -o"), "{missing}");
+    }
+
+    /// A killed rank's runtime directory and DDR files go; another rank's stay.
+    #[test]
+    fn a_killed_ranks_leftovers_are_removed() {
+        let map = qemu_virt::ranks::NodeMap::blocks(4, 2).unwrap();
+        // A process id no process has (above the kernel's limit).
+        let pid = 4_000_000_000 - std::process::id();
+        let dir = |rank| crate::qemu_run::RuntimeDir::path_of(pid, &rank_dir_tag(rank));
+        let files: Vec<PathBuf> = (0..4).map(|n| qemu_virt::node::memory_file(&dir(n / 2), n)).collect();
+        for rank in 0..2 {
+            std::fs::create_dir_all(dir(rank)).unwrap();
+        }
+        for file in &files {
+            std::fs::write(file, b"ddr").unwrap();
+        }
+        remove_leftovers(&map, 1, pid);
+        let left: Vec<bool> = files.iter().map(|f| f.exists()).collect();
+        let dirs_left = (dir(0).exists(), dir(1).exists());
+        remove_leftovers(&map, 0, pid);
+        assert_eq!(left, [true, true, false, false]);
+        assert_eq!(dirs_left, (true, false));
+        assert!(!files[0].exists() && !dir(0).exists());
     }
 
     #[test]

@@ -77,9 +77,14 @@ pub struct RuntimeDir(pub PathBuf);
 
 impl RuntimeDir {
     pub fn new(tag: &str) -> anyhow::Result<Self> {
-        let dir = std::env::temp_dir().join(format!("unimem-{}-{tag}", std::process::id()));
+        let dir = Self::path_of(std::process::id(), tag);
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         Ok(Self(dir))
+    }
+
+    /// The directory process `pid` has (or had) for `tag`.
+    pub fn path_of(pid: u32, tag: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("unimem-{pid}-{tag}"))
     }
 }
 

@@ -84,7 +84,7 @@ pub fn rank(opts: RankOptions) -> anyhow::Result<()> {
     let verdicts = Arc::new(Verdicts::default());
     let link = Arc::new(MpiRankLink::new(link, Some(verdicts.clone())));
     let mine = map.nodes_of(me);
-    let dir = RuntimeDir::new(&format!("rank{me}"))?;
+    let dir = RuntimeDir::new(&crate::mpi::rank_dir_tag(me))?;
     let load = Load { kernel: &opts.kernel, r5: opts.r5.as_deref(), store: &opts.store };
     let spec = ClusterSpec {
         nodes: node_specs(opts.nodes, load, &opts.boot_args),

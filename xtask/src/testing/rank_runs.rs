@@ -237,6 +237,12 @@ pub fn run_one(
         }
     })?;
     println!("{name}: {:.1} s", started.elapsed().as_secs_f64());
+    // What the killed rank left on this host.
+    if let Some(watch) = &kill
+        && let Some((pid, _)) = &watch.started
+    {
+        crate::mpi::remove_leftovers(&map, watch.plan.rank, *pid);
+    }
     let tests = |node: usize, test: &str| format!("{name}/node{node}/{test}");
     let read = read_back(run.nodes, &output, |node, test, outcome| totals.record(&tests(node, test), outcome));
     // The killed rank's nodes were cut off on purpose: their check is the kill's.
