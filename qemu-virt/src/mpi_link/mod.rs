@@ -194,6 +194,8 @@ struct Waiting {
 #[derive(Clone, Copy, Debug)]
 struct Peer {
     last_heard: Instant,
+    /// The longest it was silent, since the watch was last set.
+    longest_silence: Duration,
     lost: bool,
     /// Whether the handler has been told of the loss.
     reported: bool,
@@ -223,7 +225,8 @@ impl Link {
         let world = universe.world();
         let (rank, ranks) = (world.rank() as Rank, world.size() as usize);
         let now = Instant::now();
-        let peer = Peer { last_heard: now, lost: false, reported: false, said_goodbye: false };
+        let peer =
+            Peer { last_heard: now, longest_silence: Duration::ZERO, lost: false, reported: false, said_goodbye: false };
         let shared = Shared {
             rank,
             ranks,
@@ -321,7 +324,14 @@ impl Link {
         // The heartbeat first: a peer that tightened its watch already hears this rank at once.
         self.shared.heartbeat_ns.store(config.heartbeat.as_nanos() as u64, Ordering::Release);
         self.shared.lost_after_ns.store(config.lost_after.as_nanos() as u64, Ordering::Release);
+        lock(&self.shared.peers).iter_mut().for_each(|p| p.longest_silence = Duration::ZERO);
         Ok(())
+    }
+
+    /// By rank, the longest it was silent since the watch was set (or the link began): how close
+    /// the watch came to losing it (zero for this rank).
+    pub fn longest_silences(&self) -> Vec<Duration> {
+        lock(&self.shared.peers).iter().map(|p| p.longest_silence).collect()
     }
 
     /// How the link watches the ranks now.

@@ -81,7 +81,12 @@ fn dispatch(shared: &Arc<Shared>, handler: &dyn Handler, from: Rank, bytes: Vec<
     if from >= shared.ranks {
         return;
     }
-    lock(&shared.peers)[from].last_heard = Instant::now();
+    {
+        let mut peers = lock(&shared.peers);
+        let (peer, now) = (&mut peers[from], Instant::now());
+        peer.longest_silence = peer.longest_silence.max(now - peer.last_heard);
+        peer.last_heard = now;
+    }
     let (Trailer { class, kind, id }, payload) = match frame::open(bytes) {
         Ok(opened) => opened,
         Err(e) => {

@@ -117,7 +117,8 @@ fn demo_over_ranks() -> Verdict {
     std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display()), vec![]))?;
     let trace = dir.join("t.json");
     let trace_arg = trace.to_string_lossy().into_owned();
-    let done = start(&["qemu", "--nodes", "4", "--ranks", "2", "--loss", "0.01", "--trace", &trace_arg], CLUSTER_RUN)?;
+    let args: Vec<&str> = README_RANKS.iter().map(|&a| if a == "t.json" { trace_arg.as_str() } else { a }).collect();
+    let done = start(&args, CLUSTER_RUN)?;
     let merged = std::fs::read_to_string(&trace).unwrap_or_default();
     let left: Vec<String> = std::fs::read_dir(&dir)
         .map(|entries| entries.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
@@ -137,6 +138,9 @@ fn demo_over_ranks() -> Verdict {
     }
     Ok(())
 }
+
+/// The README's command over ranks (`demo_over_ranks` writes its trace elsewhere).
+const README_RANKS: &[&str] = &["qemu", "--nodes", "4", "--ranks", "2", "--loss", "0.01", "--trace", "t.json"];
 
 /// The nodes a Chrome trace has events of (not only names), in order.
 fn nodes_traced(trace: &str) -> Vec<u64> {
@@ -728,6 +732,21 @@ mod tests {
         assert!(section.contains(&format!("```sh\n{command}\n```")));
         // The files of `several_c_files`.
         assert!(section.contains("`cargo xtask run main.c util.c`"));
+    }
+
+    /// The README's command over MPI ranks is the one `demo_over_ranks` runs.
+    #[test]
+    fn the_readme_command_over_ranks_is_the_one_the_suite_runs() {
+        let readme = std::fs::read_to_string(crate::images::workspace_root().join("README.md")).unwrap();
+        let command = format!("```sh\ncargo xtask {}\n```", super::README_RANKS.join(" "));
+        assert!(readme.contains(&command), "{command}");
+    }
+
+    #[test]
+    fn a_trace_names_the_nodes_it_has_events_of() {
+        let trace = r#"{"traceEvents":[{"ph":"M","pid":3},{"ph":"X","pid":1},{"ph":"i","pid":0},{"ph":"i","pid":1}]}"#;
+        assert_eq!(super::nodes_traced(trace), [0, 1]);
+        assert!(super::nodes_traced("not json").is_empty());
     }
 
     /// The size command `readme_size` runs is the README's, which describes what it reports.
