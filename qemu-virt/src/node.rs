@@ -144,7 +144,8 @@ fn accept(node: usize, listener: &UnixListener, child: &mut Child, log: &Path) -
 /// `/dev/shm`, named after the directory. The node removes it when it stops; a process killed
 /// leaves it, for whoever cleans up after it.
 pub fn memory_file(runtime_dir: &Path, node: usize) -> PathBuf {
-    PathBuf::from("/dev/shm").join(format!("{}-node{node}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()))
+    PathBuf::from("/dev/shm")
+        .join(format!("{}-node{node}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()))
 }
 
 impl Node {

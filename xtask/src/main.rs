@@ -318,7 +318,17 @@ fn main() {
         Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, trace, link } => {
             link.config().and_then(|link| {
                 let timeout = std::time::Duration::from_secs(timeout);
-                rank_run::rank(rank_run::RankOptions { nodes, qemu, kernel, r5, store, boot_args, link, timeout, trace })
+                rank_run::rank(rank_run::RankOptions {
+                    nodes,
+                    qemu,
+                    kernel,
+                    r5,
+                    store,
+                    boot_args,
+                    link,
+                    timeout,
+                    trace,
+                })
             })
         }
         Command::Run { program, cluster, node: NodeArgs { gdb, boot_args }, on, args } => program_to_run(program)

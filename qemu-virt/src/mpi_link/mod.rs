@@ -225,8 +225,13 @@ impl Link {
         let world = universe.world();
         let (rank, ranks) = (world.rank() as Rank, world.size() as usize);
         let now = Instant::now();
-        let peer =
-            Peer { last_heard: now, longest_silence: Duration::ZERO, lost: false, reported: false, said_goodbye: false };
+        let peer = Peer {
+            last_heard: now,
+            longest_silence: Duration::ZERO,
+            lost: false,
+            reported: false,
+            said_goodbye: false,
+        };
         let shared = Shared {
             rank,
             ranks,
