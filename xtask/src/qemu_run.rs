@@ -182,8 +182,9 @@ pub fn qemu(opts: Options) -> anyhow::Result<()> {
 }
 
 /// `cargo xtask qemu --ranks H`: the demo on every node, the nodes spread over `H` MPI ranks
-/// (`crate::mpi::launch`), each a `rank` of xtask built with MPI (`crate::rank_run`). Rank 0
-/// prints the summary; the exit status is mpirun's.
+/// (`crate::mpi::launch`), each a `rank` of xtask built with MPI (`crate::rank_run`), with the
+/// links' injection and the trace as on one process (`crate::mpi::run_cluster` merges the ranks'
+/// traces). Rank 0 prints the summary; the exit status is `crate::mpi::exit_code`'s.
 fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
     let (nodes, ranks) = (opts.cluster.nodes, opts.cluster.ranks);
     if nodes == 0 || nodes as u64 > board::pl::MAX_NODES {
