@@ -277,6 +277,10 @@ enum Command {
         /// The run's trace: this rank writes its own beside it (FILE.rankR.json).
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// The first this many datagrams each rank sends are lost (`lose_first` of the
+        /// launcher's `--link-config`, which has no flag of its own).
+        #[arg(long, default_value_t = 0)]
+        lose_first: u64,
         #[command(flatten)]
         link: LinkArgs,
     },
@@ -315,8 +319,9 @@ fn main() {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
         }
         #[cfg(feature = "mpi")]
-        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, trace, link } => {
+        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, trace, lose_first, link } => {
             link.config().and_then(|link| {
+                let link = qemu_virt::LinkConfig { lose_first, ..link };
                 let timeout = std::time::Duration::from_secs(timeout);
                 rank_run::rank(rank_run::RankOptions {
                     nodes,

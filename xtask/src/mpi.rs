@@ -102,6 +102,7 @@ impl ClusterRun<'_> {
             ("--duplicate", link.duplicate.to_string()),
             ("--reorder", link.reorder.to_string()),
             ("--seed", link.seed.to_string()),
+            ("--lose-first", link.lose_first.to_string()),
         ] {
             args.extend([flag.to_string(), value]);
         }
@@ -522,7 +523,7 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
             qemu: Path::new("/q"),
             load: crate::qemu_run::Load { kernel, r5: Some(r5), store },
             boot_args: "cluster exit",
-            link: qemu_virt::LinkConfig { loss: 0.01, seed: 7, ..qemu_virt::LinkConfig::default() },
+            link: qemu_virt::LinkConfig { loss: 0.01, seed: 7, lose_first: 3, ..qemu_virt::LinkConfig::default() },
             trace: Some(Path::new("/t.json")),
             timeout: Duration::from_secs(60),
         };
@@ -536,6 +537,7 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
             "--timeout 60",
             "--loss 0.01",
             "--seed 7",
+            "--lose-first 3",
             "--trace /t.json",
         ] {
             assert!(line.contains(wanted), "{wanted} not in {line}");
