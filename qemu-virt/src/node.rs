@@ -15,6 +15,7 @@ use board::Board as _;
 use proto::trace_ring::{TraceReader, TraceRing};
 use std::io::Read;
 use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -139,6 +140,14 @@ fn accept(node: usize, listener: &UnixListener, child: &mut Child, log: &Path) -
     }
 }
 
+/// Node `node`'s DDR file, for a cluster whose runtime directory is `runtime_dir`: in
+/// `/dev/shm`, named after the directory. The node removes it when it stops; a process killed
+/// leaves it, for whoever cleans up after it.
+pub fn memory_file(runtime_dir: &Path, node: usize) -> PathBuf {
+    PathBuf::from("/dev/shm")
+        .join(format!("{}-node{node}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()))
+}
+
 impl Node {
     /// Starts QEMU for `spec` paused; call [`Node::resume`] to run it. When QEMU ends, its
     /// `alive` flag is cleared and `exits` raised.
@@ -152,8 +161,7 @@ impl Node {
         let n = spec.index;
         let dir = runtime_dir.join(format!("node{n}"));
         std::fs::create_dir_all(&dir).map_err(io(n, "runtime directory"))?;
-        let memory_file = PathBuf::from("/dev/shm")
-            .join(format!("{}-node{n}", runtime_dir.file_name().unwrap_or_default().to_string_lossy()));
+        let memory_file = memory_file(runtime_dir, n);
         let (uart0_path, uart1_path, qmp_path) = (dir.join("uart0"), dir.join("uart1"), dir.join("qmp"));
         let r5_console_path = dir.join("r5wake");
         let listeners = [&uart0_path, &uart1_path, &qmp_path, &r5_console_path].map(|p| {
@@ -190,13 +198,27 @@ impl Node {
         };
         let log_path = dir.join("qemu.log");
         let log = std::fs::File::create(&log_path).map_err(io(n, "log file"))?;
-        let mut child = Command::new(qemu)
+        let mut command = Command::new(qemu);
+        command
             .args(qemu::node_args(spec, &parts))
             .stdin(Stdio::null())
             .stdout(log.try_clone().map_err(io(n, "log file"))?)
-            .stderr(log)
-            .spawn()
-            .map_err(io(n, "spawn QEMU"))?;
+            .stderr(log);
+        // The QEMU dies with the process that serves its platform: without it the guest could
+        // not go on, and a QEMU left behind by a killed `qemu-virt` (a rank of a cluster over
+        // MPI that died, a run killed by a timeout) would spin for ever. The kernel sends the
+        // signal when the *thread* that started the QEMU ends: every caller starts a cluster on
+        // the thread that keeps it (a program's main thread, a test's own).
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(io(n, "spawn QEMU"))?;
 
         let uart0 = if spec.console_pty { None } else { Some(accept(n, &uart0_l, &mut child, &log_path)?) };
         let uart1 = accept(n, &uart1_l, &mut child, &log_path)?;

@@ -279,6 +279,13 @@ enum Command {
         /// Seconds before the rank's unfinished nodes count as hung.
         #[arg(long)]
         timeout: u64,
+        /// The run's trace: this rank writes its own beside it (FILE.rankR.json).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        /// The first this many datagrams each rank sends are lost (`lose_first` of the
+        /// launcher's `--link-config`, which has no flag of its own).
+        #[arg(long, default_value_t = 0)]
+        lose_first: u64,
         #[command(flatten)]
         link: LinkArgs,
     },
@@ -317,10 +324,23 @@ fn main() {
             cluster.options().and_then(|cluster| qemu_run::qemu(qemu_run::Options { cluster, gdb, boot_args }))
         }
         #[cfg(feature = "mpi")]
-        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, link } => link.config().and_then(|link| {
-            let timeout = std::time::Duration::from_secs(timeout);
-            rank_run::rank(rank_run::RankOptions { nodes, qemu, kernel, r5, store, boot_args, link, timeout })
-        }),
+        Command::Rank { nodes, qemu, kernel, r5, store, boot_args, timeout, trace, lose_first, link } => {
+            link.config().and_then(|link| {
+                let link = qemu_virt::LinkConfig { lose_first, ..link };
+                let timeout = std::time::Duration::from_secs(timeout);
+                rank_run::rank(rank_run::RankOptions {
+                    nodes,
+                    qemu,
+                    kernel,
+                    r5,
+                    store,
+                    boot_args,
+                    link,
+                    timeout,
+                    trace,
+                })
+            })
+        }
         Command::Run { program, cluster, node: NodeArgs { gdb, boot_args }, on, args } => program_to_run(program)
             .and_then(|program| {
                 let run = |cluster| qemu_run::RunOptions { cluster, gdb, boot_args, program, on, args };

@@ -71,6 +71,9 @@ pub struct ClusterRun<'a> {
     pub load: crate::qemu_run::Load<'a>,
     pub boot_args: &'a str,
     pub link: qemu_virt::LinkConfig,
+    /// The trace the user asked for (an absolute path: every rank writes its own beside it,
+    /// [`rank_trace`], and [`run_cluster`] merges them into it).
+    pub trace: Option<&'a Path>,
     /// How long the nodes may take: then they count as hung; the whole run is killed a while
     /// after.
     pub timeout: Duration,
@@ -89,6 +92,9 @@ impl ClusterRun<'_> {
         path("--store", self.load.store);
         args.extend(["--boot-args".into(), self.boot_args.to_string()]);
         args.extend(["--timeout".into(), self.timeout.as_secs().to_string()]);
+        if let Some(trace) = self.trace {
+            args.extend(["--trace".into(), trace.display().to_string()]);
+        }
         let link = self.link;
         for (flag, value) in [
             ("--latency-us", link.latency_us.to_string()),
@@ -96,6 +102,7 @@ impl ClusterRun<'_> {
             ("--duplicate", link.duplicate.to_string()),
             ("--reorder", link.reorder.to_string()),
             ("--seed", link.seed.to_string()),
+            ("--lose-first", link.lose_first.to_string()),
         ] {
             args.extend([flag.to_string(), value]);
         }
@@ -122,9 +129,87 @@ impl ClusterRun<'_> {
 /// The line rank 0 ends a clean run with (`crate::rank_run`).
 pub const CLEAN: &str = "every node finished cleanly";
 
-/// Runs `run` with the ranks' output passed on as it comes; 0 if rank 0 reported every node
-/// finished cleanly, else mpirun's status or 1. (Under `--enable-recovery` mpirun's status is 0
-/// whatever the ranks did: the verdict is rank 0's summary.)
+/// The line each rank prints once its nodes' QEMUs have started, so that whoever watches the
+/// run knows its processes (the suite's run that kills a rank): `rank R: process P, QEMUs Q...`.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))] // The ranks print it: `crate::rank_run`.
+pub fn started_line(rank: usize, pid: u32, qemus: &[u32]) -> String {
+    let qemus: Vec<String> = qemus.iter().map(u32::to_string).collect();
+    format!("rank {rank}: process {pid}, QEMUs {}", qemus.join(" "))
+}
+
+/// A rank's [`started_line`], read back: (rank, its process, its QEMUs).
+pub fn parse_started(line: &str) -> Option<(usize, u32, Vec<u32>)> {
+    let (rank, rest) = line.strip_prefix("rank ")?.split_once(": process ")?;
+    let (pid, qemus) = rest.split_once(", QEMUs")?;
+    let qemus: Option<Vec<u32>> = qemus.split_whitespace().map(|q| q.parse().ok()).collect();
+    Some((rank.parse().ok()?, pid.parse().ok()?, qemus?))
+}
+
+/// The tag of rank `rank`'s runtime directory (`crate::qemu_run::RuntimeDir`).
+pub fn rank_dir_tag(rank: usize) -> String {
+    format!("rank{rank}")
+}
+
+/// Removes what rank `rank` (process `pid`) of a cluster of `map` leaves on this host if it is
+/// killed: its runtime directory and its nodes' DDR files in `/dev/shm` (a rank that ends
+/// removes them itself: then there is nothing to do).
+pub fn remove_leftovers(map: &qemu_virt::ranks::NodeMap, rank: usize, pid: u32) {
+    let dir = crate::qemu_run::RuntimeDir::path_of(pid, &rank_dir_tag(rank));
+    for node in map.nodes_of(rank) {
+        let _ = std::fs::remove_file(qemu_virt::node::memory_file(&dir, node));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where rank `rank` writes its own trace when the run's is `trace`: `t.json` gives
+/// `t.rank1.json`, `t` gives `t.rank1`.
+pub fn rank_trace(trace: &Path, rank: usize) -> PathBuf {
+    let stem = trace.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match trace.extension() {
+        Some(ext) => format!("{stem}.rank{rank}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.rank{rank}"),
+    };
+    trace.with_file_name(name)
+}
+
+/// Merges the traces of the `ranks` ranks of a run into `trace` as `cargo xtask trace-merge`
+/// does (`qemu_virt::trace::merge`: one time line; a dead rank's file as far as it goes) and
+/// removes them; how many events it holds. A rank's file missing (written on another host,
+/// without a file system they share) is an error that says how to merge them by hand.
+pub fn merge_rank_traces(trace: &Path, ranks: usize) -> anyhow::Result<usize> {
+    let files: Vec<PathBuf> = (0..ranks).map(|rank| rank_trace(trace, rank)).collect();
+    let missing: Vec<String> = files.iter().filter(|f| !f.exists()).map(|f| f.display().to_string()).collect();
+    if !missing.is_empty() {
+        let all: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        bail!(
+            "no trace file {} here (written on another host?): copy the ranks' files here, then \
+             cargo xtask trace-merge -o {} {}",
+            missing.join(", "),
+            trace.display(),
+            all.join(" ")
+        );
+    }
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let events = qemu_virt::trace::merge(&inputs, trace)?;
+    for file in &files {
+        let _ = std::fs::remove_file(file);
+    }
+    Ok(events)
+}
+
+/// The launcher's exit status from mpirun's and whether rank 0 said every node finished
+/// cleanly. (Under `--enable-recovery` mpirun's status is 0 whatever the ranks did: the verdict
+/// is rank 0's summary.)
+pub fn exit_code(mpirun: i32, clean: bool) -> i32 {
+    match (mpirun, clean) {
+        (0, true) => 0,
+        (0, false) => 1,
+        (code, _) => code,
+    }
+}
+
+/// Runs `run` with the ranks' output passed on as it comes, then merges the ranks' traces if it
+/// has one; its [`exit_code`] (1 as well if the trace could not be made).
 pub fn run_cluster(run: &ClusterRun) -> anyhow::Result<i32> {
     let program = build_ranks()?;
     let hosts = run.hosts.map_or(String::new(), |h| format!(" on the hosts of {}", h.display()));
@@ -148,15 +233,16 @@ pub fn run_built(run: &ClusterRun, program: &Path, output: Output) -> anyhow::Re
     let out = child.stdout.take().expect("piped");
     let reader = std::thread::spawn(move || {
         use std::io::BufRead;
-        let (mut clean, mut kept) = (false, Vec::new());
+        let (mut clean, mut started, mut kept) = (false, Vec::new(), Vec::new());
         for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
             clean |= line == CLEAN;
+            started.extend(parse_started(&line).map(|(rank, pid, _)| (rank, pid)));
             match output {
                 Output::Echo => println!("{line}"),
                 Output::Keep => kept.push(line),
             }
         }
-        (clean, kept)
+        (clean, started, kept)
     });
     let deadline = Instant::now() + run.bound();
     let status = loop {
@@ -172,12 +258,29 @@ pub fn run_built(run: &ClusterRun, program: &Path, output: Output) -> anyhow::Re
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let (clean, kept) = reader.join().unwrap_or_default();
-    let code = match (status, clean) {
-        (0, true) => 0,
-        (0, false) => 1,
-        (code, _) => code,
-    };
+    let (clean, started, kept) = reader.join().unwrap_or_default();
+    // Every rank has ended: what a killed one left here goes (on other hosts it stays).
+    if run.hosts.is_none()
+        && let Ok(map) = qemu_virt::ranks::NodeMap::blocks(run.nodes, run.ranks)
+    {
+        for (rank, pid) in started {
+            remove_leftovers(&map, rank, pid);
+        }
+    }
+    let mut code = exit_code(status, clean);
+    if let Some(trace) = run.trace {
+        match merge_rank_traces(trace, run.ranks) {
+            Ok(events) => println!(
+                "trace written to {} ({events} events of {} ranks; open it in https://ui.perfetto.dev)",
+                trace.display(),
+                run.ranks
+            ),
+            Err(e) => {
+                println!("the trace: {e:#}");
+                code = code.max(1);
+            }
+        }
+    }
     Ok((code, kept))
 }
 
@@ -438,7 +541,8 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
             qemu: Path::new("/q"),
             load: crate::qemu_run::Load { kernel, r5: Some(r5), store },
             boot_args: "cluster exit",
-            link: qemu_virt::LinkConfig { loss: 0.01, seed: 7, ..qemu_virt::LinkConfig::default() },
+            link: qemu_virt::LinkConfig { loss: 0.01, seed: 7, lose_first: 3, ..qemu_virt::LinkConfig::default() },
+            trace: Some(Path::new("/t.json")),
             timeout: Duration::from_secs(60),
         };
         let line = run.rank_args().join(" ");
@@ -451,6 +555,8 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
             "--timeout 60",
             "--loss 0.01",
             "--seed 7",
+            "--lose-first 3",
+            "--trace /t.json",
         ] {
             assert!(line.contains(wanted), "{wanted} not in {line}");
         }
@@ -464,6 +570,77 @@ rank 0/2: check a_call_to_a_lost_rank_fails_when_it_is_found_lost_then_at_once .
             mpirun.contains("--hostfile /hosts") && mpirun.contains("-np 4") && !mpirun.contains("btl_tcp_if_include"),
             "{mpirun}"
         );
+    }
+
+    #[test]
+    fn a_ranks_start_line_is_read_back() {
+        let line = started_line(1, 4242, &[17, 18]);
+        assert_eq!(line, "rank 1: process 4242, QEMUs 17 18");
+        assert_eq!(parse_started(&line), Some((1, 4242, vec![17, 18])));
+        assert_eq!(parse_started("rank 0: process 9, QEMUs"), Some((0, 9, vec![])));
+        assert_eq!(parse_started("node1 a53 | rank 1: process 9, QEMUs 3"), None);
+        assert_eq!(parse_started("rank x: process 9, QEMUs 3"), None);
+    }
+
+    #[test]
+    fn each_rank_traces_beside_the_runs_trace() {
+        assert_eq!(rank_trace(Path::new("/d/t.json"), 1), Path::new("/d/t.rank1.json"));
+        assert_eq!(rank_trace(Path::new("/d/trace"), 0), Path::new("/d/trace.rank0"));
+        assert_eq!(rank_trace(Path::new("a.b.json"), 3), Path::new("a.b.rank3.json"));
+    }
+
+    /// The ranks' traces become the one the user asked for, with every rank's events, and are
+    /// removed; a rank's missing file is an error that says how to merge by hand.
+    #[test]
+    fn the_ranks_traces_are_merged_into_the_runs() {
+        let dir = std::env::temp_dir().join(format!("unimem-rank-traces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.json");
+        for rank in 0..2 {
+            let writer = qemu_virt::trace::TraceWriter::create(&rank_trace(&trace, rank), 4).unwrap();
+            writer.packet(2 * rank, 3 - 2 * rank, 0, 64, "packet");
+            if rank == 0 {
+                writer.finish();
+            }
+            // Rank 1's is left unfinished, as a rank that died leaves it.
+        }
+        assert!(merge_rank_traces(&trace, 2).unwrap() > 2);
+        let merged = std::fs::read_to_string(&trace).unwrap();
+        assert!(merged.contains("packet 0->3") && merged.contains("packet 2->1"), "{merged}");
+        assert!(!rank_trace(&trace, 0).exists() && !rank_trace(&trace, 1).exists());
+        let missing = merge_rank_traces(&dir.join("none.json"), 2).unwrap_err().to_string();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(missing.contains("none.rank0.json") && missing.contains("cargo xtask trace-merge -o"), "{missing}");
+    }
+
+    /// A killed rank's runtime directory and DDR files go; another rank's stay.
+    #[test]
+    fn a_killed_ranks_leftovers_are_removed() {
+        let map = qemu_virt::ranks::NodeMap::blocks(4, 2).unwrap();
+        // A process id no process has (above the kernel's limit).
+        let pid = 4_000_000_000 - std::process::id();
+        let dir = |rank| crate::qemu_run::RuntimeDir::path_of(pid, &rank_dir_tag(rank));
+        let files: Vec<PathBuf> = (0..4).map(|n| qemu_virt::node::memory_file(&dir(n / 2), n)).collect();
+        for rank in 0..2 {
+            std::fs::create_dir_all(dir(rank)).unwrap();
+        }
+        for file in &files {
+            std::fs::write(file, b"ddr").unwrap();
+        }
+        remove_leftovers(&map, 1, pid);
+        let left: Vec<bool> = files.iter().map(|f| f.exists()).collect();
+        let dirs_left = (dir(0).exists(), dir(1).exists());
+        remove_leftovers(&map, 0, pid);
+        assert_eq!(left, [true, true, false, false]);
+        assert_eq!(dirs_left, (true, false));
+        assert!(!files[0].exists() && !dir(0).exists());
+    }
+
+    #[test]
+    fn the_launchers_verdict_is_rank_0s_summary_and_mpiruns_status() {
+        assert_eq!(exit_code(0, true), 0);
+        assert_eq!(exit_code(0, false), 1, "a rank lost: mpirun under --enable-recovery says 0");
+        assert_eq!(exit_code(137, true), 137);
     }
 
     /// The launcher keeps the ranks on TCP and lets a rank die alone.

@@ -77,9 +77,14 @@ pub struct RuntimeDir(pub PathBuf);
 
 impl RuntimeDir {
     pub fn new(tag: &str) -> anyhow::Result<Self> {
-        let dir = std::env::temp_dir().join(format!("unimem-{}-{tag}", std::process::id()));
+        let dir = Self::path_of(std::process::id(), tag);
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         Ok(Self(dir))
+    }
+
+    /// The directory process `pid` has (or had) for `tag`.
+    pub fn path_of(pid: u32, tag: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("unimem-{pid}-{tag}"))
     }
 }
 
@@ -177,8 +182,9 @@ pub fn qemu(opts: Options) -> anyhow::Result<()> {
 }
 
 /// `cargo xtask qemu --ranks H`: the demo on every node, the nodes spread over `H` MPI ranks
-/// (`crate::mpi::launch`), each a `rank` of xtask built with MPI (`crate::rank_run`). Rank 0
-/// prints the summary; the exit status is mpirun's.
+/// (`crate::mpi::launch`), each a `rank` of xtask built with MPI (`crate::rank_run`), with the
+/// links' injection and the trace as on one process (`crate::mpi::run_cluster` merges the ranks'
+/// traces). Rank 0 prints the summary; the exit status is `crate::mpi::exit_code`'s.
 fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
     let (nodes, ranks) = (opts.cluster.nodes, opts.cluster.ranks);
     if nodes == 0 || nodes as u64 > board::pl::MAX_NODES {
@@ -193,6 +199,11 @@ fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
     let qemu = setup::ensure_qemu()?;
     let images = images::build_all(images::Options { release: opts.cluster.release, qfdb: false })?;
     let boot_args = format!("{} exit", opts.boot_args.as_deref().unwrap_or_default());
+    // Absolute: the ranks may not start where this command did.
+    let trace = match &opts.cluster.trace {
+        Some(trace) => Some(std::path::absolute(trace).with_context(|| format!("--trace {}", trace.display()))?),
+        None => None,
+    };
     let code = crate::mpi::run_cluster(&crate::mpi::ClusterRun {
         nodes,
         ranks,
@@ -201,6 +212,7 @@ fn qemu_over_ranks(opts: &Options) -> anyhow::Result<()> {
         load: Load::kernel(&images),
         boot_args: boot_args.trim(),
         link: opts.cluster.link,
+        trace: trace.as_deref(),
         timeout: opts.cluster.timeout,
     })?;
     if code != 0 {

@@ -2,11 +2,13 @@
 //! the hidden command `rank` that `mpirun` starts once per rank (`crate::mpi::launch`).
 //!
 //! Each rank starts its share of the nodes (`NodeMap::blocks`) paused, with a fabric that hosts
-//! them and the ranks' transport over the MPI link (`Cluster::start_share`), waits until every
-//! rank has started, lets its guests run and prints its nodes' lines as `cargo xtask qemu` does
-//! (`nodeK a53 | ...`). At the end every rank sends its nodes' verdicts to rank 0, which prints
-//! the summary of the whole cluster ("every node finished cleanly", or the failures, the nodes
-//! of a rank that was lost or never started among them) and exits non-zero on a failure.
+//! them and the ranks' transport over the MPI link (`Cluster::start_share`), says which processes
+//! it has (`crate::mpi::started_line`), waits until every rank has started, lets its guests run
+//! and prints its nodes' lines as `cargo xtask qemu` does (`nodeK a53 | ...`). At the end every
+//! rank sends its nodes' verdicts to rank 0, which prints the summary of the whole cluster
+//! ("every node finished cleanly", or the failures, the nodes of a rank that was lost or never
+//! started among them) and exits non-zero on a failure. With a trace, each rank writes its own
+//! (`crate::mpi::rank_trace`), which the launcher merges.
 
 use crate::outcome::{NodeEnd, NodeOutcome, RunReport};
 use crate::qemu_run::{Load, RuntimeDir, node_specs, watch};
@@ -24,9 +26,16 @@ use std::time::{Duration, Instant};
 const VERDICTS: Kind = 1;
 /// How long a rank waits for every other to start its nodes: a busy host starts QEMUs slowly.
 const START: Duration = Duration::from_secs(180);
-/// The link's watch: generous, since a rank that starts its QEMUs before it serves the link is
-/// silent meanwhile, and a rank lost by mistake is lost for good.
+/// The link's watch while the ranks start: generous, since a rank that starts its QEMUs before
+/// it serves the link is silent meanwhile, and a rank lost by mistake is lost for good.
 const LINK: MpiConfig = MpiConfig { heartbeat: Duration::from_millis(250), lost_after: Duration::from_secs(30) };
+/// The watch once every rank has started, and so serves the link (its progress thread
+/// heartbeats whatever its QEMUs do): a rank that dies is found, and its nodes unreachable,
+/// within 4 s. Long enough for a loaded host (ranks were silent up to 2.25 s here under a load
+/// of 12 on 2 cores), well inside the 10 s a guest waits for a forwarded access
+/// (`docs/hw/forwarding.md`): a packet or a window access to a rank that died holds its node's
+/// platform until the rank is found lost, and the node's other accesses wait behind it.
+const RUNNING: MpiConfig = MpiConfig { heartbeat: Duration::from_millis(100), lost_after: Duration::from_secs(4) };
 
 /// What `mpirun` passes each rank.
 #[derive(Clone, Debug)]
@@ -39,6 +48,8 @@ pub struct RankOptions {
     pub boot_args: String,
     pub link: LinkConfig,
     pub timeout: Duration,
+    /// The run's trace: this rank writes its share beside it (`crate::mpi::rank_trace`).
+    pub trace: Option<PathBuf>,
 }
 
 /// Rank 0's collection of the others' verdicts.
@@ -74,17 +85,24 @@ pub fn rank(opts: RankOptions) -> anyhow::Result<()> {
     let verdicts = Arc::new(Verdicts::default());
     let link = Arc::new(MpiRankLink::new(link, Some(verdicts.clone())));
     let mine = map.nodes_of(me);
-    let dir = RuntimeDir::new(&format!("rank{me}"))?;
+    let dir = RuntimeDir::new(&crate::mpi::rank_dir_tag(me))?;
     let load = Load { kernel: &opts.kernel, r5: opts.r5.as_deref(), store: &opts.store };
-    let spec =
-        ClusterSpec { nodes: node_specs(opts.nodes, load, &opts.boot_args), link: opts.link, ..Default::default() };
+    let spec = ClusterSpec {
+        nodes: node_specs(opts.nodes, load, &opts.boot_args),
+        link: opts.link,
+        trace: opts.trace.as_deref().map(|trace| crate::mpi::rank_trace(trace, me)),
+        ..Default::default()
+    };
     let (tx, rx) = std::sync::mpsc::channel();
     let rank_link: Arc<dyn RankLink> = link.clone();
     let (mut cluster, transport) = Cluster::start_share(&spec, map.clone(), rank_link, &opts.qemu, &dir.0, tx)
         .with_context(|| format!("rank {me}: cannot start nodes {mine:?}"))?;
+    let qemus: Vec<u32> = cluster.nodes().iter().map(|node| node.pid()).collect();
+    println!("{}", crate::mpi::started_line(me, std::process::id(), &qemus));
     let mut failures = Vec::new();
     match transport.wait_for_peers(START) {
         Ok(()) => {
+            link.mpi().set_watch(RUNNING)?;
             cluster.resume()?;
             let stop = AtomicBool::new(false);
             let deadline = Some(Instant::now() + opts.timeout);
@@ -101,6 +119,8 @@ pub fn rank(opts: RankOptions) -> anyhow::Result<()> {
     for (node, counters) in mine.clone().zip(cluster.shut_down()) {
         println!("node{node} counters: {counters}");
     }
+    let silences: Vec<String> = link.mpi().longest_silences().iter().map(|d| format!("{d:.2?}")).collect();
+    println!("rank {me}: the other ranks' longest silences: {}", silences.join(" "));
     drop(transport);
     let code = if me == 0 {
         let summary = gather(&link, &verdicts, &map, failures, opts.timeout + START);

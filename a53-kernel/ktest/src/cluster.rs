@@ -150,9 +150,11 @@ mod gsas {
     }
 
     /// Every node adds to a counter on every node (`fad-mesh`), then each checks its own counter
-    /// exactly (`fad-mesh-check`). With `victim=N` among the boot arguments, node N is killed
-    /// halfway (the runner does it when N says so): every request to it must then end in
-    /// `NodeUnreachable` within a second, and the live nodes' counts must still be exact.
+    /// exactly (`fad-mesh-check`). With `victim=N` among the boot arguments (or `victim=N,M`),
+    /// node N is killed halfway (the runner does it when N says so): every request to it must
+    /// then end in `NodeUnreachable` within a second (`unreachable-within-ms=MS`: within that,
+    /// for a cluster over MPI ranks, whose dead rank is found by its silence), and the live
+    /// nodes' counts must still be exact.
     pub fn fad_mesh() -> TestResult {
         const ROUNDS: u64 = 40;
         /// `VALUES` slots of the counter pages: `PAGES + node`.
@@ -164,7 +166,9 @@ mod gsas {
         barrier(901)?;
         let pages: Vec<String> = (0..n).map(|i| format!("{:#x}", published(PAGES + i))).collect();
         let rounds = format!("{ROUNDS}");
-        let args: Vec<&str> = [rounds.as_str(), victim].into_iter().chain(pages.iter().map(String::as_str)).collect();
+        let within = a53_kernel::kernel::boot_args().value("unreachable-within-ms");
+        let args: Vec<&str> =
+            [rounds.as_str(), victim].into_iter().chain(pages.iter().map(String::as_str)).chain(within).collect();
         let worked = expect_status_with_args("fad-mesh", &args, 0);
         barrier(902)?;
         worked?;

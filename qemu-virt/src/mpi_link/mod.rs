@@ -58,6 +58,20 @@ impl Default for LinkConfig {
     }
 }
 
+impl LinkConfig {
+    /// Whether a rank can be watched so: a heartbeat, and room for at least two of them before a
+    /// rank counts as lost.
+    pub fn check(&self) -> Result<(), LinkError> {
+        if self.heartbeat.is_zero() || self.lost_after < 2 * self.heartbeat {
+            return Err(LinkError::Init(format!(
+                "lost_after ({:?}) must be at least twice the heartbeat ({:?}), which must not be zero",
+                self.lost_after, self.heartbeat
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Why the link could not do what was asked.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum LinkError {
@@ -153,7 +167,10 @@ pub struct Link {
 struct Shared {
     rank: Rank,
     ranks: usize,
-    config: LinkConfig,
+    /// The watch's heartbeat and lost_after, in nanoseconds, as [`Link::init`] set them or
+    /// [`Link::set_watch`] last changed them.
+    heartbeat_ns: AtomicU64,
+    lost_after_ns: AtomicU64,
     next_id: AtomicU64,
     /// Calls waiting for their answer, by request number.
     calls: Mutex<HashMap<u64, Waiting>>,
@@ -177,6 +194,8 @@ struct Waiting {
 #[derive(Clone, Copy, Debug)]
 struct Peer {
     last_heard: Instant,
+    /// The longest it was silent, since the watch was last set.
+    longest_silence: Duration,
     lost: bool,
     /// Whether the handler has been told of the loss.
     reported: bool,
@@ -192,12 +211,7 @@ impl Link {
     /// Initialises MPI (`MPI_THREAD_MULTIPLE`, errors returned rather than fatal). Messages that
     /// arrive before [`Link::serve`] wait in MPI.
     pub fn init(config: LinkConfig) -> Result<Link, LinkError> {
-        if config.heartbeat.is_zero() || config.lost_after < 2 * config.heartbeat {
-            return Err(LinkError::Init(format!(
-                "lost_after ({:?}) must be at least twice the heartbeat ({:?}), which must not be zero",
-                config.lost_after, config.heartbeat
-            )));
-        }
+        config.check()?;
         let (universe, threading) = mpi::environment::initialize_with_threading(mpi::Threading::Multiple)
             .ok_or_else(|| LinkError::Init("MPI was already initialised in this process".into()))?;
         if threading != mpi::Threading::Multiple {
@@ -211,11 +225,18 @@ impl Link {
         let world = universe.world();
         let (rank, ranks) = (world.rank() as Rank, world.size() as usize);
         let now = Instant::now();
-        let peer = Peer { last_heard: now, lost: false, reported: false, said_goodbye: false };
+        let peer = Peer {
+            last_heard: now,
+            longest_silence: Duration::ZERO,
+            lost: false,
+            reported: false,
+            said_goodbye: false,
+        };
         let shared = Shared {
             rank,
             ranks,
-            config,
+            heartbeat_ns: AtomicU64::new(config.heartbeat.as_nanos() as u64),
+            lost_after_ns: AtomicU64::new(config.lost_after.as_nanos() as u64),
             next_id: AtomicU64::new(1),
             calls: Mutex::new(HashMap::new()),
             peers: Mutex::new(vec![peer; ranks]),
@@ -296,6 +317,33 @@ impl Link {
         self.shared.lost_ranks()
     }
 
+    /// Watches the ranks as `config` says from now on: a heartbeat that often, and a rank silent
+    /// for `lost_after` lost (one already silent that long is lost at the progress thread's next
+    /// look; set the faster heartbeat at least `lost_after` before anyone relies on it, as every
+    /// rank does when it sets the same watch at the same point). A program whose ranks are silent
+    /// for long only while they start (a rank starting its QEMUs serves no link) starts generous
+    /// and tightens the watch once every rank is up, so that a rank that dies is found in about
+    /// a second.
+    pub fn set_watch(&self, config: LinkConfig) -> Result<(), LinkError> {
+        config.check()?;
+        // The heartbeat first: a peer that tightened its watch already hears this rank at once.
+        self.shared.heartbeat_ns.store(config.heartbeat.as_nanos() as u64, Ordering::Release);
+        self.shared.lost_after_ns.store(config.lost_after.as_nanos() as u64, Ordering::Release);
+        lock(&self.shared.peers).iter_mut().for_each(|p| p.longest_silence = Duration::ZERO);
+        Ok(())
+    }
+
+    /// By rank, the longest it was silent since the watch was set (or the link began): how close
+    /// the watch came to losing it (zero for this rank).
+    pub fn longest_silences(&self) -> Vec<Duration> {
+        lock(&self.shared.peers).iter().map(|p| p.longest_silence).collect()
+    }
+
+    /// How the link watches the ranks now.
+    pub fn watch(&self) -> LinkConfig {
+        LinkConfig { heartbeat: self.shared.heartbeat(), lost_after: self.shared.lost_after() }
+    }
+
     /// Ends the link: says goodbye to every rank, keeps serving until every other rank has said
     /// goodbye or is lost, stops the progress thread, lets the last sends complete and finalises
     /// MPI if no rank was lost. Call it when this rank will send nothing new; it waits for the
@@ -310,7 +358,7 @@ impl Link {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.stop_progress();
-        let deadline = Instant::now() + self.shared.config.lost_after;
+        let deadline = Instant::now() + self.shared.lost_after();
         while !self.shared.only_sends_to_lost_ranks_left() && Instant::now() < deadline {
             self.shared.reap_sends();
             std::thread::sleep(Duration::from_millis(1));
@@ -428,7 +476,31 @@ impl Shared {
         rank != self.rank && !peer.lost && !(peer.said_goodbye && self.said_goodbye.load(Ordering::Acquire))
     }
 
+    fn heartbeat(&self) -> Duration {
+        Duration::from_nanos(self.heartbeat_ns.load(Ordering::Acquire))
+    }
+
+    fn lost_after(&self) -> Duration {
+        Duration::from_nanos(self.lost_after_ns.load(Ordering::Acquire))
+    }
+
     fn lost_ranks(&self) -> Vec<Rank> {
         lock(&self.peers).iter().enumerate().filter(|(_, p)| p.lost).map(|(r, _)| r).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `init` and `set_watch` accept: a heartbeat, and at least two before a loss.
+    #[test]
+    fn a_rank_is_lost_only_after_two_heartbeats_at_least() {
+        let ms = Duration::from_millis;
+        assert_eq!(LinkConfig::default().check(), Ok(()));
+        assert_eq!(LinkConfig { heartbeat: ms(250), lost_after: ms(500) }.check(), Ok(()));
+        assert!(LinkConfig { heartbeat: ms(250), lost_after: ms(499) }.check().is_err());
+        let zero = LinkConfig { heartbeat: Duration::ZERO, lost_after: ms(500) }.check().unwrap_err();
+        assert!(zero.to_string().contains("must not be zero"), "{zero}");
     }
 }

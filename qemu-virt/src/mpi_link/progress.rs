@@ -56,7 +56,7 @@ pub(super) fn run(shared: Arc<Shared>, handler: Arc<dyn Handler>) {
         }
         // A completed send is traffic too: a large one needs a few turns of MPI's progress.
         busy |= shared.reap_sends() > 0;
-        if last_heartbeat.is_none_or(|t| t.elapsed() >= shared.config.heartbeat) {
+        if last_heartbeat.is_none_or(|t| t.elapsed() >= shared.heartbeat()) {
             heartbeat(&shared);
             last_heartbeat = Some(Instant::now());
         }
@@ -81,7 +81,12 @@ fn dispatch(shared: &Arc<Shared>, handler: &dyn Handler, from: Rank, bytes: Vec<
     if from >= shared.ranks {
         return;
     }
-    lock(&shared.peers)[from].last_heard = Instant::now();
+    {
+        let mut peers = lock(&shared.peers);
+        let (peer, now) = (&mut peers[from], Instant::now());
+        peer.longest_silence = peer.longest_silence.max(now - peer.last_heard);
+        peer.last_heard = now;
+    }
     let (Trailer { class, kind, id }, payload) = match frame::open(bytes) {
         Ok(opened) => opened,
         Err(e) => {
@@ -138,10 +143,11 @@ fn say_goodbye(shared: &Shared) {
 
 /// Loses the ranks watched and silent for `lost_after`, and tells the handler of every loss.
 fn find_lost(shared: &Shared, handler: &dyn Handler) {
+    let lost_after = shared.lost_after();
     let silent: Vec<Rank> = lock(&shared.peers)
         .iter()
         .enumerate()
-        .filter(|(r, p)| shared.watches(*r, p) && p.last_heard.elapsed() > shared.config.lost_after)
+        .filter(|(r, p)| shared.watches(*r, p) && p.last_heard.elapsed() > lost_after)
         .map(|(r, _)| r)
         .collect();
     for rank in silent {

@@ -35,8 +35,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a packet or a load waits for the far rank's answer before it fails (as to a node
-/// that is gone). A rank that dies is reported by the link long before.
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// that is gone): before the guest, which waits 10 s for its forwarded access, gives up on its
+/// own platform. A rank that dies is reported by the link long before.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(8);
 /// How often the rank looks at the link's lost ranks when nothing else wakes it.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
 

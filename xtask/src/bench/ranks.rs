@@ -181,6 +181,13 @@ pub(super) fn run(bench: &Bench, quick: bool) -> anyhow::Result<()> {
     let program = crate::mpi::build_ranks()?;
     let quick_arg = if quick { " ranks-cost-quick" } else { "" };
     let boot_args = format!("bench=ranks-cost ranks-cost-near={} ranks-cost-far={}{quick_arg}", targets.0, targets.1);
+    let trace = match bench.trace_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)?;
+            Some(std::path::absolute(dir.join(format!("ranks-cost-{NODES}-nodes-{RANKS}-ranks.json")))?)
+        }
+        None => None,
+    };
     let run = ClusterRun {
         nodes: NODES,
         ranks: RANKS,
@@ -189,11 +196,9 @@ pub(super) fn run(bench: &Bench, quick: bool) -> anyhow::Result<()> {
         load: Load::ktest(bench.images, true),
         boot_args: &boot_args,
         link: qemu_virt::LinkConfig::default(),
+        trace: trace.as_deref(),
         timeout: Duration::from_secs(600),
     };
-    if bench.trace_dir.is_some() {
-        println!("ranks: the run over ranks writes no trace (`rank` takes no --trace)");
-    }
     println!(
         "ranks: {NODES} nodes over {RANKS} MPI ranks, node 0 to node {} (same rank) and {} (other)",
         targets.0, targets.1

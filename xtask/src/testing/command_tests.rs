@@ -22,7 +22,10 @@ pub struct CommandTest {
 pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::demo_boots_all_cores_and_the_r5_and_runs_processes", run: demo_one_node },
     CommandTest { name: "runner::qemu_on_four_nodes_runs_the_demo_and_ends_together", run: demo_four_nodes },
-    CommandTest { name: "runner::readme_qemu_over_two_mpi_ranks_runs_the_demo_on_four_nodes", run: demo_over_ranks },
+    CommandTest {
+        name: "runner::readme_qemu_over_two_mpi_ranks_runs_the_demo_on_four_nodes_lossy_and_traced",
+        run: demo_over_ranks,
+    },
     CommandTest { name: "runner::readme_example_program_runs_on_four_nodes", run: readme_example },
     CommandTest { name: "runner::readme_c_example_compiles_and_runs_on_four_nodes", run: readme_c_example },
     CommandTest { name: "runner::a_c_program_checks_its_c_library", run: libc_check },
@@ -104,16 +107,48 @@ fn demo_four_nodes() -> Verdict {
     Ok(())
 }
 
-/// `cargo xtask qemu --nodes 4 --ranks 2`, as the README shows it: every node of both ranks
-/// runs the demo and rank 0 reports them all clean.
+/// `cargo xtask qemu --nodes 4 --ranks 2 --loss 0.01 --trace t.json`, as the README shows it
+/// (the trace in a directory of its own): every node of both ranks runs the demo over lossy
+/// links and rank 0 reports them all clean; the one trace has every node's events and the
+/// ranks' own files are gone.
 fn demo_over_ranks() -> Verdict {
-    let done = start(&["qemu", "--nodes", "4", "--ranks", "2"], CLUSTER_RUN)?;
-    check(&done, 0, &["every node finished cleanly"])?;
+    let dir = std::env::temp_dir().join(format!("unimem-ranks-trace-{}", std::process::id()));
+    let failed = |reason: String, log: Vec<String>| Failed { reason, log };
+    std::fs::create_dir_all(&dir).map_err(|e| failed(format!("{}: {e}", dir.display()), vec![]))?;
+    let trace = dir.join("t.json");
+    let trace_arg = trace.to_string_lossy().into_owned();
+    let args: Vec<&str> = README_RANKS.iter().map(|&a| if a == "t.json" { trace_arg.as_str() } else { a }).collect();
+    let done = start(&args, CLUSTER_RUN)?;
+    let merged = std::fs::read_to_string(&trace).unwrap_or_default();
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .map(|entries| entries.filter_map(Result::ok).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    check(&done, 0, &["every node finished cleanly", "trace written to"])?;
     let finished = done.stdout.lines().filter(|l| l.contains("process alloc-free exited with status 0")).count();
     if finished != 4 {
-        return Err(Failed { reason: format!("{finished} of 4 alloc-free processes exited with 0"), log: done.log() });
+        return Err(failed(format!("{finished} of 4 alloc-free processes exited with 0"), done.log()));
+    }
+    if left != ["t.json"] {
+        return Err(failed(format!("the trace's directory holds {left:?}, not t.json alone"), done.log()));
+    }
+    let traced = nodes_traced(&merged);
+    if traced != [0, 1, 2, 3] {
+        return Err(failed(format!("the trace has events of nodes {traced:?}, not of all 4"), done.log()));
     }
     Ok(())
+}
+
+/// The README's command over ranks (`demo_over_ranks` writes its trace elsewhere).
+const README_RANKS: &[&str] = &["qemu", "--nodes", "4", "--ranks", "2", "--loss", "0.01", "--trace", "t.json"];
+
+/// The nodes a Chrome trace has events of (not only names), in order.
+fn nodes_traced(trace: &str) -> Vec<u64> {
+    let doc: serde_json::Value = serde_json::from_str(trace).unwrap_or_default();
+    let events = doc["traceEvents"].as_array().cloned().unwrap_or_default();
+    let nodes: std::collections::BTreeSet<u64> =
+        events.iter().filter(|e| e["ph"] != "M").filter_map(|e| e["pid"].as_u64()).collect();
+    nodes.into_iter().collect()
 }
 
 /// The command of the README's "Write your own program", on its program.
@@ -714,6 +749,21 @@ mod tests {
         assert!(section.contains(&format!("```sh\n{command}\n```")));
         // The files of `several_c_files`.
         assert!(section.contains("`cargo xtask run main.c util.c`"));
+    }
+
+    /// The README's command over MPI ranks is the one `demo_over_ranks` runs.
+    #[test]
+    fn the_readme_command_over_ranks_is_the_one_the_suite_runs() {
+        let readme = std::fs::read_to_string(crate::images::workspace_root().join("README.md")).unwrap();
+        let command = format!("```sh\ncargo xtask {}\n```", super::README_RANKS.join(" "));
+        assert!(readme.contains(&command), "{command}");
+    }
+
+    #[test]
+    fn a_trace_names_the_nodes_it_has_events_of() {
+        let trace = r#"{"traceEvents":[{"ph":"M","pid":3},{"ph":"X","pid":1},{"ph":"i","pid":0},{"ph":"i","pid":1}]}"#;
+        assert_eq!(super::nodes_traced(trace), [0, 1]);
+        assert!(super::nodes_traced("not json").is_empty());
     }
 
     /// The size command `readme_size` runs is the README's, which describes what it reports.

@@ -1,8 +1,8 @@
-//! `fad-mesh-check VICTIM PAGE...`: after `fad-mesh`, checks this node's counters exactly.
+//! `fad-mesh-check VICTIMS PAGE...`: after `fad-mesh`, checks this node's counters exactly.
 //!
-//! For every node `s` but the victim (`-` for none), the adds `s` counted as acknowledged by
+//! For every node `s` but the victims (comma-separated, `-` for none), the adds `s` counted as acknowledged by
 //! this node (word `RESULTS + me` of `s`'s page) must equal what this node's page holds in `s`'s
-//! slot (word `s`). The victim's own adds are unknown: it died before telling.
+//! slot (word `s`). The victims' own adds are unknown: they died before telling.
 //!
 //! Exit status: 0; 1 = a counter differs from the adds acknowledged; otherwise an error status.
 #![no_std]
@@ -17,11 +17,12 @@ const RESULTS: u64 = 0x100;
 fn main() -> Result<u64, Error> {
     let args = arguments()?;
     let (me, nodes) = (board_id()?, board_count()?);
-    let victim = args.get(0).and_then(|v| v.parse::<u16>().ok());
+    let victims = args.get(0).unwrap_or("-");
+    let victim = |s: u16| victims.split(',').any(|v| v.parse::<u16>() == Ok(s));
     let page = |node: u16| args.number(1 + usize::from(node)).map(GlobalAddress::from_raw);
     let mine = page(me)?;
     let mut total = 0;
-    for s in (0..nodes).filter(|&s| Some(s) != victim) {
+    for s in (0..nodes).filter(|&s| !victim(s)) {
         let acknowledged = read64(offset(page(s)?, 8 * (RESULTS + u64::from(me))))?;
         let counted = read64(offset(mine, 8 * u64::from(s)))?;
         ensure!(
