@@ -47,9 +47,9 @@ const SURVIVORS_END: Duration = Duration::from_secs(60);
 /// kernel pinging every other, RDMA of every size (after the R5s' own check) and sockets over
 /// RDMA. A subset: every cluster test over 4 ranks takes 8 minutes here (2-core host), which
 /// the suite cannot afford. Most of that is the 16,000 FADs of `gsas_fad_from_four_processes...`
-/// (3 s in one process, 76 s over 2 ranks, 175 s over 4: every cross-rank packet is a round trip
-/// over the link), whose mesh form here makes 640, and `gsas_write128_and_read4k...` (27 s over
-/// 4 ranks).
+/// (3 s in one process, 76 s over 2 ranks, 175 s over 4 on a loaded host: every cross-rank packet
+/// is a round trip over the link), whose mesh form here makes 640, and
+/// `gsas_write128_and_read4k...` (27 s over 4 ranks, loaded).
 macro_rules! cluster_4_tests {
     () => {
         "remote_accesses_of_every_size|gsas_fad_mesh|gsas_every_kernel_pings|rdma_the_r5|rdma_write_and_read_every_size|rdma_sockets_echo"
