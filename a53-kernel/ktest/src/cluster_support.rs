@@ -57,20 +57,27 @@ pub fn rendezvous(block: u64, index: u16) -> u64 {
     TEST_RENDEZVOUS + block + 8 * u64::from(index)
 }
 
-/// Between two looks at another node's words: asleep until the next tick, so that a waiting
-/// node leaves the host's CPUs to the nodes doing the work.
-fn pause() {
-    a53_kernel::timer::sleep_until(a53_kernel::timer::now() + a53_kernel::timer::hz() / 1000);
+/// Between two looks at another node's words, having waited `waited` ticks: asleep, so that a
+/// waiting node leaves the host's CPUs to the nodes doing the work. An eighth of the wait so far
+/// (1 to 16 ms): a short wait ends within a millisecond of the others, a long one costs at most
+/// an eighth more and looks far less often (each look is a window load per node, a round trip
+/// over MPI to a node of another rank).
+fn pause(waited: u64) {
+    let ms = a53_kernel::timer::hz() / 1000;
+    let now = a53_kernel::timer::now();
+    a53_kernel::timer::sleep_until(now + (waited / 8).clamp(ms, 16 * ms));
 }
 
 /// Waits until `ready()` or `seconds` pass.
 pub fn wait_for(seconds: u64, mut ready: impl FnMut() -> bool) -> Result<(), &'static str> {
-    let give_up = a53_kernel::timer::now() + seconds * a53_kernel::timer::hz();
+    let started = a53_kernel::timer::now();
+    let give_up = started + seconds * a53_kernel::timer::hz();
     while !ready() {
-        if a53_kernel::timer::now() > give_up {
+        let now = a53_kernel::timer::now();
+        if now > give_up {
             return Err("timed out waiting for the other nodes");
         }
-        pause();
+        pause(now - started);
     }
     Ok(())
 }
