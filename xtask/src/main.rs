@@ -234,8 +234,8 @@ enum Command {
         /// `platform`: also print where a forwarded access spends its time.
         #[arg(long)]
         breakdown: bool,
-        /// `ranks` (and `platform`'s part of it): two short repetitions, to check that it runs,
-        /// not for its figures.
+        /// `ranks` (and `platform`'s part of it): two short repetitions; `idle`: 2 s a measure
+        /// instead of 10. To check that it runs, not for its figures.
         #[arg(long)]
         quick: bool,
         /// Write a Chrome trace of every emulated run into this directory.

@@ -44,22 +44,35 @@ pub fn launch(ranks: usize, hosts: Option<&Path>, program: &Path, args: &[&str])
     cmd
 }
 
-/// Builds xtask with MPI (the `rank` command) into a target directory of its own, so that the
-/// xtask that runs is left as it is (Open MPI installed first if it can be); its path.
+/// Builds xtask with MPI (the `rank` command; Open MPI installed first if it can be) and copies
+/// it to `target/ranks/xtask`, its path. It is built in the workspace's own target directory,
+/// where it shares what the other host builds compiled (a directory of its own compiled every
+/// dependency again: a minute on 2 cores). That build links `target/debug/xtask` to the MPI
+/// xtask, so the plain one is linked back after the copy (fresh: cargo only links it; a running
+/// xtask keeps its own file either way).
 pub fn build_ranks() -> anyhow::Result<PathBuf> {
     let mpi = crate::setup::ensure_mpi()?;
     println!("ranks: using {mpi}");
-    let target = workspace_root().join("target/ranks");
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(workspace_root())
-        .env("CARGO_TARGET_DIR", &target)
-        .args(["build", "--quiet", "-p", "xtask", "--features", "mpi"])
-        .status()
-        .context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("building xtask with MPI (feature mpi) failed");
-    }
-    Ok(target.join("debug/xtask"))
+    let build = |features: &[&str]| -> anyhow::Result<()> {
+        let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .current_dir(workspace_root())
+            .args(["build", "--quiet", "-p", "xtask"])
+            .args(features)
+            .status()
+            .context("cannot run cargo build")?;
+        anyhow::ensure!(status.success(), "building xtask {features:?} failed");
+        Ok(())
+    };
+    build(&["--features", "mpi"])?;
+    let ranks = workspace_root().join("target/ranks");
+    std::fs::create_dir_all(&ranks)?;
+    let program = ranks.join("xtask");
+    // A copy, not a link: the next build of xtask replaces the file it builds.
+    let _ = std::fs::remove_file(&program);
+    std::fs::copy(workspace_root().join("target/debug/xtask"), &program)
+        .with_context(|| format!("cannot copy the MPI xtask to {}", program.display()))?;
+    build(&[])?;
+    Ok(program)
 }
 
 /// A cluster run over MPI ranks: every rank runs `rank` of the xtask [`build_ranks`] builds.

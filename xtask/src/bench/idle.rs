@@ -22,6 +22,8 @@ const BOOT_TIMEOUT: Duration = Duration::from_secs(120);
 const SETTLE: Duration = Duration::from_secs(1);
 /// The measured interval.
 pub const INTERVAL: Duration = Duration::from_secs(10);
+/// `bench idle --quick`'s: enough to see that every figure is measured, not to trust them.
+pub const QUICK_INTERVAL: Duration = Duration::from_secs(2);
 /// The goal: an idle node costs the host at most this share of one core, all its threads and
 /// its part of the platform's together.
 pub const GOAL_PERCENT_PER_NODE: f64 = 2.0;
@@ -109,16 +111,7 @@ pub fn measure(qemu: &Path, images: &Images, nodes: usize, interval: Duration) -
     let (tx, rx) = mpsc::channel();
     let spec = ClusterSpec { nodes: node_specs(nodes, Load::kernel(images), "serve"), ..ClusterSpec::default() };
     let cluster = Cluster::start(&spec, qemu, &dir.0, tx)?;
-    let mut waiting: Vec<bool> = vec![true; nodes];
-    let give_up = Instant::now() + BOOT_TIMEOUT;
-    while waiting.iter().any(|&w| w) {
-        let left = give_up.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left).context("a node did not reach its console prompt")? {
-            Event::Line { node, line, .. } if line.text.starts_with("console ready") => waiting[node] = false,
-            Event::Line { .. } => {}
-            Event::Exited { node, status } => anyhow::bail!("node{node} ended while booting ({status:?})"),
-        }
-    }
+    until_every_node(&rx, nodes, "console ready", |_| false, "booting")?;
     std::thread::sleep(SETTLE);
     let shares = shares_over(&cluster, interval)?;
     if let Ok(Event::Exited { node, status }) = rx.try_recv() {
@@ -126,6 +119,30 @@ pub fn measure(qemu: &Path, images: &Images, nodes: usize, interval: Duration) -
     }
     drop(cluster);
     Ok(shares)
+}
+
+/// Waits until each of the `nodes` nodes has printed a line that starts with `ready`; a line that
+/// `fails`, a node that ends, or [`BOOT_TIMEOUT`] passing first is an error (the nodes were
+/// `doing` it).
+fn until_every_node(
+    rx: &mpsc::Receiver<Event>,
+    nodes: usize,
+    ready: &str,
+    fails: impl Fn(&str) -> bool,
+    doing: &str,
+) -> anyhow::Result<()> {
+    let mut waiting: Vec<bool> = vec![true; nodes];
+    let give_up = Instant::now() + BOOT_TIMEOUT;
+    while waiting.iter().any(|&w| w) {
+        let left = give_up.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left).with_context(|| format!("a node was still {doing} after {BOOT_TIMEOUT:?}"))? {
+            Event::Line { node, line, .. } if line.text.starts_with(ready) => waiting[node] = false,
+            Event::Line { node, line, .. } if fails(&line.text) => anyhow::bail!("node{node}: {}", line.text),
+            Event::Line { .. } => {}
+            Event::Exited { node, status } => anyhow::bail!("node{node} ended while {doing} ({status:?})"),
+        }
+    }
+    Ok(())
 }
 
 /// What the cluster's threads take over `interval` from now, and its memory at the end.
@@ -156,17 +173,7 @@ pub fn measure_busy(qemu: &Path, images: &Images, nodes: usize, interval: Durati
     let spec = ClusterSpec { nodes: node_specs(nodes, Load::ktest(images, true), &args), ..ClusterSpec::default() };
     let cluster = Cluster::start(&spec, qemu, &dir.0, tx)?;
     let ended = |line: &str| line.starts_with("bench busy_end") || line.starts_with("bench failed");
-    let mut waiting: Vec<bool> = vec![true; nodes];
-    let give_up = Instant::now() + BOOT_TIMEOUT;
-    while waiting.iter().any(|&w| w) {
-        let left = give_up.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left).context("a node did not start its work")? {
-            Event::Line { node, line, .. } if line.text.starts_with("bench busy_start") => waiting[node] = false,
-            Event::Line { node, line, .. } if ended(&line.text) => anyhow::bail!("node{node}: {}", line.text),
-            Event::Line { .. } => {}
-            Event::Exited { node, status } => anyhow::bail!("node{node} ended while starting ({status:?})"),
-        }
-    }
+    until_every_node(&rx, nodes, "bench busy_start", ended, "starting its work")?;
     std::thread::sleep(SETTLE);
     let shares = shares_over(&cluster, interval)?;
     let (mut done, mut finished) = (vec![false; nodes], 0);

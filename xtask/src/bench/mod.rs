@@ -558,12 +558,13 @@ fn sockets(bench: &Bench) -> anyhow::Result<()> {
 
 /// What a node costs its host (`idle`): the host CPU and memory of an idle cluster of 1, 2 and
 /// 4 nodes, then of a busy one.
-fn idle_cluster(bench: &Bench) -> anyhow::Result<()> {
+fn idle_cluster(bench: &Bench, quick: bool) -> anyhow::Result<()> {
+    let interval = if quick { idle::QUICK_INTERVAL } else { idle::INTERVAL };
     for nodes in [1, 2, 4] {
-        let shares = idle::measure(bench.qemu, bench.images, nodes, idle::INTERVAL)?;
+        let shares = idle::measure(bench.qemu, bench.images, nodes, interval)?;
         idle::print(&shares);
     }
-    let shares = idle::measure_busy(bench.qemu, bench.images, idle::BUSY_NODES, idle::INTERVAL)?;
+    let shares = idle::measure_busy(bench.qemu, bench.images, idle::BUSY_NODES, interval)?;
     idle::print_busy(&shares);
     Ok(())
 }
@@ -582,8 +583,8 @@ pub struct Options<'a> {
 
 /// Runs benchmark `name`.
 pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
-    if options.quick && !matches!(name, "platform" | "ranks") {
-        bail!("--quick shortens `ranks` (and `platform`'s part of it) only, not `{name}`");
+    if options.quick && !matches!(name, "platform" | "ranks" | "idle") {
+        bail!("--quick shortens `ranks` (and `platform`'s part of it) and `idle` only, not `{name}`");
     }
     if name == "mpi-link" {
         // Two ranks of this host over TCP: no QEMU, no image.
@@ -601,7 +602,7 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "rdma" => rdma(&bench),
         "pagefault" => pagefault(&bench),
         "sockets" => sockets(&bench),
-        "idle" => idle_cluster(&bench),
+        "idle" => idle_cluster(&bench, options.quick),
         "shmem" => shmem::run(&bench),
         "active" => active::run(&bench),
         other => {
