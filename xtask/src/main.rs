@@ -311,7 +311,18 @@ fn program_to_run(words: Vec<String>) -> anyhow::Result<String> {
     Ok(name)
 }
 
+/// The path this xtask was started as, taken when it starts: building the MPI xtask
+/// (`mpi::build_ranks`) links `target/debug/xtask` anew, after which the running xtask's own path
+/// reads "... (deleted)" though the same file is back under its name.
+static STARTED_AS: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// [`STARTED_AS`]: what runs `cargo xtask ...` as a child, as the user's command would.
+pub fn started_as() -> PathBuf {
+    STARTED_AS.get_or_init(|| std::env::current_exe().unwrap_or_else(|_| "cargo-xtask".into())).clone()
+}
+
 fn main() {
+    started_as();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build { release, qfdb } => images::build_all(images::Options { release, qfdb }).map(drop),

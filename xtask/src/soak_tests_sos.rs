@@ -74,8 +74,7 @@ fn run_one(test: &Path, scratch: &Path, nodes: usize, timeout_s: u64) -> anyhow:
     let name = test.file_name().and_then(|n| n.to_str()).context("a UTF-8 file name")?;
     let copy = scratch.join(format!("sos-{name}"));
     std::fs::write(&copy, &source)?;
-    let xtask = std::env::current_exe()?;
-    let out = Command::new(xtask)
+    let out = Command::new(crate::started_as())
         .arg("run")
         .arg(&copy)
         .args(["--nodes", &nodes.to_string(), "--timeout", &timeout_s.to_string()])

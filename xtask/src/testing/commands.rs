@@ -27,8 +27,7 @@ impl Finished {
 }
 
 fn xtask() -> Command {
-    let exe = std::env::current_exe().unwrap_or_else(|_| "cargo-xtask".into());
-    let mut cmd = Command::new(exe);
+    let mut cmd = Command::new(crate::started_as());
     cmd.current_dir(crate::images::workspace_root());
     cmd
 }
