@@ -84,15 +84,10 @@ const CLUSTER_4_LOSSY: TargetRun = TargetRun {
 /// exactly, and end.
 const CLUSTER_4_KILL_RANK: TargetRun = TargetRun {
     name: "ranks::cluster-4-kill-rank",
-    nodes: 4,
-    kill: None,
-    trace_check: None,
     r5: false,
-    virtualization: false,
-    links: Links::Clean,
     boot_args: "cluster cluster-only cluster-filter=fad_mesh victim=2,3 unreachable-within-ms=6000",
     timeout: Duration::from_secs(180),
-    expect: Expect::Summary,
+    ..CLUSTER_4
 };
 
 pub const RANK_RUNS: [RankRun; 3] = [
