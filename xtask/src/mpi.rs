@@ -210,6 +210,33 @@ pub fn merge_rank_traces(trace: &Path, ranks: usize) -> anyhow::Result<usize> {
     Ok(events)
 }
 
+/// How an mpirun that [`wait_or_kill_group`] waited for ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// On its own: its exit code (`None` if a signal ended it).
+    Exited(Option<i32>),
+    /// Killed, with its process group, when its time was up: it hung.
+    Killed,
+}
+
+/// Waits up to `bound` for `child`, which leads a process group of its own (mpirun and every
+/// rank it started); past it, kills the whole group, so that a run that hangs leaves nothing.
+pub fn wait_or_kill_group(child: &mut std::process::Child, bound: Duration) -> std::io::Result<Ended> {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Ended::Exited(status.code()));
+        }
+        if Instant::now() > deadline {
+            // SAFETY: kill with the process group this child leads.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            return Ok(Ended::Killed);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// The launcher's exit status from mpirun's and whether rank 0 said every node finished
 /// cleanly. (Under `--enable-recovery` mpirun's status is 0 whatever the ranks did: the verdict
 /// is rank 0's summary.)
@@ -257,19 +284,12 @@ pub fn run_built(run: &ClusterRun, program: &Path, output: Output) -> anyhow::Re
         }
         (clean, started, kept)
     });
-    let deadline = Instant::now() + run.bound();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status.code().unwrap_or(1);
-        }
-        if Instant::now() > deadline {
-            // SAFETY: kill with the process group this child leads.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
+    let status = match wait_or_kill_group(&mut child, run.bound())? {
+        Ended::Exited(code) => code.unwrap_or(1),
+        Ended::Killed => {
             println!("the run failed: killed after {:?}, it hung", run.bound());
-            break 1;
+            1
         }
-        std::thread::sleep(Duration::from_millis(100));
     };
     let (clean, started, kept) = reader.join().unwrap_or_default();
     // Every rank has ended: what a killed one left here goes (on other hosts it stays).
@@ -420,21 +440,9 @@ impl CheckRun {
         };
         let out = drain(Box::new(child.stdout.take().expect("piped")));
         let err = drain(Box::new(child.stderr.take().expect("piped")));
-        let deadline = Instant::now() + TIMEOUT;
-        let timed_out = loop {
-            if child.try_wait()?.is_some() {
-                break false;
-            }
-            if Instant::now() > deadline {
-                // SAFETY: kill with the process group this child leads.
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                let _ = child.wait();
-                break true;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let ended = wait_or_kill_group(&mut child, TIMEOUT)?;
         let text = format!("{}{}", out.join().unwrap_or_default(), err.join().unwrap_or_default());
-        if timed_out {
+        if ended == Ended::Killed {
             return Ok(format!("{text}\n(killed after {TIMEOUT:?}: the run hung)"));
         }
         Ok(text)

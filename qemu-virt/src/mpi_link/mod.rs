@@ -322,8 +322,8 @@ impl Link {
     /// look; set the faster heartbeat at least `lost_after` before anyone relies on it, as every
     /// rank does when it sets the same watch at the same point). A program whose ranks are silent
     /// for long only while they start (a rank starting its QEMUs serves no link) starts generous
-    /// and tightens the watch once every rank is up, so that a rank that dies is found in about
-    /// a second.
+    /// and tightens the watch once every rank is up, so that a rank that dies is found within
+    /// seconds.
     pub fn set_watch(&self, config: LinkConfig) -> Result<(), LinkError> {
         config.check()?;
         // The heartbeat first: a peer that tightened its watch already hears this rank at once.

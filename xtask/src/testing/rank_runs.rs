@@ -144,15 +144,19 @@ pub fn parse_line(printed: &str) -> Line {
     Line { level, timestamp, text: text.to_string(), location: None }
 }
 
+/// A line the ranks printed of one node (`nodeK ...`): K and what follows the space.
+fn node_line(line: &str) -> Option<(usize, &str)> {
+    let (node, rest) = line.strip_prefix("node")?.split_once(' ')?;
+    Some((node.parse().ok()?, rest))
+}
+
 /// What the ranks printed of node `node`'s end.
 fn node_end(line: &str) -> Option<(usize, RunEnd)> {
-    let rest = line.strip_prefix("node")?;
-    let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-    let node = rest[..digits].parse().ok()?;
-    let end = match &rest[digits..] {
-        " finished" => RunEnd::Exited(0),
-        " crashed: QEMU was killed" => RunEnd::Lost,
-        other => RunEnd::Exited(other.strip_prefix(" ended with status ")?.parse().ok()?),
+    let (node, rest) = node_line(line)?;
+    let end = match rest {
+        "finished" => RunEnd::Exited(0),
+        "crashed: QEMU was killed" => RunEnd::Lost,
+        other => RunEnd::Exited(other.strip_prefix("ended with status ")?.parse().ok()?),
     };
     Some((node, end))
 }
@@ -178,9 +182,7 @@ pub fn read_back(nodes: usize, output: &str, mut on_test: impl FnMut(usize, &str
             ends[node] = end;
             continue;
         }
-        let Some(rest) = line.strip_prefix("node") else { continue };
-        let Some((node, rest)) = rest.split_once(' ') else { continue };
-        let Some(node) = node.parse::<usize>().ok().filter(|&n| n < nodes) else { continue };
+        let Some((node, rest)) = node_line(line).filter(|(n, _)| *n < nodes) else { continue };
         let (source, printed) = if let Some(p) = rest.strip_prefix("a53 | ") {
             (Source::Console, p)
         } else if let Some(p) = rest.strip_prefix("r5  | ") {
@@ -318,18 +320,9 @@ fn capture(
             let _ = err.read_to_string(&mut text);
             text
         });
-        let deadline = Instant::now() + cluster.bound();
-        let status = loop {
-            if let Some(status) = child.try_wait()? {
-                break status.code();
-            }
-            if Instant::now() > deadline {
-                // SAFETY: kill with the process group this child leads.
-                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        let status = match crate::mpi::wait_or_kill_group(&mut child, cluster.bound())? {
+            crate::mpi::Ended::Exited(code) => code,
+            crate::mpi::Ended::Killed => None,
         };
         let mut output = reader.join().unwrap_or_default();
         output.push_str(&errors.join().unwrap_or_default());
@@ -378,11 +371,7 @@ impl KillWatch {
         if let Some((node, _)) = node_end(line).filter(|(n, _)| *n < self.nodes) {
             self.ended_at[node].get_or_insert(now);
         }
-        let from_victim = line
-            .strip_prefix("node")
-            .and_then(|rest| rest.split_once(' '))
-            .and_then(|(node, _)| node.parse::<usize>().ok())
-            .is_some_and(|node| self.victims.contains(&node));
+        let from_victim = node_line(line).is_some_and(|(node, _)| self.victims.contains(&node));
         if from_victim
             && line.contains(self.plan.when)
             && self.killed_at.is_none()
