@@ -27,11 +27,19 @@ static ALL_DONE: AtomicBool = AtomicBool::new(false);
 static DOORBELLS: AtomicU32 = AtomicU32::new(0);
 /// Who is told that a node became unreachable.
 static NODE_LOST: Hooks<fn(u16), 4> = Hooks::new();
+/// Who finishes what reached this node before the run ended, before it stops.
+static BEFORE_STOP: Hooks<fn(), 2> = Hooks::new();
 
 /// Registers `f` to run (in the system block's interrupt) for each node that becomes
 /// unreachable.
 pub fn on_node_lost(f: fn(node: u16)) -> Result<(), Full> {
     NODE_LOST.register(f)
+}
+
+/// Registers `f` to run once every node's run has ended (`ALL_DONE`), before this node stops:
+/// what other nodes sent before they ended (a job's exit, say) must not be lost with the node.
+pub fn before_stop(f: fn()) -> Result<(), Full> {
+    BEFORE_STOP.register(f)
 }
 
 /// Takes the system block and reads who this node is (boot core, once forwarding works).
@@ -120,12 +128,15 @@ fn on_irq(_: IntId) {
 }
 
 /// Ends this node's run once every node's run has ended: says so (`RUN_DONE`), keeps serving
-/// the others (the atomic service, the mailbox and the R5 run on) until `ALL_DONE`, then stops
-/// with `reason`.
+/// the others (the atomic service, the mailbox and the R5 run on) until `ALL_DONE`, lets those
+/// registered with [`before_stop`] finish what reached the node, then stops with `reason`.
 pub fn finish(reason: Stop) -> ! {
     if identity().is_ok() {
         with_sysblock(Sysblock::report_done);
         crate::timer::idle_until(|| ALL_DONE.load(Ordering::Acquire));
+        for f in BEFORE_STOP.iter() {
+            f();
+        }
     }
     stop(reason)
 }

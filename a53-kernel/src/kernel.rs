@@ -150,6 +150,8 @@ fn wire() {
     // A node lost: its sockets are reset, then the processes waiting on their mailbox look again.
     cluster::on_node_lost(socket_node::node_lost).expect(FULL);
     cluster::on_node_lost(scheduler::wake_mif_waiters).expect(FULL);
+    // Before a node stops, its service serves what other nodes sent it (a job's exit, say).
+    cluster::before_stop(gsas_node::serve_what_arrived).expect(FULL);
     rpu::on_reconnect(socket_node::registrations_lost).expect(FULL);
     // The process table's subsystems.
     hooks::on_exit(gsas_node::process_exited).expect(FULL);

@@ -36,10 +36,15 @@ fn on_job_exit(notification: Notification, from: Pid) {
 
 /// Ends job `pd` with `status` on every node of the cluster, this one included (each node's
 /// kernel ends its members). Returns how many nodes it could not tell (gone, or unreachable).
+///
+/// Node 0 is told last: an OpenSHMEM job's PE 0 runs there, and its end ends the run (the
+/// other nodes only serve), so every other node holds the exit in its MIF 0 before the run can
+/// end, and serves it before it stops (`serve_what_arrived`).
 pub fn send(pd: Pd, status: u8) -> usize {
     let Some(notification) = encode(pd, status) else { return 0 };
     let (_, nodes) = cluster::node_and_count();
-    (0..nodes)
+    (1..nodes)
+        .chain([0])
         .filter(|&node| {
             let sent: Result<(), NotifyError> = notify(node, notification);
             if sent.is_err() {

@@ -37,7 +37,7 @@ use crate::process::table::Wait;
 use crate::sync::IrqMutex;
 use board::pl;
 use core::num::NonZeroU64;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use hal::packetizer::driver::Pif;
 use hal::packetizer::words_from_words128;
 use hal::vmbox::driver::{MifIrq, MifReader, VmboxControl};
@@ -53,6 +53,12 @@ static MAILBOX: Once<IrqMutex<MailboxService>> = Once::new();
 static SERVICE_NEWS: AtomicBool = AtomicBool::new(false);
 /// Set once the node is ready ([`open`]): before, requests wait in MIF 0.
 static OPEN: AtomicBool = AtomicBool::new(false);
+/// Final passes over MIF 0 asked for ([`serve_what_arrived`]), and the last one the service
+/// finished: a pass is finished when the service found MIF 0 empty after it was asked for.
+static PASSES_WANTED: AtomicU32 = AtomicU32::new(0);
+static PASSES_DONE: AtomicU32 = AtomicU32::new(0);
+/// How long a node about to stop waits for the service's final pass.
+const FINAL_PASS_BOUND: core::time::Duration = core::time::Duration::from_millis(100);
 /// Requests served and replies dropped (undeliverable), for tests and benchmarks.
 pub static SERVED: AtomicU64 = AtomicU64::new(0);
 pub static REPLIES_DROPPED: AtomicU64 = AtomicU64::new(0);
@@ -373,6 +379,28 @@ pub fn open() {
     irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
 }
 
+/// Serves what is in MIF 0 now before the node stops (registered with
+/// `cluster::before_stop`): asks the service for a pass and waits, at most
+/// [`FINAL_PASS_BOUND`], until it has found MIF 0 empty after the asking, so every request that
+/// arrived before has been served (a job's exit that reached this node after the run's last
+/// node ended, say). Nothing to wait for on a node that never opened.
+pub fn serve_what_arrived() {
+    if !OPEN.load(Ordering::Acquire) {
+        return;
+    }
+    let wanted = PASSES_WANTED.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+    irq::send_sgi(sgi::WAKE, 1 << SERVICE_CORE);
+    let served = || PASSES_DONE.load(Ordering::Acquire) == wanted;
+    if crate::timer::wait_for(FINAL_PASS_BOUND, served, core::hint::spin_loop).is_err() {
+        defmt::warn!("the atomic service did not empty MIF 0 before the node stopped");
+    }
+}
+
+/// Whether a final pass was asked for that the service has not finished.
+fn pass_wanted() -> bool {
+    PASSES_WANTED.load(Ordering::Acquire) != PASSES_DONE.load(Ordering::Acquire)
+}
+
 /// The atomic service, forever, on [`SERVICE_CORE`]: applies MIF 0's requests one at a time
 /// (which is what makes them atomic), sends the replies through PIF 0, and sleeps while there
 /// is nothing to do. It also serves the core's kernel jobs.
@@ -398,8 +426,12 @@ pub fn service_core_main() -> ! {
         // Replies first: a full requester FIFO must not hold up the others for long, but a
         // request's replies go out in order.
         let flushed = outbox.flush(&mut pif0);
+        let wanted = PASSES_WANTED.load(Ordering::Acquire);
         while !outbox.is_full() {
-            let Some(words) = mif0.read_packet() else { break };
+            let Some(words) = mif0.read_packet() else {
+                PASSES_DONE.store(wanted, Ordering::Release);
+                break;
+            };
             worked = true;
             let mut sink = Sink::default();
             let mut env = Env {
@@ -430,6 +462,6 @@ pub fn service_core_main() -> ! {
         // Idle: arm MIF 0 and sleep until the vmbox interrupt (or a job) wakes us.
         SERVICE_NEWS.store(false, Ordering::Release);
         with_mif(0, |mif0| mif0.arm(2));
-        cpu::idle_until(|| SERVICE_NEWS.load(Ordering::Acquire) || crate::smp::job_pending());
+        cpu::idle_until(|| SERVICE_NEWS.load(Ordering::Acquire) || crate::smp::job_pending() || pass_wanted());
     }
 }

@@ -394,7 +394,8 @@ fn shmem_pes_on_their_nodes(done: &Finished, nodes: usize) -> Verdict {
 }
 
 /// How OpenSHMEM programs end: `shmem_global_exit(7)` on the last PE ends every PE with 7 (the
-/// others sleep: only the job's end stops them; their nodes' kernels name PEs 1 and 2)
+/// others sleep: only the job's end stops them; every node's kernel says it ended its PE, and
+/// names PEs 1 and 2)
 /// and the run exits with 7; the C layer's own error (SHMEM_CTX_INVALID) prints its line and
 /// ends PE 0 with 0x401; the library's errors (a put to an address that is not symmetric, a PE
 /// out of range, shmem_free of a malloc'd pointer) end PE 0 with a message naming the routine,
@@ -418,6 +419,18 @@ fn c_shmem_errors() -> Verdict {
         7,
         &["c-shmem PE 3: shmem_global_exit(7)", "OpenSHMEM PE 0 (node 0): c-shmem exited with status 7 (0x7)"],
     )?;
+    // Every node's kernel served the job's exit before it stopped (node 0 is told last, and a
+    // node serves what reached it before it stops: `docs/hw/sysblock.md`).
+    for node in 0..4 {
+        let served = done.stdout.lines().any(|l| {
+            l.starts_with(&format!("node{node} a53 |"))
+                && l.contains("job exit from node 3: PD ")
+                && l.ends_with(", status 7: 1 process(es) ended")
+        });
+        if !served {
+            return Err(Failed { reason: format!("global-exit: node {node} did not end its PE"), log: done.log() });
+        }
+    }
     // PEs 1 and 2 by their ends (or, should the run stop before their kernels said them, by the
     // job's end reaching their nodes).
     for pe in [1, 2] {
