@@ -235,7 +235,8 @@ enum Command {
         #[arg(long)]
         breakdown: bool,
         /// `ranks` (and `platform`'s part of it): two short repetitions; `idle`: 2 s a measure
-        /// instead of 10. To check that it runs, not for its figures.
+        /// instead of 10; `shmem`: a few repetitions of each measure. To check that it runs,
+        /// not for its figures.
         #[arg(long)]
         quick: bool,
         /// Write a Chrome trace of every emulated run into this directory.

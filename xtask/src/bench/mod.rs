@@ -56,14 +56,6 @@ fn run_nodes(qemu: &Path, spec: ClusterSpec) -> anyhow::Result<(Vec<String>, Dur
     Ok((lines.into_iter().filter(|l| !l.ends_with(": done")).collect(), boot))
 }
 
-/// The figures of `cargo xtask bench shmem` computed from the `bench` lines in `output` (a
-/// `cargo xtask run shmem-bench` on `nodes` nodes): `Err` naming the first line the harness needs
-/// and did not find (the runner's test that the program keeps printing them).
-pub fn shmem_figures_of_output(output: &str, nodes: usize) -> anyhow::Result<Vec<String>> {
-    let lines: Vec<String> = output.lines().filter_map(bench_line).map(String::from).collect();
-    shmem::figures(&lines, nodes)
-}
-
 /// Runs the nodes to their end (each must exit 0 within `timeout`); returns what `keep` makes
 /// of every console line (prefixed `nodeN: `) and the time until every node printed
 /// `node ready`.
@@ -577,14 +569,15 @@ pub struct Options<'a> {
     pub breakdown: bool,
     /// Every emulated run writes its trace here.
     pub trace_dir: Option<&'a Path>,
-    /// `ranks`, and `platform`'s part of it: a few short repetitions, to check that it runs.
+    /// `ranks`, and `platform`'s part of it, and `shmem`: a few short repetitions, to check
+    /// that it runs.
     pub quick: bool,
 }
 
 /// Runs benchmark `name`.
 pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
-    if options.quick && !matches!(name, "platform" | "ranks" | "idle") {
-        bail!("--quick shortens `ranks` (and `platform`'s part of it) and `idle` only, not `{name}`");
+    if options.quick && !matches!(name, "platform" | "ranks" | "idle" | "shmem") {
+        bail!("--quick shortens `ranks` (and `platform`'s part of it), `idle` and `shmem` only, not `{name}`");
     }
     if name == "mpi-link" {
         // Two ranks of this host over TCP: no QEMU, no image.
@@ -603,7 +596,7 @@ pub fn run(name: &str, options: Options) -> anyhow::Result<()> {
         "pagefault" => pagefault(&bench),
         "sockets" => sockets(&bench),
         "idle" => idle_cluster(&bench, options.quick),
-        "shmem" => shmem::run(&bench),
+        "shmem" => shmem::run(&bench, options.quick),
         "active" => active::run(&bench),
         other => {
             bail!(

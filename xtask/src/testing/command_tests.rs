@@ -47,7 +47,6 @@ pub const TESTS: &[CommandTest] = &[
     CommandTest { name: "runner::readme_socket_programs_run_on_the_node_counts_shown", run: readme_sockets },
     CommandTest { name: "runner::readme_bench_commands_print_their_figures", run: readme_benches },
     CommandTest { name: "runner::readme_trace_merge_makes_one_time_line_of_the_ranks_traces", run: trace_merge },
-    CommandTest { name: "runner::shmem_bench_prints_every_line_its_harness_needs", run: shmem_bench_lines },
     CommandTest {
         name: "runner::readme_size_reports_the_kernel_and_the_program_store_within_budget",
         run: readme_size,
@@ -534,11 +533,12 @@ fn readme_sockets() -> Verdict {
 /// `bench platform` runs once, with every flag (`--breakdown`, `--trace-dir`, and `--quick` for
 /// its part over MPI ranks): a superset of the plain command, which the suite cannot afford to
 /// run twice; `bench idle` with `--quick` too (2 s a measure, not 10) and `--dev`, with which it
-/// builds nothing the suite has not built.
+/// builds nothing the suite has not built; `bench shmem` with `--quick` (a few repetitions of
+/// each measure).
 fn readme_benches() -> Verdict {
     let trace_dir = std::env::temp_dir().join(format!("unimem-bench-trace-{}", std::process::id()));
     let trace_arg = trace_dir.to_string_lossy().into_owned();
-    let cases: [(&[&str], &[&str]); 7] = [
+    let cases: [(&[&str], &[&str]); 9] = [
         (
             &["bench", "gsas"],
             &[
@@ -565,6 +565,24 @@ fn readme_benches() -> Verdict {
             ],
         ),
         (&["bench", "mpi-link"], &["mpi_link_64b_round_trip_median:", "mpi_link_64kib_message_throughput:"]),
+        (
+            &["bench", "shmem", "--quick"],
+            &[
+                "shmem_putmem_65536b_bandwidth:",
+                "shmem_long_atomic_fetch_add_rate:",
+                "shmem_barrier_all_2_nodes:",
+                "shmem_barrier_all_4_nodes:",
+            ],
+        ),
+        (
+            &["bench", "active"],
+            &[
+                "active_dht_5pct_inserts_per_s:",
+                "active_dht_25pct_remote_ops_per_insert:",
+                "active_put_logging_overhead:",
+                "active_handler_instructions_per_entry:",
+            ],
+        ),
         (
             &["bench", "platform", "--breakdown", "--trace-dir", &trace_arg, "--quick"],
             &[
@@ -618,19 +636,6 @@ fn trace_merge() -> Verdict {
     match ["packet 0->1", "packet 1->0"].iter().find(|event| !merged.contains(*event)) {
         None => Ok(()),
         Some(missing) => Err(failed(format!("the merged trace lacks `{missing}`"))),
-    }
-}
-
-/// `shmem-bench` (`cargo xtask bench shmem`'s program), briefly (`quick`: a few repetitions)
-/// on 2 nodes: it ends well and prints every line the harness computes the 2-node figures from,
-/// each a time above zero (the harness's own arithmetic decides: `bench::shmem::figures`).
-fn shmem_bench_lines() -> Verdict {
-    let done = start(&["run", "shmem-bench", "--nodes", "2", "--on", "0", "--", "quick"], CLUSTER_RUN)?;
-    check(&done, 0, &["shmem-bench: 2 PEs, quick", "shmem-bench: done", "every node finished cleanly"])?;
-    match crate::bench::shmem_figures_of_output(&done.stdout, 2) {
-        Ok(figures) if figures.iter().any(|f| f.starts_with("shmem_barrier_all_2_nodes:")) => Ok(()),
-        Ok(figures) => Err(Failed { reason: format!("no barrier figure among {figures:?}"), log: done.log() }),
-        Err(e) => Err(Failed { reason: format!("the harness cannot compute its figures: {e:#}"), log: done.log() }),
     }
 }
 
