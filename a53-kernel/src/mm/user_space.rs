@@ -27,6 +27,18 @@ use proto::syscall::layout;
 pub trait FrameSource {
     /// A zeroed frame for data, or `None` when only the reserve is left.
     fn alloc_zeroed(&self) -> Option<u64>;
+    /// Zeroed frames for data, `out.len()` at most, into `out`; how many it gave (fewer when
+    /// only the reserve is left). One call for a block's pages: a source takes them under one
+    /// lock.
+    fn alloc_zeroed_many(&self, out: &mut [u64]) -> usize {
+        let mut taken = 0;
+        for pa in out {
+            let Some(frame) = self.alloc_zeroed() else { break };
+            *pa = frame;
+            taken += 1;
+        }
+        taken
+    }
     /// A zeroed frame for a page table; may use the reserve.
     fn alloc_table(&self) -> Option<u64>;
     fn free(&self, pa: u64);
@@ -151,6 +163,8 @@ pub struct AddressSpace<F: FrameSource> {
 const DEVICE_WINDOW_ENTRY: usize = (layout::DEVICE_WINDOW >> 30) as usize;
 /// Entries of a table.
 const ENTRIES: usize = 512;
+/// Pages of a 16 KiB block (the most a touch maps).
+const BLOCK_PAGES: usize = (hal::pldma::BLOCK_BYTES / PAGE_SIZE) as usize;
 
 /// Table descriptors written since the last [`AddressSpace::publish`]: what a table walker that
 /// does not snoop the CPU's caches (the SMMU's) must be shown again.
@@ -346,14 +360,19 @@ impl<F: FrameSource> AddressSpace<F> {
     /// A zeroed frame for a page and the flags of its descriptor.
     fn new_frame(&self, permissions: Permissions, device: bool) -> Result<(u64, A), SpaceError> {
         let pa = self.frames().alloc_zeroed().ok_or(SpaceError::OutOfFrames)?;
-        let f = if device {
+        Ok((pa, self.page_flags(pa, permissions, device)))
+    }
+
+    /// The flags of the descriptor of a page at the zeroed frame `pa`, of device memory for the
+    /// CPU if `device` (its zeroes then written back first).
+    fn page_flags(&self, pa: u64, permissions: Permissions, device: bool) -> A {
+        if device {
             // The zeroes were written through the kernel's cached view; the process's is not.
             self.frames().uncache(pa);
             user_flags(permissions, A::OUTER_SHAREABLE | boot_attrs::DEVICE)
         } else {
             flags(permissions)
-        };
-        Ok((pa, f))
+        }
     }
 
     /// The kernel's pointer to the level-3 table that holds `va`'s descriptor, if the tables
@@ -371,16 +390,11 @@ impl<F: FrameSource> AddressSpace<F> {
         Some(self.frames().virt(table) as *mut u64)
     }
 
-    /// Maps one zeroed page at `va` by writing its descriptor into `table`, the level-3 table
-    /// that holds it ([`leaf_table`](Self::leaf_table)): the fast path of a touch, with no walk.
-    fn map_page_in(
-        &mut self,
-        table: *mut u64,
-        va: u64,
-        permissions: Permissions,
-        device: bool,
-    ) -> Result<(), SpaceError> {
-        let (pa, f) = self.new_frame(permissions, device)?;
+    /// Maps the zeroed frame `pa` at `va` by writing its descriptor into `table`, the level-3
+    /// table that holds it ([`leaf_table`](Self::leaf_table)): the fast path of a touch, with no
+    /// walk.
+    fn map_frame_in(&mut self, table: *mut u64, va: u64, pa: u64, permissions: Permissions, device: bool) {
+        let f = self.page_flags(pa, permissions, device);
         let index = (va / PAGE_SIZE) as usize % ENTRIES;
         // SAFETY: `table` is a level-3 table of this space (a whole frame of 512 descriptors) in
         // the kernel's view, and `va`'s entry is invalid (no page there): nothing walks it yet.
@@ -389,7 +403,6 @@ impl<F: FrameSource> AddressSpace<F> {
         descriptor.store(pa | (f | A::TABLE_OR_PAGE).bits() as u64, Ordering::Release);
         self.unpublished.note(descriptor.as_ptr() as usize);
         self.pages.insert(va, UserPage { va, pa, permissions });
-        Ok(())
     }
 
     /// Maps the device page `pa` (a PL interface page) at `va` in the device window, read/write
@@ -575,22 +588,25 @@ impl<F: FrameSource> AddressSpace<F> {
         // A block never crosses a level-3 table (2 MiB): one walk serves all its pages, unless
         // the table is still to be made (then `map_range` makes it, page by page).
         debug_assert_eq!(first >> 21, (end - 1) >> 21);
-        let Some(first_missing) = (first..end).step_by(PAGE_SIZE as usize).find(|&p| self.page(p).is_none()) else {
-            return Ok(0);
-        };
-        let table = self.leaf_table(first_missing);
-        let mut mapped = 0;
-        for p in (first_missing..end).step_by(PAGE_SIZE as usize) {
-            if self.page(p).is_none() {
-                match table {
-                    Some(table) => self.map_page_in(table, p, region.permissions, region.device),
-                    None => self.map_page_as(p, region.permissions, region.device).map(drop),
-                }
-                .map_err(TouchError::Space)?;
-                mapped += 1;
+        let missing: heapless::Vec<u64, BLOCK_PAGES> =
+            (first..end).step_by(PAGE_SIZE as usize).filter(|&p| self.page(p).is_none()).collect();
+        let Some(&first_missing) = missing.first() else { return Ok(0) };
+        let Some(table) = self.leaf_table(first_missing) else {
+            for &p in &missing {
+                self.map_page_as(p, region.permissions, region.device).map_err(TouchError::Space)?;
             }
+            return Ok(missing.len());
+        };
+        // The block's frames in one call (one lock of the pool), then their descriptors.
+        let mut frames = [0; BLOCK_PAGES];
+        let got = self.frames().alloc_zeroed_many(&mut frames[..missing.len()]);
+        for (&p, &pa) in missing.iter().zip(&frames[..got]) {
+            self.map_frame_in(table, p, pa, region.permissions, region.device);
         }
-        Ok(mapped)
+        if got < missing.len() {
+            return Err(TouchError::Space(SpaceError::OutOfFrames));
+        }
+        Ok(got)
     }
 
     /// Copies `bytes` into the space at `va` through the kernel's view of the frames.
@@ -1105,6 +1121,54 @@ mod tests {
         let r = space.map_region(PAGE_SIZE, ro, false).unwrap();
         assert_eq!(space.make_resident(r, 8, true), Err(SpaceError::BadAddress(r)), "nor a read-only region");
         assert!(space.map_stack().is_err(), "one stack");
+        drop(space);
+        assert_eq!(arena.used(), 0);
+    }
+
+    #[test]
+    fn touched_pages_read_zero_whether_their_frames_were_zeroed_ahead_or_not() {
+        let arena = Arena::new(crate::mm::frames::ZEROED_FLOOR + 48);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let blocks = 24;
+        let a = space.map_region(blocks * hal::pldma::BLOCK_BYTES, rw, false).unwrap();
+        // The tables first (its frames zeroed by the taker), then every free frame dirty, then
+        // some zeroed ahead: a block's touch takes those first, then dirty ones to zero.
+        assert_eq!(space.touch(a, true, Touch::Page), Ok(1));
+        arena.dirty_free_frames(0xa5);
+        let ahead = arena.zero_ahead();
+        assert!(ahead > 0 && ahead < 4 * blocks as usize, "{ahead} frames zeroed ahead");
+        for b in 0..blocks {
+            assert!(space.touch(a + b * hal::pldma::BLOCK_BYTES, true, Touch::Block).unwrap() > 0);
+        }
+        let mut page = [1u8; PAGE_SIZE as usize];
+        for p in (a..a + blocks * hal::pldma::BLOCK_BYTES).step_by(PAGE_SIZE as usize) {
+            space.read(p, &mut page).unwrap();
+            assert!(page.iter().all(|&b| b == 0), "the page at {p:#x} reads zero");
+        }
+        drop(space);
+        assert_eq!(arena.used(), 0);
+    }
+
+    #[test]
+    fn a_block_touch_that_runs_out_of_frames_maps_what_it_got_and_says_so() {
+        let arena = Arena::new(16);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let block = hal::pldma::BLOCK_BYTES;
+        let a = space.map_region(8 * block, rw, false).unwrap();
+        assert_eq!(space.touch(a, true, Touch::Page), Ok(1), "the tables");
+        let mut err = None;
+        for b in 0..8 {
+            if let Err(e) = space.touch(a + b * block, true, Touch::Block) {
+                err = Some((b, e));
+                break;
+            }
+        }
+        let (b, e) = err.expect("16 frames run out");
+        assert_eq!(e, TouchError::Space(SpaceError::OutOfFrames));
+        let mapped = (0..4).filter(|i| space.page(a + b * block + i * PAGE_SIZE).is_some()).count();
+        assert!(mapped < 4, "the block is mapped in part: {mapped} pages");
         drop(space);
         assert_eq!(arena.used(), 0);
     }
