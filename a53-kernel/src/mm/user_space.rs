@@ -163,6 +163,10 @@ pub struct AddressSpace<F: FrameSource> {
 const DEVICE_WINDOW_ENTRY: usize = (layout::DEVICE_WINDOW >> 30) as usize;
 /// Entries of a table.
 const ENTRIES: usize = 512;
+/// A valid table descriptor's low bits (levels 1 and 2), and where its next table's address
+/// lies (bits 47:12).
+const TABLE_DESCRIPTOR: u64 = 0b11;
+const TABLE_ADDRESS: u64 = 0x0000_ffff_ffff_f000;
 /// Pages of a 16 KiB block (the most a touch maps).
 const BLOCK_PAGES: usize = (hal::pldma::BLOCK_BYTES / PAGE_SIZE) as usize;
 
@@ -292,19 +296,23 @@ impl<F: FrameSource> AddressSpace<F> {
     /// tables as the CPU does: the lines of the leaf descriptors written, merged into runs, or
     /// every table page after a table was added. A new space publishes everything once.
     pub fn publish(&mut self, mut clean: impl FnMut(*const u8, usize)) {
-        let Unpublished { mut descriptors, all } = core::mem::take(&mut self.unpublished);
+        // The list keeps its allocation from one publication to the next: a fault's few
+        // descriptors then cost no allocation.
+        let all = core::mem::replace(&mut self.unpublished.all, false);
         if all {
+            self.unpublished.descriptors.clear();
             for page in self.table_pages() {
                 clean(page, PAGE_SIZE as usize);
             }
             return;
         }
-        for d in &mut descriptors {
+        let descriptors = &mut self.unpublished.descriptors;
+        for d in descriptors.iter_mut() {
             *d &= !(CACHE_LINE - 1);
         }
         descriptors.sort_unstable();
         descriptors.dedup();
-        let mut lines = descriptors.into_iter().peekable();
+        let mut lines = descriptors.drain(..).peekable();
         while let Some(first) = lines.next() {
             let mut end = first + CACHE_LINE;
             while lines.next_if_eq(&end).is_some() {
@@ -376,17 +384,20 @@ impl<F: FrameSource> AddressSpace<F> {
     }
 
     /// The kernel's pointer to the level-3 table that holds `va`'s descriptor, if the tables
-    /// reach that far (one walk).
+    /// reach that far: two descriptors read, from the root (level 1, 39-bit VA) down.
     fn leaf_table(&self, va: u64) -> Option<*mut u64> {
-        let mut descriptor = None;
-        let _ = self.mapping.walk_range(&MemoryRegion::new(va as usize, va as usize + 1), &mut |_, d, level| {
-            if level == 3 {
-                descriptor = Some(d as *const _ as *mut u8);
+        let mut table = self.mapping.root_address().0 as u64;
+        for shift in [30, 21] {
+            let index = (va >> shift) as usize % ENTRIES;
+            // SAFETY: `table` is a table frame of this space (512 descriptors) in the kernel's
+            // view; its descriptors are written only under the space's owner's lock, which the
+            // caller holds (`&self`).
+            let descriptor = unsafe { (self.frames().virt(table) as *const u64).add(index).read() };
+            if descriptor & TABLE_DESCRIPTOR != TABLE_DESCRIPTOR {
+                return None;
             }
-            Ok(())
-        });
-        // Through the frame's own pointer: the walk's reference covers that one descriptor.
-        let table = self.mapping.translation().virt_to_phys(descriptor?) & !(PAGE_SIZE - 1);
+            table = descriptor & TABLE_ADDRESS;
+        }
         Some(self.frames().virt(table) as *mut u64)
     }
 
@@ -983,6 +994,7 @@ mod tests {
             assert_eq!(fast.touch(a, true, Touch::Page), Ok(1));
             published(&mut fast);
             assert!(fast.leaf_table(a + block).is_some());
+            assert!(fast.leaf_table(a + (1 << 21) * 8).is_none(), "no table there yet");
             assert_eq!(fast.touch(a + block + 5, true, Touch::Block), Ok(4));
             for p in (b..b + 2 * block).step_by(PAGE_SIZE as usize).filter(|&p| p == b || p >= b + block) {
                 slow.map_page_as(p, rw, device).unwrap();
