@@ -7,12 +7,12 @@
 //! touches user memory through user addresses: it translates and uses its own view of the
 //! frame, so a bad user pointer is an error, not a kernel fault.
 
+use super::page_map::PageMap;
 use super::{CACHE_LINE, PAGE_SIZE};
 use crate::elf::{Permissions, Program};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
 use aarch64_paging::{MapError, Mapping};
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -146,7 +146,7 @@ pub enum Touch {
 pub struct AddressSpace<F: FrameSource> {
     mapping: Mapping<FrameTables<F>, El1And0>,
     asid: u16,
-    pages: BTreeMap<u64, UserPage>,
+    pages: PageMap,
     regions: Vec<Region>,
     /// Where the next region goes (regions never reuse addresses within the process's life),
     /// and the next device region.
@@ -232,7 +232,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut space = Self {
             mapping,
             asid,
-            pages: BTreeMap::new(),
+            pages: PageMap::new(),
             regions: Vec::new(),
             next_region: layout::REGIONS_START,
             next_device_region: layout::DEVICE_REGIONS_START,
@@ -361,7 +361,7 @@ impl<F: FrameSource> AddressSpace<F> {
             self.frames().free(pa);
             return Err(e.into());
         }
-        self.pages.insert(va, UserPage { va, pa, permissions });
+        self.pages.insert(UserPage { va, pa, permissions });
         Ok(pa)
     }
 
@@ -413,7 +413,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let descriptor = unsafe { AtomicU64::from_ptr(table.add(index)) };
         descriptor.store(pa | (f | A::TABLE_OR_PAGE).bits() as u64, Ordering::Release);
         self.unpublished.note(descriptor.as_ptr() as usize);
-        self.pages.insert(va, UserPage { va, pa, permissions });
+        self.pages.insert(UserPage { va, pa, permissions });
     }
 
     /// Maps the device page `pa` (a PL interface page) at `va` in the device window, read/write
@@ -485,13 +485,13 @@ impl<F: FrameSource> AddressSpace<F> {
     }
 
     /// The page mapped at `va` (any address inside it).
-    pub fn page(&self, va: u64) -> Option<&UserPage> {
-        self.pages.get(&(va & !(PAGE_SIZE - 1)))
+    pub fn page(&self, va: u64) -> Option<UserPage> {
+        self.pages.get(va & !(PAGE_SIZE - 1))
     }
 
     /// The page at `va` if the kernel may copy to or from it through its cached view of the
     /// frames: not a device page, which the process reaches around the caches.
-    fn copyable_page(&self, va: u64) -> Result<&UserPage, SpaceError> {
+    fn copyable_page(&self, va: u64) -> Result<UserPage, SpaceError> {
         self.page(va).filter(|_| !layout::in_device_window(va)).ok_or(SpaceError::BadAddress(va))
     }
 
@@ -569,11 +569,11 @@ impl<F: FrameSource> AddressSpace<F> {
         if !inside {
             return Err(SpaceError::BadAddress(va));
         }
-        let resident: Vec<u64> = self.pages.range(first..end).map(|(&p, _)| p).collect();
+        let resident: Vec<u64> = self.pages.range(first, end).map(|p| p.va).collect();
         for &p in &resident {
             // Not VALID: the descriptor is cleared (the tables stay).
             self.map_range(p, p + PAGE_SIZE, 0, A::empty())?;
-            if let Some(page) = self.pages.remove(&p) {
+            if let Some(page) = self.pages.remove(p) {
                 self.frames().free(page.pa);
             }
         }
@@ -625,7 +625,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut done = 0usize;
         while done < bytes.len() {
             let at = va + done as u64;
-            let page = *self.copyable_page(at)?;
+            let page = self.copyable_page(at)?;
             let offset = (at - page.va) as usize;
             let n = (PAGE_SIZE as usize - offset).min(bytes.len() - done);
             let dst = self.frames().virt(page.pa);
@@ -730,8 +730,7 @@ impl<F: FrameSource> AddressSpace<F> {
 
 impl<F: FrameSource> Drop for AddressSpace<F> {
     fn drop(&mut self) {
-        let pages = core::mem::take(&mut self.pages);
-        for p in pages.into_values() {
+        for p in self.pages.iter() {
             self.frames().free(p.pa);
         }
         self.frames().free(self.dma_root);

@@ -127,7 +127,7 @@ impl<F: FrameSource> ProcessMemory for ProcessWords<'_, F> {
         if proto::syscall::layout::in_device_window(va) || va >= proto::syscall::layout::USER_END {
             return Err(VaFault::Unmapped);
         }
-        let resident = self.table.slots[slot].as_ref().and_then(|p| p.space.page(va).copied());
+        let resident = self.table.slots[slot].as_ref().and_then(|p| p.space.page(va));
         let page = match resident {
             Some(page) if write && !page.permissions.write => return Err(VaFault::ReadOnly),
             Some(page) => page,
@@ -138,7 +138,7 @@ impl<F: FrameSource> ProcessMemory for ProcessWords<'_, F> {
                     TouchError::Space(_) => VaFault::NoFrame,
                 })?;
                 let p = self.table.slots[slot].as_ref().ok_or(VaFault::NoProcess)?;
-                *p.space.page(va).ok_or(VaFault::Unmapped)?
+                p.space.page(va).ok_or(VaFault::Unmapped)?
             }
         };
         if !page.permissions.read {
@@ -300,13 +300,13 @@ mod tests {
         let (mut t, pd) = one_process(true);
         let pd = pd.unwrap();
         let image = proto::syscall::layout::IMAGE_BASE;
-        let text = t.slots[0].as_ref().unwrap().space.page(image).copied().unwrap();
+        let text = t.slots[0].as_ref().unwrap().space.page(image).unwrap();
         assert_eq!(word(&mut t, pd, image + 8, false), Ok(text.pa + 8), "a read of a resident page");
         assert_eq!(word(&mut t, pd, image, true), Err(VaFault::ReadOnly), "the program's text is read-only");
         let region = t.map(0, 2 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         let pa = word(&mut t, pd, region + PAGE_SIZE + 16, true).unwrap();
-        let page = *t.slots[0].as_ref().unwrap().space.page(region + PAGE_SIZE).unwrap();
+        let page = t.slots[0].as_ref().unwrap().space.page(region + PAGE_SIZE).unwrap();
         assert_eq!(pa, page.pa + 16, "the page got a frame, as at a first touch");
         assert!(t.slots[0].as_ref().unwrap().space.page(region).is_none(), "that page only");
         assert_eq!(published(), before + 1, "and the PLDMA's walker was shown it");
