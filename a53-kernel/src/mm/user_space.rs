@@ -135,6 +135,15 @@ pub enum TouchError {
     Space(SpaceError),
 }
 
+/// What a touch did: how many pages it mapped, and the pages of `[first, end)` are all resident
+/// (`AddressSpace::touch_span`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touched {
+    pub mapped: usize,
+    pub first: u64,
+    pub end: u64,
+}
+
 /// How many pages a touch maps: the one touched, or every page of its 16 KiB block that lies
 /// in the region (the PLDMA's touch-ahead, `docs/hw/pldma.md`, "Fault handling").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -584,6 +593,13 @@ impl<F: FrameSource> AddressSpace<F> {
     /// whole 16 KiB block within the region (`touch`). Returns how many pages it mapped (0 if
     /// the page was resident already: another touch came first). Never maps outside a region.
     pub fn touch(&mut self, va: u64, write: bool, touch: Touch) -> Result<usize, TouchError> {
+        self.touch_span(va, write, touch).map(|t| t.mapped)
+    }
+
+    /// [`touch`](Self::touch), saying also which pages are resident now: every page of
+    /// `[first, end)`, the page or block it touched, for any access the touch's would be
+    /// allowed (a read after a write).
+    pub fn touch_span(&mut self, va: u64, write: bool, touch: Touch) -> Result<Touched, TouchError> {
         let region = *self.region(va).ok_or(TouchError::Outside(va))?;
         if write && !region.permissions.write {
             return Err(TouchError::ReadOnly(va));
@@ -601,12 +617,13 @@ impl<F: FrameSource> AddressSpace<F> {
         debug_assert_eq!(first >> 21, (end - 1) >> 21);
         let missing: heapless::Vec<u64, BLOCK_PAGES> =
             (first..end).step_by(PAGE_SIZE as usize).filter(|&p| self.page(p).is_none()).collect();
-        let Some(&first_missing) = missing.first() else { return Ok(0) };
+        let touched = |mapped| Touched { mapped, first, end };
+        let Some(&first_missing) = missing.first() else { return Ok(touched(0)) };
         let Some(table) = self.leaf_table(first_missing) else {
             for &p in &missing {
                 self.map_page_as(p, region.permissions, region.device).map_err(TouchError::Space)?;
             }
-            return Ok(missing.len());
+            return Ok(touched(missing.len()));
         };
         // The block's frames in one call (one lock of the pool), then their descriptors.
         let mut frames = [0; BLOCK_PAGES];
@@ -617,7 +634,7 @@ impl<F: FrameSource> AddressSpace<F> {
         if got < missing.len() {
             return Err(TouchError::Space(SpaceError::OutOfFrames));
         }
-        Ok(got)
+        Ok(touched(got))
     }
 
     /// Copies `bytes` into the space at `va` through the kernel's view of the frames.

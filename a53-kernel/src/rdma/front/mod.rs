@@ -12,6 +12,7 @@
 //! held: the process table comes first in lock order.
 
 use super::answer::{Answer, Recent, action, answer, page_access};
+use core::ops::Range;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::pldma::Pd;
 use hal::pldma::driver::PdPageError;
@@ -161,9 +162,9 @@ pub trait Node {
     /// This node's id: a fault entry that names it is answered to this node's R5.
     fn node_id(&self) -> u16;
     /// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's) for a write or a
-    /// read (`process::paging::resolve_rdma_fault`); false when it cannot have one. Takes the
-    /// process table.
-    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> bool;
+    /// read (`process::paging::resolve_rdma_fault`): the addresses whose pages are resident now
+    /// (for such an access), `None` when it cannot have one. Takes the process table.
+    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>>;
     /// Posts `request` to this node's R5 over the IPC ring (its reply is dropped when read).
     fn post(&self, request: &RdmaRequest);
     /// Reads what the R5 sent (the replies to the posts).
@@ -251,15 +252,33 @@ impl<N: Node> Front<'_, N> {
 
     /// Gives each entry's page a frame where it can, then answers: Retry or Abort, to this node's
     /// R5 over the IPC ring (then one drain of its replies) or to the owner's through the PD page.
+    /// The faults answered lately are looked up once for all the entries; an entry whose page
+    /// the previous resolve made resident, for the same access (another attempt of the same
+    /// block: with touch-ahead the block is resident) is answered Retry without a second look
+    /// at the process.
     fn answer_faults(&self, entries: &[FaultEntry], me: u16) {
         let mut answers = heapless::Vec::<Answer, FAULTS_PER_IRQ>::new();
-        for entry in entries {
+        let seen: heapless::Vec<bool, FAULTS_PER_IRQ> =
+            self.node.with_recent(|recent| entries.iter().map(|entry| recent.seen(entry)).collect());
+        let mut resident: Option<(Pd, bool, Range<u64>)> = None;
+        for (entry, seen) in entries.iter().zip(seen) {
             self.counters.fault_entries.fetch_add(1, Ordering::Relaxed);
-            if self.node.with_recent(|recent| recent.seen(entry)) {
+            if seen {
                 self.counters.duplicate_fault_entries.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            let resolved = page_access(entry).is_some_and(|write| self.resolve(entry.pd, entry.va(), write));
+            let resolved = page_access(entry).is_some_and(|write| {
+                let va = entry.va();
+                let known = resident.as_ref().is_some_and(|(pd, w, span)| *pd == entry.pd && *w == write && span.contains(&va));
+                if known {
+                    self.counters.faults_resolved.fetch_add(1, Ordering::Relaxed);
+                    return true;
+                }
+                let span = self.resolve(entry.pd, va, write);
+                let resolved = span.is_some();
+                resident = span.map(|span| (entry.pd, write, span));
+                resolved
+            });
             let _ = answers.push(answer(entry, me, action(entry, resolved)));
         }
         let mut posted = false;
@@ -366,7 +385,7 @@ impl<N: Node> Front<'_, N> {
             return Resume::Retry;
         }
         let Some(pd) = Pd::new(fault.bank.index() as u16) else { return Resume::Terminate };
-        if !self.resolve(pd, fault.address, fault.access == Access::Write) {
+        if self.resolve(pd, fault.address, fault.access == Access::Write).is_none() {
             return Resume::Terminate;
         }
         self.counters.stalls_resumed.fetch_add(1, Ordering::Relaxed);
@@ -374,13 +393,14 @@ impl<N: Node> Front<'_, N> {
     }
 
     /// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's), for a fault entry
-    /// or a stalled access, counting what it cost; false when it cannot have one.
-    fn resolve(&self, pd: Pd, va: u64, write: bool) -> bool {
+    /// or a stalled access, counting what it cost: the addresses now resident, `None` when it
+    /// cannot have one.
+    fn resolve(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>> {
         let start = self.node.instructions();
         let resolved = self.node.resolve_page(pd, va, write);
         let spent = self.node.instructions().wrapping_sub(start);
         self.counters.resolve_instructions.fetch_add(u64::from(spent), Ordering::Relaxed);
-        if resolved {
+        if resolved.is_some() {
             self.counters.faults_resolved.fetch_add(1, Ordering::Relaxed);
         }
         resolved

@@ -211,11 +211,13 @@ impl Node for Fake {
         self.me
     }
 
-    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> bool {
+    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>> {
         self.assert_unlocked("a page resolved");
         self.resolved.borrow_mut().push((pd, va, write));
         self.instructions.set(self.instructions.get() + RESOLVE_COST);
-        self.pages.contains(&(pd, va))
+        // As touch-ahead: the page's whole block is resident.
+        let block = va & !(hal::pldma::BLOCK_BYTES - 1);
+        self.pages.contains(&(pd, va)).then_some(block..block + hal::pldma::BLOCK_BYTES)
     }
 
     fn post(&self, request: &RdmaRequest) {
@@ -347,6 +349,26 @@ fn entries_of_an_attempt_answered_lately_are_skipped_and_counted() {
     assert_eq!((counted.fault_entries, counted.duplicate_fault_entries), (3, 2), "across interrupts too");
     assert_eq!(*fake.resolved.borrow(), [(pd(3), 0x1000, true)], "only the first is resolved");
     assert_eq!(fake.engine.borrow().rapfs.len(), 1, "and answered");
+}
+
+#[test]
+fn attempts_that_fault_where_the_last_resolve_made_pages_resident_are_retried_at_once() {
+    let mut fake = Fake::new(0);
+    fake.pages = Vec::from([(pd(3), 0x1000)]);
+    let entry = |seq, va| Ok(FaultEntry::new(FaultCode::DestinationFault, pd(3), 1, 5, seq, va));
+    let source = Ok(FaultEntry::new(FaultCode::SourceFault, pd(3), 1, 5, 12, 0x1000));
+    fake.engine.borrow_mut().fifo = [entry(9, 0x1000), entry(10, 0x3000), entry(11, 0x5000), source].into();
+    fake.front().on_engine_irq();
+    assert_eq!(
+        *fake.resolved.borrow(),
+        [(pd(3), 0x1000, true), (pd(3), 0x5000, true), (pd(3), 0x1000, false)],
+        "the second attempt's page was made resident by the first's resolve; another block, or a read, is looked at"
+    );
+    let rapfs = &fake.engine.borrow().rapfs;
+    let actions: Vec<RapfAction> = rapfs.iter().map(|(_, r)| r.action).collect();
+    assert_eq!(actions, [RapfAction::Retry, RapfAction::Retry, RapfAction::Abort, RapfAction::Retry]);
+    let counted = fake.counted();
+    assert_eq!((counted.fault_entries, counted.faults_resolved), (4, 3), "the answer taken counts as resolved");
 }
 
 #[test]
