@@ -64,13 +64,41 @@ impl PageMap {
 
     /// Adds `page` (its `va` and `pa` page aligned), in place of any page at its address.
     pub fn insert(&mut self, page: UserPage) {
-        let (span, index) = place(page.va);
-        let span = self.spans.entry(span).or_insert_with(|| Span { pages: 0, entries: vec![0; ENTRIES].into() });
-        let entry = &mut span.entries[index];
-        if *entry & PRESENT == 0 {
-            span.pages += 1;
+        self.insert_all(&[page]);
+    }
+
+    /// Adds `pages` as [`insert`](Self::insert) does, finding each span once for a run of
+    /// pages in it (a block's).
+    pub fn insert_all(&mut self, pages: &[UserPage]) {
+        let mut rest = pages;
+        while let Some(first) = rest.first() {
+            let key = place(first.va).0;
+            let span = self.spans.entry(key).or_insert_with(|| Span { pages: 0, entries: vec![0; ENTRIES].into() });
+            let run = rest.iter().take_while(|p| place(p.va).0 == key).count();
+            for page in &rest[..run] {
+                let entry = &mut span.entries[place(page.va).1];
+                if *entry & PRESENT == 0 {
+                    span.pages += 1;
+                }
+                *entry = pack(page);
+            }
+            rest = &rest[run..];
         }
-        *entry = pack(&page);
+    }
+
+    /// The page addresses of `[first, end)` (page aligned) with no page, in address order; the
+    /// span of `first` is found once.
+    pub fn absent(&self, first: u64, end: u64) -> impl Iterator<Item = u64> + '_ {
+        let key = place(first).0;
+        let span = self.spans.get(&key);
+        (first..end).step_by(PAGE_SIZE as usize).filter(move |&va| {
+            let (k, index) = place(va);
+            match span {
+                _ if k != key => self.get(va).is_none(),
+                Some(s) => s.entries[index] & PRESENT == 0,
+                None => true,
+            }
+        })
     }
 
     /// Takes the page at `va` (page aligned) out.
@@ -136,6 +164,24 @@ mod tests {
         map.insert(page(0x40_1000, 0x5000, RX));
         assert_eq!(map.get(0x40_1000), Some(page(0x40_1000, 0x5000, RX)), "replaced");
         assert_eq!(map.iter().count(), 4);
+    }
+
+    #[test]
+    fn runs_go_in_at_once_and_the_absent_pages_are_listed() {
+        let mut map = PageMap::new();
+        let end = 0x20_0000;
+        let run: Vec<UserPage> = (0..4).map(|i| page(end - 2 * PAGE_SIZE + i * PAGE_SIZE, (i + 1) * PAGE_SIZE, RW)).collect();
+        map.insert_all(&run);
+        assert_eq!(map.iter().collect::<Vec<_>>(), run, "across two spans");
+        map.insert_all(&run[1..2]);
+        assert_eq!(map.iter().count(), 4, "counted once");
+        let first = end - 4 * PAGE_SIZE;
+        assert_eq!(map.absent(first, end + 4 * PAGE_SIZE).collect::<Vec<_>>(), [first, first + PAGE_SIZE, end + 2 * PAGE_SIZE, end + 3 * PAGE_SIZE]);
+        assert_eq!(map.absent(0x100_0000, 0x100_0000 + 2 * PAGE_SIZE).count(), 2, "a span with no table");
+        for p in &run {
+            map.remove(p.va);
+        }
+        assert!(map.spans.is_empty(), "each span's count was right");
     }
 
     #[test]

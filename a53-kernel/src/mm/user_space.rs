@@ -412,7 +412,7 @@ impl<F: FrameSource> AddressSpace<F> {
 
     /// Maps the zeroed frame `pa` at `va` by writing its descriptor into `table`, the level-3
     /// table that holds it ([`leaf_table`](Self::leaf_table)): the fast path of a touch, with no
-    /// walk.
+    /// walk. The caller adds the page to `pages`.
     fn map_frame_in(&mut self, table: *mut u64, va: u64, pa: u64, permissions: Permissions, device: bool) {
         let f = self.page_flags(pa, permissions, device);
         let index = (va / PAGE_SIZE) as usize % ENTRIES;
@@ -422,7 +422,6 @@ impl<F: FrameSource> AddressSpace<F> {
         let descriptor = unsafe { AtomicU64::from_ptr(table.add(index)) };
         descriptor.store(pa | (f | A::TABLE_OR_PAGE).bits() as u64, Ordering::Release);
         self.unpublished.note(descriptor.as_ptr() as usize);
-        self.pages.insert(UserPage { va, pa, permissions });
     }
 
     /// Maps the device page `pa` (a PL interface page) at `va` in the device window, read/write
@@ -615,8 +614,7 @@ impl<F: FrameSource> AddressSpace<F> {
         // A block never crosses a level-3 table (2 MiB): one walk serves all its pages, unless
         // the table is still to be made (then `map_range` makes it, page by page).
         debug_assert_eq!(first >> 21, (end - 1) >> 21);
-        let missing: heapless::Vec<u64, BLOCK_PAGES> =
-            (first..end).step_by(PAGE_SIZE as usize).filter(|&p| self.page(p).is_none()).collect();
+        let missing: heapless::Vec<u64, BLOCK_PAGES> = self.pages.absent(first, end).collect();
         let touched = |mapped| Touched { mapped, first, end };
         let Some(&first_missing) = missing.first() else { return Ok(touched(0)) };
         let Some(table) = self.leaf_table(first_missing) else {
@@ -628,9 +626,12 @@ impl<F: FrameSource> AddressSpace<F> {
         // The block's frames in one call (one lock of the pool), then their descriptors.
         let mut frames = [0; BLOCK_PAGES];
         let got = self.frames().alloc_zeroed_many(&mut frames[..missing.len()]);
-        for (&p, &pa) in missing.iter().zip(&frames[..got]) {
-            self.map_frame_in(table, p, pa, region.permissions, region.device);
+        let mut pages = [UserPage { va: 0, pa: 0, permissions: region.permissions }; BLOCK_PAGES];
+        for ((&va, &pa), page) in missing.iter().zip(&frames[..got]).zip(&mut pages) {
+            self.map_frame_in(table, va, pa, region.permissions, region.device);
+            *page = UserPage { va, pa, permissions: region.permissions };
         }
+        self.pages.insert_all(&pages[..got]);
         if got < missing.len() {
             return Err(TouchError::Space(SpaceError::OutOfFrames));
         }
