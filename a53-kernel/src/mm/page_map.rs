@@ -170,13 +170,17 @@ mod tests {
     fn runs_go_in_at_once_and_the_absent_pages_are_listed() {
         let mut map = PageMap::new();
         let end = 0x20_0000;
-        let run: Vec<UserPage> = (0..4).map(|i| page(end - 2 * PAGE_SIZE + i * PAGE_SIZE, (i + 1) * PAGE_SIZE, RW)).collect();
+        let run: Vec<UserPage> =
+            (0..4).map(|i| page(end - 2 * PAGE_SIZE + i * PAGE_SIZE, (i + 1) * PAGE_SIZE, RW)).collect();
         map.insert_all(&run);
         assert_eq!(map.iter().collect::<Vec<_>>(), run, "across two spans");
         map.insert_all(&run[1..2]);
         assert_eq!(map.iter().count(), 4, "counted once");
         let first = end - 4 * PAGE_SIZE;
-        assert_eq!(map.absent(first, end + 4 * PAGE_SIZE).collect::<Vec<_>>(), [first, first + PAGE_SIZE, end + 2 * PAGE_SIZE, end + 3 * PAGE_SIZE]);
+        assert_eq!(
+            map.absent(first, end + 4 * PAGE_SIZE).collect::<Vec<_>>(),
+            [first, first + PAGE_SIZE, end + 2 * PAGE_SIZE, end + 3 * PAGE_SIZE]
+        );
         assert_eq!(map.absent(0x100_0000, 0x100_0000 + 2 * PAGE_SIZE).count(), 2, "a span with no table");
         for p in &run {
             map.remove(p.va);

@@ -269,7 +269,8 @@ impl<N: Node> Front<'_, N> {
             }
             let resolved = page_access(entry).is_some_and(|write| {
                 let va = entry.va();
-                let known = resident.as_ref().is_some_and(|(pd, w, span)| *pd == entry.pd && *w == write && span.contains(&va));
+                let known =
+                    resident.as_ref().is_some_and(|(pd, w, span)| *pd == entry.pd && *w == write && span.contains(&va));
                 if known {
                     self.counters.faults_resolved.fetch_add(1, Ordering::Relaxed);
                     return true;
