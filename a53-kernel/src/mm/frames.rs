@@ -104,18 +104,15 @@ impl FramePool {
     ///
     /// [`free_frames`]: Self::free_frames
     pub fn take_many(&mut self, out: &mut [Frame], keep: usize) -> usize {
-        let mut taken = 0;
-        for slot in out {
-            if self.free_frames() <= keep {
-                break;
-            }
+        let wanted = out.len().min(self.free_frames().saturating_sub(keep));
+        for (taken, slot) in out[..wanted].iter_mut().enumerate() {
             match self.take() {
                 Ok(frame) => *slot = frame,
-                Err(_) => break,
+                // Only frames being zeroed are left: counted free, not to be had yet.
+                Err(_) => return taken,
             }
-            taken += 1;
         }
-        taken
+        wanted
     }
 
     /// A frame for the zeroed stack, while it is short and the bitmap has plenty: the caller
