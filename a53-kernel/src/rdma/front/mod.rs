@@ -20,7 +20,7 @@ use hal::pldma::fault::{FaultEntry, FaultEntryError};
 use hal::pldma::rapf::RapfRequest;
 use hal::pldma::regs::IRQ;
 use hal::smmu500::regs::CONTEXT_BANKS;
-use hal::smmu500::{Access, ContextBank, ContextFault, GlobalFault, RegisterPort, Resume, Smmu500};
+use hal::smmu500::{Access, ContextBank, ContextFault, GlobalFault, RegisterPort, Resume, Scan, Smmu500};
 use proto::rdma::ipc::RdmaRequest;
 use tock_registers::LocalRegisterCopy;
 
@@ -119,6 +119,15 @@ pub trait Smmu {
     /// The banks that hold a stalled access with nothing recorded (`docs/hw/smmu.md`, "MULTI in
     /// stall mode").
     fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_;
+    /// One look at the banks: [`next_fault`](Self::next_fault)'s answer, and when there is no
+    /// fault, [`unrecorded_stalls`](Self::unrecorded_stalls)' (`Smmu500::scan`: one register
+    /// read per bank for both).
+    fn scan(&self) -> Scan {
+        match self.next_fault() {
+            Some(fault) => Scan::Fault(fault),
+            None => Scan::Quiet { unrecorded: self.unrecorded_stalls().fold(0, |m, b| m | 1 << b.index()) },
+        }
+    }
 }
 
 impl<P: RegisterPort> Smmu for Smmu500<P> {
@@ -144,6 +153,10 @@ impl<P: RegisterPort> Smmu for Smmu500<P> {
 
     fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_ {
         Smmu500::unrecorded_stalls(self)
+    }
+
+    fn scan(&self) -> Scan {
+        Smmu500::scan(self)
     }
 }
 
@@ -330,15 +343,24 @@ impl<N: Node> Front<'_, N> {
     /// A stalled access whose fault got only MULTI has no address and no interrupt of its own: it
     /// is resumed with retry, so that it faults again and is recorded in full (`docs/hw/smmu.md`,
     /// "MULTI in stall mode"). Rounds go on until no bank records a fault or holds such an
-    /// access, [`STALL_ROUNDS`] at most.
+    /// access, [`STALL_ROUNDS`] at most. The look that ends a round's faults ([`Smmu::scan`])
+    /// also says which banks hold such an access; it serves unless the round resumed stalled
+    /// faults since, which may stall again (then the banks are looked at again).
     pub fn on_smmu_irq(&self) {
         let start = Cost::start(self.node);
         let mut resumed = false;
         for _ in 0..STALL_ROUNDS {
             let mut stalled = heapless::Vec::<ContextFault, FAULTS_PER_ROUND>::new();
+            let mut quiet = None;
             self.node.with_smmu(|s| {
                 for _ in 0..stalled.capacity() {
-                    let Some(fault) = s.next_fault() else { break };
+                    let fault = match s.scan() {
+                        Scan::Fault(fault) => fault,
+                        Scan::Quiet { unrecorded } => {
+                            quiet = Some(unrecorded);
+                            break;
+                        }
+                    };
                     s.clear_fault(&fault);
                     self.counters.context_faults.fetch_add(1, Ordering::Relaxed);
                     self.node.report_context_fault(&fault);
@@ -361,7 +383,10 @@ impl<N: Node> Front<'_, N> {
             let unrecorded = self
                 .node
                 .with_smmu(|s| {
-                    let banks: heapless::Vec<ContextBank, CONTEXT_BANKS> = s.unrecorded_stalls().collect();
+                    let banks: heapless::Vec<ContextBank, CONTEXT_BANKS> = match quiet.filter(|_| stalled.is_empty()) {
+                        Some(unrecorded) => Scan::unrecorded(unrecorded).collect(),
+                        None => s.unrecorded_stalls().collect(),
+                    };
                     for &bank in &banks {
                         s.resume(bank, Resume::Retry);
                     }
