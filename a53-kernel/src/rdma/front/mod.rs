@@ -332,8 +332,8 @@ impl<N: Node> Front<'_, N> {
         }
     }
 
-    /// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault,
-    /// decoded and cleared. With the terminate policy the engine has already NACKed the access
+    /// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault (looked
+    /// at in the first round only), decoded and cleared. With the terminate policy the engine has already NACKed the access
     /// and pushed a fault entry, which the engine's interrupt answers. A stalled access (stall
     /// policy) is resolved here: the page gets its frame in the bank's PD holder, then RESUME
     /// retries the bank's stalled accesses (or terminates them when the address cannot have a
@@ -349,7 +349,7 @@ impl<N: Node> Front<'_, N> {
     pub fn on_smmu_irq(&self) {
         let start = Cost::start(self.node);
         let mut resumed = false;
-        for _ in 0..STALL_ROUNDS {
+        for round in 0..STALL_ROUNDS {
             let mut stalled = heapless::Vec::<ContextFault, FAULTS_PER_ROUND>::new();
             let mut quiet = None;
             self.node.with_smmu(|s| {
@@ -367,6 +367,10 @@ impl<N: Node> Front<'_, N> {
                     if fault.stalled {
                         let _ = stalled.push(fault);
                     }
+                }
+                // Once per interrupt: a global fault recorded later keeps the line up.
+                if round > 0 {
+                    return;
                 }
                 if let Some(fault) = s.global_fault() {
                     s.clear_global_fault(&fault);

@@ -90,6 +90,8 @@ struct FakeSmmu {
     /// Looks for unrecorded stalls of their own (`unrecorded_stalls`): one per round that
     /// resumed stalled faults, whose quiet look is then out of date.
     second_looks: Cell<usize>,
+    /// Reads of the global fault record.
+    global_looks: Cell<usize>,
 }
 
 impl Smmu for FakeSmmu {
@@ -105,6 +107,7 @@ impl Smmu for FakeSmmu {
     }
 
     fn global_fault(&self) -> Option<GlobalFault> {
+        self.global_looks.set(self.global_looks.get() + 1);
         self.global
     }
 
@@ -549,6 +552,7 @@ fn an_unrecorded_stall_is_retried_and_answered_once_it_faults_again() {
     assert_eq!(smmu.resumes, [(bank(6), Resume::Retry), (bank(6), Resume::Retry)], "once held, once resolved");
     assert_eq!(smmu.cleared, [again]);
     assert_eq!(smmu.rounds.get(), 3, "the third round found nothing");
+    assert_eq!(smmu.global_looks.get(), 1, "the global fault is looked at in the first round only");
     assert_eq!(smmu.second_looks.get(), 1, "only the round that resolved looked twice");
     assert_eq!(*fake.resolved.borrow(), [(pd(6), 0x7000, false)]);
     let counted = fake.counted();
