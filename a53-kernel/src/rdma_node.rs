@@ -29,6 +29,7 @@ use crate::sync::IrqMutex;
 use crate::{arch, timer};
 use board::layout::PLDMA_QUEUES;
 use board::pl::irq_line;
+use core::ops::Range;
 use core::sync::atomic::{AtomicBool, Ordering};
 use hal::pldma::Pd;
 use hal::pldma::driver::PdPageError;
@@ -483,8 +484,8 @@ impl front::Node for Hardware {
         crate::cluster::node_id()
     }
 
-    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> bool {
-        crate::process::paging::resolve_rdma_fault(pd, va, write).is_ok()
+    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>> {
+        crate::process::paging::resolve_rdma_fault(pd, va, write).ok().map(|t| t.first..t.end)
     }
 
     fn post(&self, request: &RdmaRequest) {

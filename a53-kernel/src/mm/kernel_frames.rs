@@ -1,9 +1,11 @@
 //! The node's page frames: the board's frame pool behind a lock, for process memory, page
 //! tables and the atomic service's shared pages. The lock masks interrupts: the PLDMA's fault
-//! interrupt maps pages too (`process::paging`).
+//! interrupt maps pages too (`process::paging`). Idle process cores zero frames ahead
+//! ([`zero_ahead`]), so that a fault takes them ready; a frame not zeroed ahead is zeroed by
+//! its taker, outside the lock.
 
 use super::PAGE_SIZE;
-use super::frames::FramePool;
+use super::frames::{Frame, FramePool};
 use super::user_space::{FrameSource, TABLE_RESERVE};
 use crate::Board;
 use crate::arch::phys_to_virt;
@@ -31,6 +33,23 @@ fn zero(pa: u64) -> u64 {
     pa
 }
 
+/// `frame`'s address, zeroed unless it was zeroed ahead.
+fn zeroed(frame: Frame) -> u64 {
+    if frame.zeroed { frame.pa } else { zero(frame.pa) }
+}
+
+/// Zeroes up to `max` frames ahead of need (an idle core's work: `process::scheduler`); returns
+/// how many, 0 when the pool has enough ready or too few free (`FramePool::to_zero`). Each
+/// frame is zeroed outside the lock.
+pub fn zero_ahead(max: usize) -> usize {
+    for done in 0..max {
+        let Some(pa) = pool().lock().to_zero() else { return done };
+        zero(pa);
+        pool().lock().put_zeroed(pa);
+    }
+    max
+}
+
 /// The kernel's frame source (a handle to the global pool).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct KernelFrames;
@@ -41,12 +60,25 @@ impl FrameSource for KernelFrames {
         if pool.free_frames() <= TABLE_RESERVE {
             return None;
         }
-        pool.alloc().ok().map(zero)
+        let frame = pool.take().ok();
+        drop(pool);
+        frame.map(zeroed)
+    }
+
+    fn alloc_zeroed_many(&self, out: &mut [u64]) -> usize {
+        const MAX: usize = 8;
+        let mut frames = [Frame { pa: 0, zeroed: false }; MAX];
+        let wanted = out.len().min(MAX);
+        let taken = pool().lock().take_many(&mut frames[..wanted], TABLE_RESERVE);
+        for (pa, &frame) in out.iter_mut().zip(&frames[..taken]) {
+            *pa = zeroed(frame);
+        }
+        taken
     }
 
     fn alloc_table(&self) -> Option<u64> {
-        let pa = pool().lock().alloc().ok()?;
-        Some(zero(pa))
+        let frame = pool().lock().take().ok()?;
+        Some(zeroed(frame))
     }
 
     fn free(&self, pa: u64) {

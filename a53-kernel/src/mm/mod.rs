@@ -6,6 +6,7 @@ pub mod heap;
 #[cfg(target_arch = "aarch64")]
 pub mod kernel_frames;
 pub mod kernel_map;
+pub mod page_map;
 #[cfg(target_arch = "aarch64")]
 pub mod smmu;
 #[cfg(test)]

@@ -7,12 +7,12 @@
 //! touches user memory through user addresses: it translates and uses its own view of the
 //! frame, so a bad user pointer is an error, not a kernel fault.
 
+use super::page_map::PageMap;
 use super::{CACHE_LINE, PAGE_SIZE};
 use crate::elf::{Permissions, Program};
 use aarch64_paging::descriptor::{El1Attributes as A, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
 use aarch64_paging::{MapError, Mapping};
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -27,6 +27,18 @@ use proto::syscall::layout;
 pub trait FrameSource {
     /// A zeroed frame for data, or `None` when only the reserve is left.
     fn alloc_zeroed(&self) -> Option<u64>;
+    /// Zeroed frames for data, `out.len()` at most, into `out`; how many it gave (fewer when
+    /// only the reserve is left). One call for a block's pages: a source takes them under one
+    /// lock.
+    fn alloc_zeroed_many(&self, out: &mut [u64]) -> usize {
+        let mut taken = 0;
+        for pa in out {
+            let Some(frame) = self.alloc_zeroed() else { break };
+            *pa = frame;
+            taken += 1;
+        }
+        taken
+    }
     /// A zeroed frame for a page table; may use the reserve.
     fn alloc_table(&self) -> Option<u64>;
     fn free(&self, pa: u64);
@@ -123,6 +135,15 @@ pub enum TouchError {
     Space(SpaceError),
 }
 
+/// What a touch did: how many pages it mapped, and the pages of `[first, end)` are all resident
+/// (`AddressSpace::touch_span`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touched {
+    pub mapped: usize,
+    pub first: u64,
+    pub end: u64,
+}
+
 /// How many pages a touch maps: the one touched, or every page of its 16 KiB block that lies
 /// in the region (the PLDMA's touch-ahead, `docs/hw/pldma.md`, "Fault handling").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,7 +155,7 @@ pub enum Touch {
 pub struct AddressSpace<F: FrameSource> {
     mapping: Mapping<FrameTables<F>, El1And0>,
     asid: u16,
-    pages: BTreeMap<u64, UserPage>,
+    pages: PageMap,
     regions: Vec<Region>,
     /// Where the next region goes (regions never reuse addresses within the process's life),
     /// and the next device region.
@@ -151,6 +172,12 @@ pub struct AddressSpace<F: FrameSource> {
 const DEVICE_WINDOW_ENTRY: usize = (layout::DEVICE_WINDOW >> 30) as usize;
 /// Entries of a table.
 const ENTRIES: usize = 512;
+/// A valid table descriptor's low bits (levels 1 and 2), and where its next table's address
+/// lies (bits 47:12).
+const TABLE_DESCRIPTOR: u64 = 0b11;
+const TABLE_ADDRESS: u64 = 0x0000_ffff_ffff_f000;
+/// Pages of a 16 KiB block (the most a touch maps).
+const BLOCK_PAGES: usize = (hal::pldma::BLOCK_BYTES / PAGE_SIZE) as usize;
 
 /// Table descriptors written since the last [`AddressSpace::publish`]: what a table walker that
 /// does not snoop the CPU's caches (the SMMU's) must be shown again.
@@ -214,7 +241,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut space = Self {
             mapping,
             asid,
-            pages: BTreeMap::new(),
+            pages: PageMap::new(),
             regions: Vec::new(),
             next_region: layout::REGIONS_START,
             next_device_region: layout::DEVICE_REGIONS_START,
@@ -278,19 +305,23 @@ impl<F: FrameSource> AddressSpace<F> {
     /// tables as the CPU does: the lines of the leaf descriptors written, merged into runs, or
     /// every table page after a table was added. A new space publishes everything once.
     pub fn publish(&mut self, mut clean: impl FnMut(*const u8, usize)) {
-        let Unpublished { mut descriptors, all } = core::mem::take(&mut self.unpublished);
+        // The list keeps its allocation from one publication to the next: a fault's few
+        // descriptors then cost no allocation.
+        let all = core::mem::replace(&mut self.unpublished.all, false);
         if all {
+            self.unpublished.descriptors.clear();
             for page in self.table_pages() {
                 clean(page, PAGE_SIZE as usize);
             }
             return;
         }
-        for d in &mut descriptors {
+        let descriptors = &mut self.unpublished.descriptors;
+        for d in descriptors.iter_mut() {
             *d &= !(CACHE_LINE - 1);
         }
         descriptors.sort_unstable();
         descriptors.dedup();
-        let mut lines = descriptors.into_iter().peekable();
+        let mut lines = descriptors.drain(..).peekable();
         while let Some(first) = lines.next() {
             let mut end = first + CACHE_LINE;
             while lines.next_if_eq(&end).is_some() {
@@ -339,48 +370,51 @@ impl<F: FrameSource> AddressSpace<F> {
             self.frames().free(pa);
             return Err(e.into());
         }
-        self.pages.insert(va, UserPage { va, pa, permissions });
+        self.pages.insert(UserPage { va, pa, permissions });
         Ok(pa)
     }
 
     /// A zeroed frame for a page and the flags of its descriptor.
     fn new_frame(&self, permissions: Permissions, device: bool) -> Result<(u64, A), SpaceError> {
         let pa = self.frames().alloc_zeroed().ok_or(SpaceError::OutOfFrames)?;
-        let f = if device {
+        Ok((pa, self.page_flags(pa, permissions, device)))
+    }
+
+    /// The flags of the descriptor of a page at the zeroed frame `pa`, of device memory for the
+    /// CPU if `device` (its zeroes then written back first).
+    fn page_flags(&self, pa: u64, permissions: Permissions, device: bool) -> A {
+        if device {
             // The zeroes were written through the kernel's cached view; the process's is not.
             self.frames().uncache(pa);
             user_flags(permissions, A::OUTER_SHAREABLE | boot_attrs::DEVICE)
         } else {
             flags(permissions)
-        };
-        Ok((pa, f))
+        }
     }
 
     /// The kernel's pointer to the level-3 table that holds `va`'s descriptor, if the tables
-    /// reach that far (one walk).
+    /// reach that far: two descriptors read, from the root (level 1, 39-bit VA) down.
     fn leaf_table(&self, va: u64) -> Option<*mut u64> {
-        let mut descriptor = None;
-        let _ = self.mapping.walk_range(&MemoryRegion::new(va as usize, va as usize + 1), &mut |_, d, level| {
-            if level == 3 {
-                descriptor = Some(d as *const _ as *mut u8);
+        let mut table = self.mapping.root_address().0 as u64;
+        for shift in [30, 21] {
+            let index = (va >> shift) as usize % ENTRIES;
+            // SAFETY: `table` is a table frame of this space (512 descriptors) in the kernel's
+            // view; its descriptors are written only under the space's owner's lock, which the
+            // caller holds (`&self`).
+            let descriptor = unsafe { (self.frames().virt(table) as *const u64).add(index).read() };
+            if descriptor & TABLE_DESCRIPTOR != TABLE_DESCRIPTOR {
+                return None;
             }
-            Ok(())
-        });
-        // Through the frame's own pointer: the walk's reference covers that one descriptor.
-        let table = self.mapping.translation().virt_to_phys(descriptor?) & !(PAGE_SIZE - 1);
+            table = descriptor & TABLE_ADDRESS;
+        }
         Some(self.frames().virt(table) as *mut u64)
     }
 
-    /// Maps one zeroed page at `va` by writing its descriptor into `table`, the level-3 table
-    /// that holds it ([`leaf_table`](Self::leaf_table)): the fast path of a touch, with no walk.
-    fn map_page_in(
-        &mut self,
-        table: *mut u64,
-        va: u64,
-        permissions: Permissions,
-        device: bool,
-    ) -> Result<(), SpaceError> {
-        let (pa, f) = self.new_frame(permissions, device)?;
+    /// Maps the zeroed frame `pa` at `va` by writing its descriptor into `table`, the level-3
+    /// table that holds it ([`leaf_table`](Self::leaf_table)): the fast path of a touch, with no
+    /// walk. The caller adds the page to `pages`.
+    fn map_frame_in(&mut self, table: *mut u64, va: u64, pa: u64, permissions: Permissions, device: bool) {
+        let f = self.page_flags(pa, permissions, device);
         let index = (va / PAGE_SIZE) as usize % ENTRIES;
         // SAFETY: `table` is a level-3 table of this space (a whole frame of 512 descriptors) in
         // the kernel's view, and `va`'s entry is invalid (no page there): nothing walks it yet.
@@ -388,8 +422,6 @@ impl<F: FrameSource> AddressSpace<F> {
         let descriptor = unsafe { AtomicU64::from_ptr(table.add(index)) };
         descriptor.store(pa | (f | A::TABLE_OR_PAGE).bits() as u64, Ordering::Release);
         self.unpublished.note(descriptor.as_ptr() as usize);
-        self.pages.insert(va, UserPage { va, pa, permissions });
-        Ok(())
     }
 
     /// Maps the device page `pa` (a PL interface page) at `va` in the device window, read/write
@@ -461,13 +493,13 @@ impl<F: FrameSource> AddressSpace<F> {
     }
 
     /// The page mapped at `va` (any address inside it).
-    pub fn page(&self, va: u64) -> Option<&UserPage> {
-        self.pages.get(&(va & !(PAGE_SIZE - 1)))
+    pub fn page(&self, va: u64) -> Option<UserPage> {
+        self.pages.get(va & !(PAGE_SIZE - 1))
     }
 
     /// The page at `va` if the kernel may copy to or from it through its cached view of the
     /// frames: not a device page, which the process reaches around the caches.
-    fn copyable_page(&self, va: u64) -> Result<&UserPage, SpaceError> {
+    fn copyable_page(&self, va: u64) -> Result<UserPage, SpaceError> {
         self.page(va).filter(|_| !layout::in_device_window(va)).ok_or(SpaceError::BadAddress(va))
     }
 
@@ -545,11 +577,11 @@ impl<F: FrameSource> AddressSpace<F> {
         if !inside {
             return Err(SpaceError::BadAddress(va));
         }
-        let resident: Vec<u64> = self.pages.range(first..end).map(|(&p, _)| p).collect();
+        let resident: Vec<u64> = self.pages.range(first, end).map(|p| p.va).collect();
         for &p in &resident {
             // Not VALID: the descriptor is cleared (the tables stay).
             self.map_range(p, p + PAGE_SIZE, 0, A::empty())?;
-            if let Some(page) = self.pages.remove(&p) {
+            if let Some(page) = self.pages.remove(p) {
                 self.frames().free(page.pa);
             }
         }
@@ -560,6 +592,13 @@ impl<F: FrameSource> AddressSpace<F> {
     /// whole 16 KiB block within the region (`touch`). Returns how many pages it mapped (0 if
     /// the page was resident already: another touch came first). Never maps outside a region.
     pub fn touch(&mut self, va: u64, write: bool, touch: Touch) -> Result<usize, TouchError> {
+        self.touch_span(va, write, touch).map(|t| t.mapped)
+    }
+
+    /// [`touch`](Self::touch), saying also which pages are resident now: every page of
+    /// `[first, end)`, the page or block it touched, for any access the touch's would be
+    /// allowed (a read after a write).
+    pub fn touch_span(&mut self, va: u64, write: bool, touch: Touch) -> Result<Touched, TouchError> {
         let region = *self.region(va).ok_or(TouchError::Outside(va))?;
         if write && !region.permissions.write {
             return Err(TouchError::ReadOnly(va));
@@ -575,22 +614,28 @@ impl<F: FrameSource> AddressSpace<F> {
         // A block never crosses a level-3 table (2 MiB): one walk serves all its pages, unless
         // the table is still to be made (then `map_range` makes it, page by page).
         debug_assert_eq!(first >> 21, (end - 1) >> 21);
-        let Some(first_missing) = (first..end).step_by(PAGE_SIZE as usize).find(|&p| self.page(p).is_none()) else {
-            return Ok(0);
-        };
-        let table = self.leaf_table(first_missing);
-        let mut mapped = 0;
-        for p in (first_missing..end).step_by(PAGE_SIZE as usize) {
-            if self.page(p).is_none() {
-                match table {
-                    Some(table) => self.map_page_in(table, p, region.permissions, region.device),
-                    None => self.map_page_as(p, region.permissions, region.device).map(drop),
-                }
-                .map_err(TouchError::Space)?;
-                mapped += 1;
+        let missing: heapless::Vec<u64, BLOCK_PAGES> = self.pages.absent(first, end).collect();
+        let touched = |mapped| Touched { mapped, first, end };
+        let Some(&first_missing) = missing.first() else { return Ok(touched(0)) };
+        let Some(table) = self.leaf_table(first_missing) else {
+            for &p in &missing {
+                self.map_page_as(p, region.permissions, region.device).map_err(TouchError::Space)?;
             }
+            return Ok(touched(missing.len()));
+        };
+        // The block's frames in one call (one lock of the pool), then their descriptors.
+        let mut frames = [0; BLOCK_PAGES];
+        let got = self.frames().alloc_zeroed_many(&mut frames[..missing.len()]);
+        let mut pages = [UserPage { va: 0, pa: 0, permissions: region.permissions }; BLOCK_PAGES];
+        for ((&va, &pa), page) in missing.iter().zip(&frames[..got]).zip(&mut pages) {
+            self.map_frame_in(table, va, pa, region.permissions, region.device);
+            *page = UserPage { va, pa, permissions: region.permissions };
         }
-        Ok(mapped)
+        self.pages.insert_all(&pages[..got]);
+        if got < missing.len() {
+            return Err(TouchError::Space(SpaceError::OutOfFrames));
+        }
+        Ok(touched(got))
     }
 
     /// Copies `bytes` into the space at `va` through the kernel's view of the frames.
@@ -598,7 +643,7 @@ impl<F: FrameSource> AddressSpace<F> {
         let mut done = 0usize;
         while done < bytes.len() {
             let at = va + done as u64;
-            let page = *self.copyable_page(at)?;
+            let page = self.copyable_page(at)?;
             let offset = (at - page.va) as usize;
             let n = (PAGE_SIZE as usize - offset).min(bytes.len() - done);
             let dst = self.frames().virt(page.pa);
@@ -703,8 +748,7 @@ impl<F: FrameSource> AddressSpace<F> {
 
 impl<F: FrameSource> Drop for AddressSpace<F> {
     fn drop(&mut self) {
-        let pages = core::mem::take(&mut self.pages);
-        for p in pages.into_values() {
+        for p in self.pages.iter() {
             self.frames().free(p.pa);
         }
         self.frames().free(self.dma_root);
@@ -967,6 +1011,7 @@ mod tests {
             assert_eq!(fast.touch(a, true, Touch::Page), Ok(1));
             published(&mut fast);
             assert!(fast.leaf_table(a + block).is_some());
+            assert!(fast.leaf_table(a + (1 << 21) * 8).is_none(), "no table there yet");
             assert_eq!(fast.touch(a + block + 5, true, Touch::Block), Ok(4));
             for p in (b..b + 2 * block).step_by(PAGE_SIZE as usize).filter(|&p| p == b || p >= b + block) {
                 slow.map_page_as(p, rw, device).unwrap();
@@ -1105,6 +1150,54 @@ mod tests {
         let r = space.map_region(PAGE_SIZE, ro, false).unwrap();
         assert_eq!(space.make_resident(r, 8, true), Err(SpaceError::BadAddress(r)), "nor a read-only region");
         assert!(space.map_stack().is_err(), "one stack");
+        drop(space);
+        assert_eq!(arena.used(), 0);
+    }
+
+    #[test]
+    fn touched_pages_read_zero_whether_their_frames_were_zeroed_ahead_or_not() {
+        let arena = Arena::new(crate::mm::frames::ZEROED_FLOOR + 48);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let blocks = 24;
+        let a = space.map_region(blocks * hal::pldma::BLOCK_BYTES, rw, false).unwrap();
+        // The tables first (its frames zeroed by the taker), then every free frame dirty, then
+        // some zeroed ahead: a block's touch takes those first, then dirty ones to zero.
+        assert_eq!(space.touch(a, true, Touch::Page), Ok(1));
+        arena.dirty_free_frames(0xa5);
+        let ahead = arena.zero_ahead();
+        assert!(ahead > 0 && ahead < 4 * blocks as usize, "{ahead} frames zeroed ahead");
+        for b in 0..blocks {
+            assert!(space.touch(a + b * hal::pldma::BLOCK_BYTES, true, Touch::Block).unwrap() > 0);
+        }
+        let mut page = [1u8; PAGE_SIZE as usize];
+        for p in (a..a + blocks * hal::pldma::BLOCK_BYTES).step_by(PAGE_SIZE as usize) {
+            space.read(p, &mut page).unwrap();
+            assert!(page.iter().all(|&b| b == 0), "the page at {p:#x} reads zero");
+        }
+        drop(space);
+        assert_eq!(arena.used(), 0);
+    }
+
+    #[test]
+    fn a_block_touch_that_runs_out_of_frames_maps_what_it_got_and_says_so() {
+        let arena = Arena::new(16);
+        let mut space = AddressSpace::new(1, &arena);
+        let rw = Permissions { read: true, write: true, execute: false };
+        let block = hal::pldma::BLOCK_BYTES;
+        let a = space.map_region(8 * block, rw, false).unwrap();
+        assert_eq!(space.touch(a, true, Touch::Page), Ok(1), "the tables");
+        let mut err = None;
+        for b in 0..8 {
+            if let Err(e) = space.touch(a + b * block, true, Touch::Block) {
+                err = Some((b, e));
+                break;
+            }
+        }
+        let (b, e) = err.expect("16 frames run out");
+        assert_eq!(e, TouchError::Space(SpaceError::OutOfFrames));
+        let mapped = (0..4).filter(|i| space.page(a + b * block + i * PAGE_SIZE).is_some()).count();
+        assert!(mapped < 4, "the block is mapped in part: {mapped} pages");
         drop(space);
         assert_eq!(arena.used(), 0);
     }

@@ -7,7 +7,7 @@
 use super::table::{PdResources, ProcessOf, State, TableOf};
 use crate::elf::Permissions;
 use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
-use crate::mm::user_space::{AddressSpace, FrameSource, SpaceError, Touch, TouchError};
+use crate::mm::user_space::{AddressSpace, FrameSource, SpaceError, Touch, TouchError, Touched};
 use hal::pldma::Pd;
 use proto::syscall::{Error, MAP_DEVICE, MAP_FIXED, MAP_WRITABLE};
 
@@ -65,15 +65,28 @@ impl<F: FrameSource> TableOf<F> {
         touch: Touch,
         resources: Option<&PdResources<F>>,
     ) -> Result<usize, TouchError> {
+        self.touch_span(slot, va, write, touch, resources).map(|t| t.mapped)
+    }
+
+    /// [`touch`](Self::touch), saying also which pages are resident now
+    /// (`AddressSpace::touch_span`).
+    pub fn touch_span(
+        &mut self,
+        slot: usize,
+        va: u64,
+        write: bool,
+        touch: Touch,
+        resources: Option<&PdResources<F>>,
+    ) -> Result<Touched, TouchError> {
         let p = self.slots[slot].as_mut().ok_or(TouchError::Outside(va))?;
-        let mapped = p.space.touch(va, write, touch)?;
-        publish(p, mapped, resources);
-        Ok(mapped)
+        let touched = p.space.touch_span(va, write, touch)?;
+        publish(p, touched.mapped, resources);
+        Ok(touched)
     }
 
     /// A PLDMA fault of PD `pd` at `va` (a write at the destination, or a read at the source):
     /// maps the page (and its block, with touch-ahead) in the process that holds `pd` here.
-    /// `Ok` means a retry will find the page.
+    /// `Ok` means a retry will find the page, and every page it says is resident.
     pub fn resolve_rdma_fault(
         &mut self,
         pd: Pd,
@@ -81,7 +94,7 @@ impl<F: FrameSource> TableOf<F> {
         write: bool,
         touch: Touch,
         resources: Option<&PdResources<F>>,
-    ) -> Result<usize, TouchError> {
+    ) -> Result<Touched, TouchError> {
         // The engine's view of the process leaves the device window out: no page there is its
         // to have (`docs/hw/smmu.md`, "What the engine may reach"), and mapping one for the CPU
         // would only make it fault again.
@@ -89,7 +102,7 @@ impl<F: FrameSource> TableOf<F> {
             return Err(TouchError::Outside(va));
         }
         let slot = self.holder_of_pd(pd).ok_or(TouchError::Outside(va))?;
-        self.touch(slot, va, write, touch, resources)
+        self.touch_span(slot, va, write, touch, resources)
     }
 }
 
@@ -127,7 +140,7 @@ impl<F: FrameSource> ProcessMemory for ProcessWords<'_, F> {
         if proto::syscall::layout::in_device_window(va) || va >= proto::syscall::layout::USER_END {
             return Err(VaFault::Unmapped);
         }
-        let resident = self.table.slots[slot].as_ref().and_then(|p| p.space.page(va).copied());
+        let resident = self.table.slots[slot].as_ref().and_then(|p| p.space.page(va));
         let page = match resident {
             Some(page) if write && !page.permissions.write => return Err(VaFault::ReadOnly),
             Some(page) => page,
@@ -138,7 +151,7 @@ impl<F: FrameSource> ProcessMemory for ProcessWords<'_, F> {
                     TouchError::Space(_) => VaFault::NoFrame,
                 })?;
                 let p = self.table.slots[slot].as_ref().ok_or(VaFault::NoProcess)?;
-                *p.space.page(va).ok_or(VaFault::Unmapped)?
+                p.space.page(va).ok_or(VaFault::Unmapped)?
             }
         };
         if !page.permissions.read {
@@ -244,12 +257,14 @@ mod tests {
         let r = resources();
         let region = t.map(0, 8 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
-        assert_eq!(t.resolve_rdma_fault(pd, region + PAGE_SIZE, true, Touch::Block, Some(&r)), Ok(4));
+        let block = Touched { mapped: 4, first: region, end: region + 4 * PAGE_SIZE };
+        assert_eq!(t.resolve_rdma_fault(pd, region + PAGE_SIZE, true, Touch::Block, Some(&r)), Ok(block));
         assert_eq!(published(), before + 1);
-        assert_eq!(t.resolve_rdma_fault(pd, region + 5 * PAGE_SIZE, false, Touch::Page, Some(&r)), Ok(1));
+        let page = |mapped| Touched { mapped, first: region + 5 * PAGE_SIZE, end: region + 6 * PAGE_SIZE };
+        assert_eq!(t.resolve_rdma_fault(pd, region + 5 * PAGE_SIZE, false, Touch::Page, Some(&r)), Ok(page(1)));
         assert_eq!(
-            t.resolve_rdma_fault(pd, region + 5 * PAGE_SIZE, false, Touch::Page, Some(&r)),
-            Ok(0),
+            t.resolve_rdma_fault(pd, region + 5 * PAGE_SIZE + 8, false, Touch::Page, Some(&r)),
+            Ok(page(0)),
             "resident already"
         );
         assert_eq!(published(), before + 2, "nothing changed, nothing to show");
@@ -300,13 +315,13 @@ mod tests {
         let (mut t, pd) = one_process(true);
         let pd = pd.unwrap();
         let image = proto::syscall::layout::IMAGE_BASE;
-        let text = t.slots[0].as_ref().unwrap().space.page(image).copied().unwrap();
+        let text = t.slots[0].as_ref().unwrap().space.page(image).unwrap();
         assert_eq!(word(&mut t, pd, image + 8, false), Ok(text.pa + 8), "a read of a resident page");
         assert_eq!(word(&mut t, pd, image, true), Err(VaFault::ReadOnly), "the program's text is read-only");
         let region = t.map(0, 2 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
         let pa = word(&mut t, pd, region + PAGE_SIZE + 16, true).unwrap();
-        let page = *t.slots[0].as_ref().unwrap().space.page(region + PAGE_SIZE).unwrap();
+        let page = t.slots[0].as_ref().unwrap().space.page(region + PAGE_SIZE).unwrap();
         assert_eq!(pa, page.pa + 16, "the page got a frame, as at a first touch");
         assert!(t.slots[0].as_ref().unwrap().space.page(region).is_none(), "that page only");
         assert_eq!(published(), before + 1, "and the PLDMA's walker was shown it");

@@ -15,7 +15,7 @@ use crate::exception::{Fault, FaultNote, Resolution};
 use crate::gsas::service::{MemoryFault, ProcessMemory, VaFault};
 use crate::mm::PAGE_SIZE;
 use crate::mm::kernel_frames::KernelFrames;
-use crate::mm::user_space::{AddressSpace, SpaceError, Touch, TouchError};
+use crate::mm::user_space::{AddressSpace, SpaceError, Touch, TouchError, Touched};
 use boot::a53::ExceptionFrame;
 use core::sync::atomic::{AtomicBool, Ordering};
 use hal::pldma::Pd;
@@ -99,7 +99,7 @@ pub fn on_fault(_frame: &mut ExceptionFrame, fault: &Fault) -> Resolution {
 
 /// A PLDMA fault of PD `pd` at `va` (`TableOf::resolve_rdma_fault`). `Ok` means a retry will
 /// find the page.
-pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<usize, TouchError> {
+pub fn resolve_rdma_fault(pd: Pd, va: u64, write: bool) -> Result<Touched, TouchError> {
     TABLE.lock().resolve_rdma_fault(pd, va, write, rdma_touch(), hooks::pd_resources())
 }
 

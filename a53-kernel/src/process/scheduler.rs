@@ -103,8 +103,12 @@ pub fn process_core_main() -> ! {
     idle()
 }
 
+/// Frames an idle process core zeroes ahead between two looks for work (a few microseconds).
+const ZERO_AHEAD_PER_ROUND: usize = 4;
+
 /// The idle loop of a process core, on a fresh stack: serves kernel jobs, runs the next
-/// runnable process, otherwise sleeps until an interrupt.
+/// runnable process, otherwise zeroes frames ahead (`mm::kernel_frames::zero_ahead`) or sleeps
+/// until an interrupt.
 pub fn idle() -> ! {
     extern "C" fn idle_loop() -> ! {
         let core = cpu::core_id();
@@ -120,6 +124,11 @@ pub fn idle() -> ! {
                 enter(core, next, &frame);
             }
             cpu::irq_restore(masked);
+            // Nothing to run: zero a few frames ahead for the page faults to come (the PLDMA's
+            // above all), then look for work again; sleep once the pool has enough.
+            if crate::mm::kernel_frames::zero_ahead(ZERO_AHEAD_PER_ROUND) > 0 {
+                continue;
+            }
             crate::timer::idle_until(|| !TABLE.lock().run_queue.is_empty() || crate::smp::job_pending());
         }
     }

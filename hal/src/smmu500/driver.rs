@@ -293,7 +293,11 @@ impl<P: RegisterPort> Smmu500<P> {
     /// The fault bank `bank` records, if any. A bank that is stalled but whose record was
     /// already cleared has none.
     pub fn fault(&self, bank: ContextBank) -> Option<ContextFault> {
-        let fsr = self.port.read32(cb!(bank, fsr));
+        self.record(bank, self.port.read32(cb!(bank, fsr)))
+    }
+
+    /// The fault bank `bank` records, its FSR read as `fsr`.
+    fn record(&self, bank: ContextBank, fsr: u32) -> Option<ContextFault> {
         if fsr & FSR_RECORD == 0 {
             return None;
         }
@@ -325,11 +329,26 @@ impl<P: RegisterPort> Smmu500<P> {
     /// MULTI was cleared with the record it came after (or is all FSR records). Nothing will
     /// interrupt for it; RESUME retry makes it fault again, recorded in full this time.
     pub fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_ {
-        ContextBank::all().filter(|b| self.asids[b.index()].is_some()).filter(|&b| {
+        ContextBank::all()
+            .filter(|b| self.asids[b.index()].is_some())
+            .filter(|&b| is_unrecorded_stall(self.port.read32(cb!(b, fsr))))
+    }
+
+    /// One look at every attached bank, one FSR read each: [`next_fault`](Self::next_fault)'s
+    /// answer, and when it is `None`, [`unrecorded_stalls`](Self::unrecorded_stalls)' from the
+    /// same reads (the fault handler's round that finds no fault needs no second look).
+    pub fn scan(&self) -> Scan {
+        let mut unrecorded = 0;
+        for b in ContextBank::all().filter(|b| self.asids[b.index()].is_some()) {
             let fsr = self.port.read32(cb!(b, fsr));
-            let f = LocalRegisterCopy::<u32, FSR::Register>::new(fsr);
-            f.is_set(FSR::SS) && fsr & FSR_RECORD & !FSR::MULTI::SET.value == 0
-        })
+            if let Some(fault) = self.record(b, fsr) {
+                return Scan::Fault(fault);
+            }
+            if is_unrecorded_stall(fsr) {
+                unrecorded |= 1 << b.index();
+            }
+        }
+        Scan::Quiet { unrecorded }
     }
 
     /// Retries or terminates bank `bank`'s stalled transactions (ignored when none is stalled).
@@ -353,6 +372,33 @@ impl<P: RegisterPort> Smmu500<P> {
     }
 }
 
+/// What one look at every attached bank finds ([`Smmu500::scan`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scan {
+    /// The first attached bank that records a fault: its record.
+    Fault(ContextFault),
+    /// No bank records one.
+    Quiet {
+        /// Bit `i` set: bank `i` holds a stalled transaction with nothing recorded
+        /// ([`Smmu500::unrecorded_stalls`]).
+        unrecorded: u16,
+    },
+}
+
+impl Scan {
+    /// The banks a quiet look found holding an unrecorded stall.
+    pub fn unrecorded(unrecorded: u16) -> impl Iterator<Item = ContextBank> {
+        ContextBank::all().filter(move |b| unrecorded & 1 << b.index() != 0)
+    }
+}
+
+/// Whether FSR value `fsr` shows a stalled transaction (SS) with no fault recorded (MULTI
+/// alone, or nothing): see [`Smmu500::unrecorded_stalls`].
+fn is_unrecorded_stall(fsr: u32) -> bool {
+    let f = LocalRegisterCopy::<u32, FSR::Register>::new(fsr);
+    f.is_set(FSR::SS) && fsr & FSR_RECORD & !FSR::MULTI::SET.value == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,6 +412,7 @@ mod tests {
     struct Recorder {
         regs: RefCell<std::collections::HashMap<usize, u64>>,
         writes: Vec<(usize, u64)>,
+        reads: RefCell<Vec<usize>>,
     }
 
     impl Recorder {
@@ -374,7 +421,7 @@ mod tests {
             regs.insert(0x20, 0xfc01_3e30); // ZynqMP IDR0
             regs.insert(0x24, 0x3000_0f10); // IDR1
             regs.insert(0x28, 0x5555); // IDR2
-            Self { regs: RefCell::new(regs), writes: Vec::new() }
+            Self { regs: RefCell::new(regs), writes: Vec::new(), reads: RefCell::default() }
         }
     }
 
@@ -386,6 +433,7 @@ mod tests {
             self.write64(reg, u64::from(value));
         }
         fn read64(&self, reg: Reg) -> u64 {
+            self.reads.borrow_mut().push(reg.offset());
             self.regs.borrow().get(&reg.offset()).copied().unwrap_or(0)
         }
         fn write64(&mut self, reg: Reg, value: u64) {
@@ -434,6 +482,33 @@ mod tests {
         assert!(sctlrs.iter().all(|(_, v)| *v == 0));
         let tlbi = w.iter().position(|&(o, _)| o == 0x68).unwrap();
         assert_eq!(w[tlbi + 1].0, 0x70, "TLBIALLNSNH then sTLBGSYNC");
+    }
+
+    #[test]
+    fn one_look_reads_each_attached_banks_fsr_once_for_faults_and_unrecorded_stalls() {
+        let mut smmu = Smmu500::with_port(Recorder::new());
+        let regime = Regime { ttbr0: 0x4000_0000 | 7 << 48, tcr: KERNEL_TCR, mair: 0x44_ff_04 };
+        for b in [3, 5, 7] {
+            smmu.attach(bank(b), StreamId::pldma(b).unwrap(), &regime, FaultPolicy::STALL).unwrap();
+        }
+        let fsr = |b: u8| cb!(bank(b), fsr).offset();
+        let set = |smmu: &Smmu500<Recorder>, b: u8, value: u32| {
+            smmu.port.regs.borrow_mut().insert(fsr(b), u64::from(value));
+        };
+        // Plain memory keeps attach's write-1-to-clear of every record: clear it.
+        for (b, value) in [(3, FSR::SS::SET.value), (5, 0), (7, 0), (1, FSR::SS::SET.value)] {
+            set(&smmu, b, value);
+        }
+        smmu.port.reads.borrow_mut().clear();
+        assert_eq!(smmu.scan(), Scan::Quiet { unrecorded: 1 << 3 }, "bank 1 is not attached");
+        assert_eq!(*smmu.port.reads.borrow(), [fsr(3), fsr(5), fsr(7)], "one read of each attached bank");
+        assert_eq!(smmu.unrecorded_stalls().collect::<Vec<_>>(), [bank(3)], "as the look of its own says");
+        for (b, value) in [(7, (FSR::SS::SET + FSR::TF::SET).value), (5, (FSR::SS::SET + FSR::MULTI::SET).value)] {
+            set(&smmu, b, value);
+            let Scan::Fault(fault) = smmu.scan() else { panic!("bank {b} records a fault") };
+            assert_eq!(Some(fault), smmu.next_fault(), "the first bank's, as next_fault's");
+            assert_eq!(fault.bank, bank(b));
+        }
     }
 
     #[test]

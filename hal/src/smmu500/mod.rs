@@ -54,7 +54,7 @@ pub mod port;
 pub mod regs;
 
 pub use config::{BankRegisters, ContextBank, FaultMode, FaultPolicy, PROTECTION_DOMAINS, Regime, Resume, StreamId};
-pub use driver::{Geometry, SYNC_POLLS, Smmu500};
+pub use driver::{Geometry, SYNC_POLLS, Scan, Smmu500};
 pub use error::{Missing, RegimeError, SmmuError};
 pub use fault::{Access, ContextFault, FaultKind, GlobalFault, GlobalFaultKind};
 pub use port::{MmioPort, Reg, RegisterPort};

@@ -12,6 +12,7 @@
 //! held: the process table comes first in lock order.
 
 use super::answer::{Answer, Recent, action, answer, page_access};
+use core::ops::Range;
 use core::sync::atomic::{AtomicU64, Ordering};
 use hal::pldma::Pd;
 use hal::pldma::driver::PdPageError;
@@ -19,7 +20,7 @@ use hal::pldma::fault::{FaultEntry, FaultEntryError};
 use hal::pldma::rapf::RapfRequest;
 use hal::pldma::regs::IRQ;
 use hal::smmu500::regs::CONTEXT_BANKS;
-use hal::smmu500::{Access, ContextBank, ContextFault, GlobalFault, RegisterPort, Resume, Smmu500};
+use hal::smmu500::{Access, ContextBank, ContextFault, GlobalFault, RegisterPort, Resume, Scan, Smmu500};
 use proto::rdma::ipc::RdmaRequest;
 use tock_registers::LocalRegisterCopy;
 
@@ -118,6 +119,15 @@ pub trait Smmu {
     /// The banks that hold a stalled access with nothing recorded (`docs/hw/smmu.md`, "MULTI in
     /// stall mode").
     fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_;
+    /// One look at the banks: [`next_fault`](Self::next_fault)'s answer, and when there is no
+    /// fault, [`unrecorded_stalls`](Self::unrecorded_stalls)' (`Smmu500::scan`: one register
+    /// read per bank for both).
+    fn scan(&self) -> Scan {
+        match self.next_fault() {
+            Some(fault) => Scan::Fault(fault),
+            None => Scan::Quiet { unrecorded: self.unrecorded_stalls().fold(0, |m, b| m | 1 << b.index()) },
+        }
+    }
 }
 
 impl<P: RegisterPort> Smmu for Smmu500<P> {
@@ -144,6 +154,10 @@ impl<P: RegisterPort> Smmu for Smmu500<P> {
     fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_ {
         Smmu500::unrecorded_stalls(self)
     }
+
+    fn scan(&self) -> Scan {
+        Smmu500::scan(self)
+    }
 }
 
 /// The devices, behind their locks, and what the handlers need of the rest of the kernel.
@@ -161,9 +175,9 @@ pub trait Node {
     /// This node's id: a fault entry that names it is answered to this node's R5.
     fn node_id(&self) -> u16;
     /// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's) for a write or a
-    /// read (`process::paging::resolve_rdma_fault`); false when it cannot have one. Takes the
-    /// process table.
-    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> bool;
+    /// read (`process::paging::resolve_rdma_fault`): the addresses whose pages are resident now
+    /// (for such an access), `None` when it cannot have one. Takes the process table.
+    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>>;
     /// Posts `request` to this node's R5 over the IPC ring (its reply is dropped when read).
     fn post(&self, request: &RdmaRequest);
     /// Reads what the R5 sent (the replies to the posts).
@@ -251,15 +265,34 @@ impl<N: Node> Front<'_, N> {
 
     /// Gives each entry's page a frame where it can, then answers: Retry or Abort, to this node's
     /// R5 over the IPC ring (then one drain of its replies) or to the owner's through the PD page.
+    /// The faults answered lately are looked up once for all the entries; an entry whose page
+    /// the previous resolve made resident, for the same access (another attempt of the same
+    /// block: with touch-ahead the block is resident) is answered Retry without a second look
+    /// at the process.
     fn answer_faults(&self, entries: &[FaultEntry], me: u16) {
         let mut answers = heapless::Vec::<Answer, FAULTS_PER_IRQ>::new();
-        for entry in entries {
+        let seen: heapless::Vec<bool, FAULTS_PER_IRQ> =
+            self.node.with_recent(|recent| entries.iter().map(|entry| recent.seen(entry)).collect());
+        let mut resident: Option<(Pd, bool, Range<u64>)> = None;
+        for (entry, seen) in entries.iter().zip(seen) {
             self.counters.fault_entries.fetch_add(1, Ordering::Relaxed);
-            if self.node.with_recent(|recent| recent.seen(entry)) {
+            if seen {
                 self.counters.duplicate_fault_entries.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
-            let resolved = page_access(entry).is_some_and(|write| self.resolve(entry.pd, entry.va(), write));
+            let resolved = page_access(entry).is_some_and(|write| {
+                let va = entry.va();
+                let known =
+                    resident.as_ref().is_some_and(|(pd, w, span)| *pd == entry.pd && *w == write && span.contains(&va));
+                if known {
+                    self.counters.faults_resolved.fetch_add(1, Ordering::Relaxed);
+                    return true;
+                }
+                let span = self.resolve(entry.pd, va, write);
+                let resolved = span.is_some();
+                resident = span.map(|span| (entry.pd, write, span));
+                resolved
+            });
             let _ = answers.push(answer(entry, me, action(entry, resolved)));
         }
         let mut posted = false;
@@ -299,8 +332,8 @@ impl<N: Node> Front<'_, N> {
         }
     }
 
-    /// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault,
-    /// decoded and cleared. With the terminate policy the engine has already NACKed the access
+    /// PL line 4 (SPI 155 on the board): every bank's recorded fault and the global fault (looked
+    /// at in the first round only), decoded and cleared. With the terminate policy the engine has already NACKed the access
     /// and pushed a fault entry, which the engine's interrupt answers. A stalled access (stall
     /// policy) is resolved here: the page gets its frame in the bank's PD holder, then RESUME
     /// retries the bank's stalled accesses (or terminates them when the address cannot have a
@@ -310,21 +343,34 @@ impl<N: Node> Front<'_, N> {
     /// A stalled access whose fault got only MULTI has no address and no interrupt of its own: it
     /// is resumed with retry, so that it faults again and is recorded in full (`docs/hw/smmu.md`,
     /// "MULTI in stall mode"). Rounds go on until no bank records a fault or holds such an
-    /// access, [`STALL_ROUNDS`] at most.
+    /// access, [`STALL_ROUNDS`] at most. The look that ends a round's faults ([`Smmu::scan`])
+    /// also says which banks hold such an access; it serves unless the round resumed stalled
+    /// faults since, which may stall again (then the banks are looked at again).
     pub fn on_smmu_irq(&self) {
         let start = Cost::start(self.node);
         let mut resumed = false;
-        for _ in 0..STALL_ROUNDS {
+        for round in 0..STALL_ROUNDS {
             let mut stalled = heapless::Vec::<ContextFault, FAULTS_PER_ROUND>::new();
+            let mut quiet = None;
             self.node.with_smmu(|s| {
                 for _ in 0..stalled.capacity() {
-                    let Some(fault) = s.next_fault() else { break };
+                    let fault = match s.scan() {
+                        Scan::Fault(fault) => fault,
+                        Scan::Quiet { unrecorded } => {
+                            quiet = Some(unrecorded);
+                            break;
+                        }
+                    };
                     s.clear_fault(&fault);
                     self.counters.context_faults.fetch_add(1, Ordering::Relaxed);
                     self.node.report_context_fault(&fault);
                     if fault.stalled {
                         let _ = stalled.push(fault);
                     }
+                }
+                // Once per interrupt: a global fault recorded later keeps the line up.
+                if round > 0 {
+                    return;
                 }
                 if let Some(fault) = s.global_fault() {
                     s.clear_global_fault(&fault);
@@ -341,7 +387,10 @@ impl<N: Node> Front<'_, N> {
             let unrecorded = self
                 .node
                 .with_smmu(|s| {
-                    let banks: heapless::Vec<ContextBank, CONTEXT_BANKS> = s.unrecorded_stalls().collect();
+                    let banks: heapless::Vec<ContextBank, CONTEXT_BANKS> = match quiet.filter(|_| stalled.is_empty()) {
+                        Some(unrecorded) => Scan::unrecorded(unrecorded).collect(),
+                        None => s.unrecorded_stalls().collect(),
+                    };
                     for &bank in &banks {
                         s.resume(bank, Resume::Retry);
                     }
@@ -366,7 +415,7 @@ impl<N: Node> Front<'_, N> {
             return Resume::Retry;
         }
         let Some(pd) = Pd::new(fault.bank.index() as u16) else { return Resume::Terminate };
-        if !self.resolve(pd, fault.address, fault.access == Access::Write) {
+        if self.resolve(pd, fault.address, fault.access == Access::Write).is_none() {
             return Resume::Terminate;
         }
         self.counters.stalls_resumed.fetch_add(1, Ordering::Relaxed);
@@ -374,13 +423,14 @@ impl<N: Node> Front<'_, N> {
     }
 
     /// Gives the page at `va` of `pd`'s holder its frame (and touch-ahead's), for a fault entry
-    /// or a stalled access, counting what it cost; false when it cannot have one.
-    fn resolve(&self, pd: Pd, va: u64, write: bool) -> bool {
+    /// or a stalled access, counting what it cost: the addresses now resident, `None` when it
+    /// cannot have one.
+    fn resolve(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>> {
         let start = self.node.instructions();
         let resolved = self.node.resolve_page(pd, va, write);
         let spent = self.node.instructions().wrapping_sub(start);
         self.counters.resolve_instructions.fetch_add(u64::from(spent), Ordering::Relaxed);
-        if resolved {
+        if resolved.is_some() {
             self.counters.faults_resolved.fetch_add(1, Ordering::Relaxed);
         }
         resolved

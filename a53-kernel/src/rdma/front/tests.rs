@@ -85,8 +85,13 @@ struct FakeSmmu {
     cleared: Vec<ContextFault>,
     globals_cleared: usize,
     resumes: Vec<(ContextBank, Resume)>,
-    /// Looks for unrecorded stalls: one per round.
+    /// Looks that found no fault (`scan`): one per round.
     rounds: Cell<usize>,
+    /// Looks for unrecorded stalls of their own (`unrecorded_stalls`): one per round that
+    /// resumed stalled faults, whose quiet look is then out of date.
+    second_looks: Cell<usize>,
+    /// Reads of the global fault record.
+    global_looks: Cell<usize>,
 }
 
 impl Smmu for FakeSmmu {
@@ -102,6 +107,7 @@ impl Smmu for FakeSmmu {
     }
 
     fn global_fault(&self) -> Option<GlobalFault> {
+        self.global_looks.set(self.global_looks.get() + 1);
         self.global
     }
 
@@ -121,8 +127,18 @@ impl Smmu for FakeSmmu {
     }
 
     fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_ {
-        self.rounds.set(self.rounds.get() + 1);
+        self.second_looks.set(self.second_looks.get() + 1);
         self.unrecorded.iter().map(|(bank, _)| *bank)
+    }
+
+    fn scan(&self) -> Scan {
+        match self.next_fault() {
+            Some(fault) => Scan::Fault(fault),
+            None => {
+                self.rounds.set(self.rounds.get() + 1);
+                Scan::Quiet { unrecorded: self.unrecorded.iter().fold(0, |m, (b, _)| m | 1 << b.index()) }
+            }
+        }
     }
 }
 
@@ -211,11 +227,13 @@ impl Node for Fake {
         self.me
     }
 
-    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> bool {
+    fn resolve_page(&self, pd: Pd, va: u64, write: bool) -> Option<Range<u64>> {
         self.assert_unlocked("a page resolved");
         self.resolved.borrow_mut().push((pd, va, write));
         self.instructions.set(self.instructions.get() + RESOLVE_COST);
-        self.pages.contains(&(pd, va))
+        // As touch-ahead: the page's whole block is resident.
+        let block = va & !(hal::pldma::BLOCK_BYTES - 1);
+        self.pages.contains(&(pd, va)).then_some(block..block + hal::pldma::BLOCK_BYTES)
     }
 
     fn post(&self, request: &RdmaRequest) {
@@ -350,6 +368,26 @@ fn entries_of_an_attempt_answered_lately_are_skipped_and_counted() {
 }
 
 #[test]
+fn attempts_that_fault_where_the_last_resolve_made_pages_resident_are_retried_at_once() {
+    let mut fake = Fake::new(0);
+    fake.pages = Vec::from([(pd(3), 0x1000)]);
+    let entry = |seq, va| Ok(FaultEntry::new(FaultCode::DestinationFault, pd(3), 1, 5, seq, va));
+    let source = Ok(FaultEntry::new(FaultCode::SourceFault, pd(3), 1, 5, 12, 0x1000));
+    fake.engine.borrow_mut().fifo = [entry(9, 0x1000), entry(10, 0x3000), entry(11, 0x5000), source].into();
+    fake.front().on_engine_irq();
+    assert_eq!(
+        *fake.resolved.borrow(),
+        [(pd(3), 0x1000, true), (pd(3), 0x5000, true), (pd(3), 0x1000, false)],
+        "the second attempt's page was made resident by the first's resolve; another block, or a read, is looked at"
+    );
+    let rapfs = &fake.engine.borrow().rapfs;
+    let actions: Vec<RapfAction> = rapfs.iter().map(|(_, r)| r.action).collect();
+    assert_eq!(actions, [RapfAction::Retry, RapfAction::Retry, RapfAction::Abort, RapfAction::Retry]);
+    let counted = fake.counted();
+    assert_eq!((counted.fault_entries, counted.faults_resolved), (4, 3), "the answer taken counts as resolved");
+}
+
+#[test]
 fn a_page_fault_whose_page_gets_a_frame_is_retried_and_any_other_aborted() {
     let mut fake = Fake::new(4);
     fake.pages = Vec::from([(pd(2), 0x1000), (pd(2), 0x3000)]);
@@ -457,6 +495,7 @@ fn a_stalled_fault_whose_page_gets_a_frame_is_resumed_with_retry() {
     assert_eq!(smmu.cleared, [fault]);
     assert_eq!(smmu.resumes, [(bank(4), Resume::Retry)]);
     assert_eq!(smmu.rounds.get(), 2, "the second round found nothing and ended it");
+    assert_eq!(smmu.second_looks.get(), 1, "the first round resumed: its quiet look was out of date");
     let counted = fake.counted();
     assert_eq!((counted.context_faults, counted.stalls_resumed, counted.faults_resolved), (1, 1, 1));
     assert_eq!((counted.stall_irqs, counted.stall_irq_instructions), (1, u64::from(RESOLVE_COST)));
@@ -497,6 +536,7 @@ fn a_fault_that_did_not_stall_is_only_cleared_and_counted() {
     assert_eq!(smmu.cleared, [terminated]);
     assert!(smmu.resumes.is_empty(), "the engine's fault entry answers it");
     assert_eq!(smmu.rounds.get(), 1);
+    assert_eq!(smmu.second_looks.get(), 0, "nothing resumed: the quiet look serves");
     assert!(fake.resolved.borrow().is_empty());
     assert_eq!((fake.counted().context_faults, fake.counted().stall_irqs), (1, 0));
 }
@@ -512,6 +552,8 @@ fn an_unrecorded_stall_is_retried_and_answered_once_it_faults_again() {
     assert_eq!(smmu.resumes, [(bank(6), Resume::Retry), (bank(6), Resume::Retry)], "once held, once resolved");
     assert_eq!(smmu.cleared, [again]);
     assert_eq!(smmu.rounds.get(), 3, "the third round found nothing");
+    assert_eq!(smmu.global_looks.get(), 1, "the global fault is looked at in the first round only");
+    assert_eq!(smmu.second_looks.get(), 1, "only the round that resolved looked twice");
     assert_eq!(*fake.resolved.borrow(), [(pd(6), 0x7000, false)]);
     let counted = fake.counted();
     assert_eq!((counted.unrecorded_stalls, counted.context_faults, counted.stalls_resumed), (1, 1, 1));
@@ -523,7 +565,8 @@ fn rounds_end_at_their_bound_when_faults_keep_coming() {
     fake.smmu.borrow_mut().endless = Some(stalled(2, 0x1000, Access::Read));
     fake.front().on_smmu_irq();
     let smmu = fake.smmu.borrow();
-    assert_eq!(smmu.rounds.get(), STALL_ROUNDS);
+    assert_eq!(smmu.rounds.get(), 0, "no look found no fault");
+    assert_eq!(smmu.second_looks.get(), STALL_ROUNDS, "each round looked for unrecorded stalls");
     assert_eq!(smmu.resumes.len(), STALL_ROUNDS * FAULTS_PER_ROUND);
     assert!(smmu.resumes.iter().all(|&r| r == (bank(2), Resume::Terminate)));
     assert_eq!(fake.counted().context_faults, (STALL_ROUNDS * FAULTS_PER_ROUND) as u64);

@@ -21,7 +21,7 @@ impl FrameSource for &Frames {
         self.alloc_table()
     }
     fn alloc_table(&self) -> Option<u64> {
-        let pa = self.pool.borrow_mut().alloc().ok()?;
+        let pa = self.pool.borrow_mut().take().ok()?.pa;
         (0..512).for_each(|i| self.mem.set(pa + 8 * i, 0));
         Some(pa)
     }
