@@ -108,16 +108,15 @@ impl<'q> Scheduler<'q> {
     }
 
     fn ack(&mut self, node: u16, txn: TxnRef) -> Result<(), Ignored> {
-        let i = self.check(node, txn)?;
-        let writer = self.transfers.get(i).map(|t| t.writer(self.node));
-        if writer != Some(node) {
+        let t = *self.tids.get(txn.tid).ok_or(Ignored::Stale)?;
+        let transfer = self.transfers.get(t.transfer).ok_or(Ignored::Stale)?;
+        if transfer.pd != txn.pd || !transfer.involves(self.node, node) || transfer.writer(self.node) != node {
             return Err(Ignored::Foreign);
         }
-        let t = self.tids.get(txn.tid).ok_or(Ignored::Stale)?;
         if !seq_within(txn.seq, t.first_seq, t.seq) {
             return Err(Ignored::Stale);
         }
-        self.block_done(txn.tid);
+        self.block_done(txn.tid, t.transfer);
         Ok(())
     }
 

@@ -136,13 +136,14 @@ impl Tids {
         self.free.available()
     }
 
-    /// A new transaction for block `block` of transfer `transfer`, with a fresh seq; not armed.
-    pub fn alloc(&mut self, transfer: u8, block: u32) -> Option<u16> {
+    /// A new transaction for block `block` of transfer `transfer`, with a fresh seq (returned
+    /// with its tid); not armed.
+    pub fn alloc(&mut self, transfer: u8, block: u32) -> Option<(u16, u16)> {
         let tid = self.free.pop_front()?;
-        let t = &mut self.txns[usize::from(tid)];
+        let t = self.txns.get_mut(usize::from(tid))?;
         let seq = seq_next(t.seq);
         *t = Txn { state: TxnState::InFlight, transfer, block, seq, first_seq: seq, ..Txn::FREE };
-        Some(tid)
+        Some((tid, seq))
     }
 
     /// Ends a transaction; its seq stays for the tid's next use.
@@ -274,13 +275,13 @@ mod tests {
     #[test]
     fn seqs_advance_across_reuse() {
         let mut t = Tids::new();
-        let a = t.alloc(0, 0).unwrap();
+        let (a, _) = t.alloc(0, 0).unwrap();
         let first = t.get(a).unwrap().seq;
         t.free(a);
         // Reused last: every tid never used first.
         let mut seen = Vec::new();
         for _ in 0..MAX_TIDS {
-            seen.push(t.alloc(0, 0).unwrap());
+            seen.push(t.alloc(0, 0).unwrap().0);
         }
         assert_eq!(*seen.last().unwrap(), a, "the freed tid comes back last");
         assert_eq!(seen[..MAX_TIDS - 1], (1..MAX_TIDS as u16).collect::<Vec<_>>()[..]);
@@ -292,7 +293,7 @@ mod tests {
     #[test]
     fn the_timer_list_yields_deadlines_in_order() {
         let mut t = Tids::new();
-        let tids: Vec<u16> = (0..5).map(|i| t.alloc(0, i).unwrap()).collect();
+        let tids: Vec<u16> = (0..5).map(|i| t.alloc(0, i).unwrap().0).collect();
         for (i, &tid) in tids.iter().enumerate() {
             t.arm(tid, 100 + i as u64);
         }
@@ -314,9 +315,9 @@ mod tests {
     #[test]
     fn paused_transactions_wait_on_their_own_longer_list() {
         let mut t = Tids::new();
-        let a = t.alloc(0, 0).unwrap();
-        let b = t.alloc(0, 1).unwrap();
-        let c = t.alloc(0, 2).unwrap();
+        let a = t.alloc(0, 0).unwrap().0;
+        let b = t.alloc(0, 1).unwrap().0;
+        let c = t.alloc(0, 2).unwrap().0;
         t.arm(a, 100);
         t.arm(b, 110);
         t.arm(c, 120);
@@ -345,8 +346,8 @@ mod tests {
         t.free(7);
         t.arm(7, 5);
         assert_eq!(t.next_deadline(), None, "arming a free tid does nothing");
-        let a = t.alloc(3, 9).unwrap();
-        let b = t.alloc(4, 0).unwrap();
+        let a = t.alloc(3, 9).unwrap().0;
+        let b = t.alloc(4, 0).unwrap().0;
         t.arm(a, 1);
         t.free_transfer(3);
         assert!(t.get(a).is_none());
