@@ -42,6 +42,49 @@ pub struct RawDescriptor {
 
 const _: () = assert!(core::mem::size_of::<RawDescriptor>() == 64);
 
+impl RawDescriptor {
+    /// A WriteBlock as the ring holds it, built field by field: what
+    /// [`Descriptor::encode`] gives for it, without the enum in between (the R5 builds one per
+    /// block and writes it straight into its ring slot).
+    #[inline(always)]
+    pub const fn write_block(vc: u8, attempt: &Attempt, node: u16, src: u64, dst: u64, len: u32, kind: WriteKind) -> Self {
+        let (flags, imm) = match kind {
+            WriteKind::Write => (0, 0),
+            WriteKind::Notify { imm } => (flags::NOTIFY, imm),
+            WriteKind::ReadResponse => (flags::READ_RESPONSE, 0),
+        };
+        Self::block(op::WRITE_BLOCK, flags, imm, vc, attempt, node, src, dst, len)
+    }
+
+    /// A ReadRequest as the ring holds it (see [`RawDescriptor::write_block`]).
+    #[inline(always)]
+    pub const fn read_request(vc: u8, attempt: &Attempt, node: u16, src: u64, dst: u64, len: u32) -> Self {
+        Self::block(op::READ_REQUEST, 0, 0, vc, attempt, node, src, dst, len)
+    }
+
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    const fn block(op: u8, flags: u8, imm: u32, vc: u8, a: &Attempt, node: u16, src: u64, dst: u64, len: u32) -> Self {
+        Self {
+            op,
+            flags,
+            code: 0,
+            vc,
+            pd: a.pd.raw(),
+            node,
+            tid: a.tid,
+            seq: a.seq,
+            first_seq: a.first_seq,
+            reserved0: 0,
+            len,
+            imm,
+            src,
+            dst,
+            reserved1: [0; 3],
+        }
+    }
+}
+
 /// Descriptor ops (`RawDescriptor::op`; "Descriptor ops").
 pub mod op {
     /// Read `[src, src + len)` under `pd`, cut it on the 256 B windows of `dst`, send to `node`.
@@ -201,38 +244,20 @@ impl Descriptor {
 
     /// The descriptor as the ring holds it; unused fields are 0.
     pub fn encode(&self) -> RawDescriptor {
-        let mut r = RawDescriptor::default();
-        let attempt = |r: &mut RawDescriptor, a: &Attempt| {
-            r.pd = a.pd.raw();
-            r.tid = a.tid;
-            r.seq = a.seq;
-            r.first_seq = a.first_seq;
-        };
         match *self {
-            Descriptor::WriteBlock { vc, attempt: a, node, src, dst, len, kind } => {
-                r.op = op::WRITE_BLOCK;
-                r.flags = match kind {
-                    WriteKind::Write => 0,
-                    WriteKind::Notify { imm } => {
-                        r.imm = imm;
-                        flags::NOTIFY
-                    }
-                    WriteKind::ReadResponse => flags::READ_RESPONSE,
-                };
-                (r.vc, r.node, r.src, r.dst, r.len) = (vc, node, src, dst, len);
-                attempt(&mut r, &a);
+            Descriptor::WriteBlock { vc, attempt, node, src, dst, len, kind } => {
+                RawDescriptor::write_block(vc, &attempt, node, src, dst, len, kind)
             }
-            Descriptor::ReadRequest { vc, attempt: a, node, src, dst, len } => {
-                r.op = op::READ_REQUEST;
-                (r.vc, r.node, r.src, r.dst, r.len) = (vc, node, src, dst, len);
-                attempt(&mut r, &a);
+            Descriptor::ReadRequest { vc, attempt, node, src, dst, len } => {
+                RawDescriptor::read_request(vc, &attempt, node, src, dst, len)
             }
             Descriptor::Nack { vc, pd, tid, seq, node, code } => {
+                let mut r = RawDescriptor::default();
                 r.op = op::NACK;
                 (r.vc, r.pd, r.tid, r.seq, r.node, r.code) = (vc, pd.raw(), tid, seq, node, code.raw());
+                r
             }
         }
-        r
     }
 
     /// Checks every rule of the descriptor table except the node's range (the engine's: it

@@ -64,7 +64,7 @@ impl<'q> Scheduler<'q> {
                     let (pd, tid, seq) = (attempt.pd, attempt.tid, attempt.seq);
                     Descriptor::Nack { vc: 0, pd, tid, seq, node, code: NackCode::NoPd }
                 };
-                if !engine.post(&d) {
+                if !engine.post(&d.encode()) {
                     self.stats.descriptors_dropped += 1;
                 }
                 Ok(())

@@ -17,7 +17,7 @@ mod transfers;
 
 pub use tids::MAX_TIDS;
 
-use hal::pldma::descriptor::{Attempt, Descriptor};
+use hal::pldma::descriptor::{Attempt, RawDescriptor};
 use hal::pldma::{PDS, Pd};
 use pds::PdState;
 use proto::rdma::ipc::{RdmaConfig, RdmaStats};
@@ -27,9 +27,9 @@ use transfers::Transfers;
 
 /// What the scheduler needs of the engine.
 pub trait Engine {
-    /// Posts a descriptor; false if the ring is full (the scheduler then counts it as lost:
-    /// the block's timeout sends it again).
-    fn post(&mut self, d: &Descriptor) -> bool;
+    /// Posts a descriptor as the ring holds it; false if the ring is full (the scheduler then
+    /// counts it as lost: the block's timeout sends it again).
+    fn post(&mut self, d: &RawDescriptor) -> bool;
     /// `cq_notify`: wake PD `pd`'s process.
     fn notify_cq(&mut self, pd: Pd);
 }
@@ -244,7 +244,7 @@ impl<'q> Scheduler<'q> {
 
 /// Posts `d` (`None`: a block that cannot be cut, never in practice); a descriptor the ring
 /// has no room for is counted as dropped (its timeout sends it again).
-fn post(engine: &mut impl Engine, stats: &mut RdmaStats, d: Option<Descriptor>) {
+fn post(engine: &mut impl Engine, stats: &mut RdmaStats, d: Option<RawDescriptor>) {
     if !d.is_some_and(|d| engine.post(&d)) {
         stats.descriptors_dropped += 1;
     }

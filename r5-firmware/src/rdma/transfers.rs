@@ -1,7 +1,7 @@
 //! Transfers in progress: one per WQE the scheduler took, on one of its PD's 64 virtual
 //! channels, cut into blocks on the 16 KiB windows of the destination.
 
-use hal::pldma::descriptor::{Attempt, Descriptor, WriteKind};
+use hal::pldma::descriptor::{Attempt, RawDescriptor, WriteKind};
 use hal::pldma::geometry::Windows;
 use hal::pldma::{BLOCK_BYTES, Pd, VCS_PER_PD};
 use proto::rdma::queue::{CqeStatus, Direction, Wqe};
@@ -108,23 +108,21 @@ impl Transfer {
         self.wqe.notify.is_some() && self.is_last(block) && self.acked + 1 < self.blocks
     }
 
-    /// The descriptor of one attempt of block `block`.
-    pub fn descriptor(&self, block: u32, attempt: Attempt) -> Option<Descriptor> {
+    /// The descriptor of one attempt of block `block`, as the ring holds it.
+    #[inline(always)]
+    pub fn descriptor(&self, block: u32, attempt: Attempt) -> Option<RawDescriptor> {
         let (offset, len) = self.piece(block)?;
         let (w, offset) = (&self.wqe, u64::from(offset));
-        let (vc, node) = (self.vc, w.node);
         Some(match w.direction {
             Direction::Write => {
                 let kind = match w.notify {
                     Some(imm) if self.is_last(block) => WriteKind::Notify { imm },
                     _ => WriteKind::Write,
                 };
-                let (src, dst) = (w.local + offset, w.remote + offset);
-                Descriptor::WriteBlock { vc, attempt, node, src, dst, len, kind }
+                RawDescriptor::write_block(self.vc, &attempt, w.node, w.local + offset, w.remote + offset, len, kind)
             }
             Direction::Read => {
-                let (src, dst) = (w.remote + offset, w.local + offset);
-                Descriptor::ReadRequest { vc, attempt, node, src, dst, len }
+                RawDescriptor::read_request(self.vc, &attempt, w.node, w.remote + offset, w.local + offset, len)
             }
         })
     }
@@ -330,6 +328,12 @@ impl Channels {
 mod tests {
     use super::*;
     use hal::pldma::BLOCK_BYTES;
+    use hal::pldma::descriptor::Descriptor;
+
+    /// Block `b`'s descriptor, decoded (`None`: no such block).
+    fn decoded(t: &Transfer, b: u32) -> Option<Descriptor> {
+        t.descriptor(b, attempt()).map(|r| Descriptor::decode(&r).expect("a well-formed descriptor"))
+    }
 
     fn wqe(direction: Direction, local: u64, remote: u64, len: u32, notify: Option<u32>) -> Wqe {
         Wqe { direction, node: 1, len, local, remote, tag: 0, notify }
@@ -346,17 +350,17 @@ mod tests {
         assert_eq!(t.blocks, 4);
         let mut total = 0;
         for b in 0..t.blocks {
-            let Some(Descriptor::WriteBlock { src, dst, len, .. }) = t.descriptor(b, attempt()) else { panic!() };
+            let Some(Descriptor::WriteBlock { src, dst, len, .. }) = decoded(&t, b) else { panic!() };
             assert_eq!(src - 0x1001, dst - 0x3ff0, "same offset on both sides");
             assert!(hal::pldma::geometry::is_block(dst, u64::from(len)));
             total += len;
         }
         assert_eq!(total, 40_000);
-        assert!(t.descriptor(4, attempt()).is_none());
+        assert!(decoded(&t, 4).is_none());
         // A read: cut on the local address.
         let r = Transfer::new(Pd::new(0).unwrap(), 0, 0, wqe(Direction::Read, 0x4000, 0x1, 16384, None)).unwrap();
         assert_eq!(r.blocks, 1);
-        let Some(Descriptor::ReadRequest { src, dst, len, .. }) = r.descriptor(0, attempt()) else { panic!() };
+        let Some(Descriptor::ReadRequest { src, dst, len, .. }) = decoded(&r, 0) else { panic!() };
         assert_eq!((src, dst, u64::from(len)), (0x1, 0x4000, BLOCK_BYTES));
     }
 
@@ -378,7 +382,7 @@ mod tests {
     #[test]
     fn only_the_last_block_of_a_notify_write_notifies_and_it_waits() {
         let mut t = Transfer::new(Pd::new(0).unwrap(), 0, 0, wqe(Direction::Write, 0, 0, 3 * 16384, Some(9))).unwrap();
-        let kind = |t: &Transfer, b| match t.descriptor(b, attempt()) {
+        let kind = |t: &Transfer, b| match decoded(t, b) {
             Some(Descriptor::WriteBlock { kind, .. }) => kind,
             _ => panic!(),
         };
