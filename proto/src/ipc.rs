@@ -204,8 +204,10 @@ impl<T: Copy, const N: usize> Consumer<'_, T, N> {
         system_barrier();
         let slot = self.ring.slots[tail as usize % N].get();
         // SAFETY: the slot is inside [tail, head): published by the producer, which will not
-        // touch it until we release it below; we are the only consumer.
-        let value = unsafe { slot.read_volatile() };
+        // touch it until we release it below; we are the only consumer. A plain read (the
+        // barriers around it order it): the compiler may then read the fields where they are
+        // used instead of copying the whole value first.
+        let value = unsafe { slot.read() };
         system_barrier();
         self.ring.tail.store(tail.wrapping_add(1), Ordering::Release);
         Some(value)

@@ -222,18 +222,6 @@ impl<'q> Scheduler<'q> {
         }
     }
 
-    /// Block `tid` of transfer `i` is complete.
-    fn block_done(&mut self, tid: u16, i: u8) {
-        self.tids.free(tid);
-        self.stats.blocks_acked += 1;
-        let Some(t) = self.transfers.get_mut(i) else { return };
-        t.in_flight = t.in_flight.saturating_sub(1);
-        t.acked += 1;
-        if t.acked == t.blocks {
-            self.transfers.end(i, CqeStatus::Ok);
-        }
-    }
-
     /// Ends transfer `i` with `status` at once: its blocks in flight are forgotten, so their
     /// late messages are stale.
     fn fail(&mut self, i: u8, status: CqeStatus) {
