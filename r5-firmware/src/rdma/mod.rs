@@ -178,11 +178,10 @@ impl<'q> Scheduler<'q> {
         let Some(t) = self.transfers.get_mut(i) else { return };
         while !t.ended && t.next < t.blocks && t.in_flight < self.config.window && !t.fenced(t.next) {
             let block = t.next;
-            let Some((tid, seq)) = self.tids.alloc(i, block) else { return };
+            let Some((tid, seq)) = self.tids.alloc_armed(i, block, deadline) else { return };
             t.next += 1;
             t.in_flight += 1;
             self.stats.blocks_sent += 1;
-            self.tids.arm(tid, deadline);
             let attempt = Attempt { pd: t.pd, tid, seq, first_seq: seq };
             post(engine, &mut self.stats, t.descriptor(block, attempt));
         }

@@ -160,6 +160,9 @@ impl<'q> Scheduler<'q> {
 
     /// Posts the CQEs of ended transfers, then wakes the processes that armed their CQ.
     pub(super) fn complete(&mut self, engine: &mut impl Engine) {
+        if self.transfers.ended().is_empty() && self.posted == 0 {
+            return;
+        }
         for i in self.transfers.ended().iter() {
             let Some(t) = self.transfers.get(i).copied() else { continue };
             let status = t.status;

@@ -119,6 +119,16 @@ impl Timers {
     fn at(&self, k: usize) -> Entry {
         self.entries[(self.head + k) % TIMER_ENTRIES]
     }
+
+    /// Appends `e`, the live entry of a transaction in `state` (making room first if full).
+    #[inline(always)]
+    fn push(&mut self, txns: &[Txn; MAX_TIDS], e: Entry, state: TxnState) {
+        if self.len == TIMER_ENTRIES {
+            Tids::compact(txns, self, state);
+        }
+        self.entries[(self.head + self.len) % TIMER_ENTRIES] = e;
+        self.len += 1;
+    }
 }
 
 pub struct Tids {
@@ -151,11 +161,23 @@ impl Tids {
 
     /// A new transaction for block `block` of transfer `transfer`, with a fresh seq (returned
     /// with its tid); not armed.
+    #[cfg(test)]
     pub fn alloc(&mut self, transfer: u8, block: u32) -> Option<(u16, u16)> {
         let tid = self.free.pop_front()?;
         let t = self.txns.get_mut(usize::from(tid))?;
         let seq = seq_next(t.seq);
         *t = Txn { state: TxnState::InFlight, transfer, block, seq, first_seq: seq, stamp: t.stamp, ..Txn::FREE };
+        Some((tid, seq))
+    }
+
+    /// [`Tids::alloc`] and [`Tids::arm`] in one go (one per block sent).
+    #[inline(always)]
+    pub fn alloc_armed(&mut self, transfer: u8, block: u32, deadline: u64) -> Option<(u16, u16)> {
+        let tid = self.free.pop_front()?;
+        let t = self.txns.get_mut(usize::from(tid))?;
+        let (seq, stamp) = (seq_next(t.seq), t.stamp.wrapping_add(1));
+        *t = Txn { state: TxnState::InFlight, transfer, block, seq, first_seq: seq, stamp, deadline, ..Txn::FREE };
+        self.in_flight.push(&self.txns, Entry { tid, stamp }, TxnState::InFlight);
         Some((tid, seq))
     }
 
@@ -190,11 +212,7 @@ impl Tids {
         let stamp = t.stamp.wrapping_add(1);
         (t.state, t.deadline, t.stamp) = (state, deadline, stamp);
         let timers = if state == TxnState::Paused { &mut self.paused } else { &mut self.in_flight };
-        if timers.len == TIMER_ENTRIES {
-            Self::compact(&self.txns, timers, state);
-        }
-        timers.entries[(timers.head + timers.len) % TIMER_ENTRIES] = Entry { tid, stamp };
-        timers.len += 1;
+        timers.push(&self.txns, Entry { tid, stamp }, state);
     }
 
     /// Whether `e` is the live entry of a transaction in `state`.

@@ -164,7 +164,7 @@ impl SlotSet {
     }
 
     fn is_full(&self) -> bool {
-        self.0 == [u32::MAX; 4]
+        (self.0[0] & self.0[1] & self.0[2] & self.0[3]) == u32::MAX
     }
 
     /// The lowest slot not in the set.
@@ -190,18 +190,54 @@ impl SlotSet {
     }
 
     /// The slots in the set from `start` up, then those below `start` (a round robin).
-    pub fn iter_from(self, start: u8) -> impl Iterator<Item = u8> {
+    pub fn iter_from(self, start: u8) -> RoundRobin {
         let start = usize::from(start) % MAX_TRANSFERS;
-        let (mut from, mut below) = (self, Self::EMPTY);
-        for (k, (f, b)) in from.0.iter_mut().zip(below.0.iter_mut()).enumerate() {
-            let low = match k.cmp(&(start / 32)) {
-                core::cmp::Ordering::Less => u32::MAX,
-                core::cmp::Ordering::Equal => (1u32 << (start % 32)).wrapping_sub(1),
-                core::cmp::Ordering::Greater => 0,
+        RoundRobin { words: self.0, first: start / 32, low: (1u32 << (start % 32)).wrapping_sub(1), step: 0, word: 0, bits: 0 }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        (self.0[0] | self.0[1] | self.0[2] | self.0[3]) == 0
+    }
+}
+
+/// [`SlotSet::iter_from`]: word `first` from bit `start % 32` up, the next three words (round
+/// the end), then word `first` below that bit; a handful of 32-bit operations per round, per
+/// slot found.
+pub struct RoundRobin {
+    words: [u32; 4],
+    first: usize,
+    /// The bits of word `first` below `start`.
+    low: u32,
+    /// Words looked at so far (0..=5).
+    step: usize,
+    /// The word `bits` comes from, and its slots not yet returned.
+    word: usize,
+    bits: u32,
+}
+
+impl Iterator for RoundRobin {
+    type Item = u8;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u8> {
+        loop {
+            if self.bits != 0 {
+                let bit = self.bits.trailing_zeros() as usize;
+                self.bits &= self.bits - 1;
+                return Some((self.word * 32 + bit) as u8);
+            }
+            if self.step > 4 {
+                return None;
+            }
+            self.word = (self.first + self.step) % 4;
+            let w = self.words[self.word];
+            self.bits = match self.step {
+                0 => w & !self.low,
+                4 => w & self.low,
+                _ => w,
             };
-            (*b, *f) = (*f & low, *f & !low);
+            self.step += 1;
         }
-        from.iter().chain(below.iter())
     }
 }
 
@@ -392,6 +428,20 @@ mod tests {
         assert!(!t.fenced(1));
         t.acked = 2;
         assert!(!t.fenced(2));
+    }
+
+    #[test]
+    fn the_round_robin_visits_each_slot_once_from_its_start() {
+        for slots in [vec![], vec![0], vec![31, 32], vec![0, 5, 31, 32, 63, 64, 100, 127], (0..128).collect()] {
+            let mut set = SlotSet::EMPTY;
+            slots.iter().for_each(|&i| set.insert(i));
+            assert_eq!(set.is_empty(), slots.is_empty());
+            for start in [0u8, 1, 5, 31, 32, 33, 64, 100, 127] {
+                let expected: Vec<u8> =
+                    slots.iter().copied().filter(|&i| i >= start).chain(slots.iter().copied().filter(|&i| i < start)).collect();
+                assert_eq!(set.iter_from(start).collect::<Vec<_>>(), expected, "{slots:?} from {start}");
+            }
+        }
     }
 
     #[test]
