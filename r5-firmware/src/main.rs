@@ -97,7 +97,8 @@ impl Rdma {
             events = true;
             self.scheduler.on_event(&event, &mut self.pldma, now);
         }
-        let before = self.scheduler.work_signature();
+        // With events the round had work anyway: the signature is needed only without.
+        let before = if events { 0 } else { self.scheduler.work_signature() };
         self.scheduler.poll(&mut self.pldma, now);
         self.pldma.flush();
         let worked = events || self.scheduler.work_signature() != before;

@@ -47,7 +47,15 @@ impl RawDescriptor {
     /// [`Descriptor::encode`] gives for it, without the enum in between (the R5 builds one per
     /// block and writes it straight into its ring slot).
     #[inline(always)]
-    pub const fn write_block(vc: u8, attempt: &Attempt, node: u16, src: u64, dst: u64, len: u32, kind: WriteKind) -> Self {
+    pub const fn write_block(
+        vc: u8,
+        attempt: &Attempt,
+        node: u16,
+        src: u64,
+        dst: u64,
+        len: u32,
+        kind: WriteKind,
+    ) -> Self {
         let (flags, imm) = match kind {
             WriteKind::Write => (0, 0),
             WriteKind::Notify { imm } => (flags::NOTIFY, imm),
@@ -62,26 +70,35 @@ impl RawDescriptor {
         Self::block(op::READ_REQUEST, 0, 0, vc, attempt, node, src, dst, len)
     }
 
+    /// Built as the sixteen little-endian words the ring holds (the layout above has no
+    /// padding): the compiler then stores words into the ring slot, where a field-by-field
+    /// literal made the R5 store bytes and halfwords and build the reserved zeros on its stack.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     const fn block(op: u8, flags: u8, imm: u32, vc: u8, a: &Attempt, node: u16, src: u64, dst: u64, len: u32) -> Self {
-        Self {
-            op,
-            flags,
-            code: 0,
-            vc,
-            pd: a.pd.raw(),
-            node,
-            tid: a.tid,
-            seq: a.seq,
-            first_seq: a.first_seq,
-            reserved0: 0,
+        const _: () = assert!(cfg!(target_endian = "little"), "the words below are little-endian");
+        let words: [u32; 16] = [
+            op as u32 | (flags as u32) << 8 | (vc as u32) << 24,
+            a.pd.raw() as u32 | (node as u32) << 16,
+            a.tid as u32 | (a.seq as u32) << 16,
+            a.first_seq as u32,
             len,
             imm,
-            src,
-            dst,
-            reserved1: [0; 3],
-        }
+            src as u32,
+            (src >> 32) as u32,
+            dst as u32,
+            (dst >> 32) as u32,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        // SAFETY: same size (asserted above the type), every field an integer, no padding
+        // (the offsets are held to the doc's table by `layout_matches_the_doc`), so every bit
+        // pattern is a RawDescriptor; word k holds bytes 4k..4k+4 in little-endian order.
+        unsafe { core::mem::transmute::<[u32; 16], RawDescriptor>(words) }
     }
 }
 
@@ -251,12 +268,16 @@ impl Descriptor {
             Descriptor::ReadRequest { vc, attempt, node, src, dst, len } => {
                 RawDescriptor::read_request(vc, &attempt, node, src, dst, len)
             }
-            Descriptor::Nack { vc, pd, tid, seq, node, code } => {
-                let mut r = RawDescriptor::default();
-                r.op = op::NACK;
-                (r.vc, r.pd, r.tid, r.seq, r.node, r.code) = (vc, pd.raw(), tid, seq, node, code.raw());
-                r
-            }
+            Descriptor::Nack { vc, pd, tid, seq, node, code } => RawDescriptor {
+                op: op::NACK,
+                code: code.raw(),
+                vc,
+                pd: pd.raw(),
+                node,
+                tid,
+                seq,
+                ..RawDescriptor::default()
+            },
         }
     }
 

@@ -183,7 +183,7 @@ impl<'q> Scheduler<'q> {
             t.in_flight += 1;
             self.stats.blocks_sent += 1;
             let attempt = Attempt { pd: t.pd, tid, seq, first_seq: seq };
-            post(engine, &mut self.stats, t.descriptor(block, attempt));
+            post_block(engine, &mut self.stats, t, block, attempt);
         }
     }
 
@@ -235,6 +235,13 @@ fn post(engine: &mut impl Engine, stats: &mut RdmaStats, d: Option<RawDescriptor
     if !d.is_some_and(|d| engine.post(&d)) {
         stats.descriptors_dropped += 1;
     }
+}
+
+/// Posts the descriptor of `attempt` of `t`'s block `block`: out of line, so that the
+/// descriptor is built with registers of its own, straight into its ring slot.
+#[inline(never)]
+fn post_block(engine: &mut impl Engine, stats: &mut RdmaStats, t: &transfers::Transfer, block: u32, attempt: Attempt) {
+    post(engine, stats, t.descriptor(block, attempt));
 }
 
 #[cfg(test)]

@@ -118,6 +118,8 @@ impl<'q> Scheduler<'q> {
         pd_bits(self.registered).any(|index| self.takeable(index)) || self.next_deadline().is_some_and(|d| d <= now)
     }
 
+    /// Out of line: most rounds find every WQ empty and should not pay for its set-up.
+    #[inline(never)]
     fn take_from(&mut self, engine: &mut impl Engine, pd: Pd) {
         let Some(queues) = self.pds[pd.index()].queues else { return };
         loop {

@@ -56,8 +56,17 @@ pub struct Txn {
 }
 
 impl Txn {
-    const FREE: Txn =
-        Txn { state: TxnState::Free, transfer: 0, block: 0, seq: 0, first_seq: 0, deadline: 0, timeouts: 0, nacks: 0, stamp: 0 };
+    const FREE: Txn = Txn {
+        state: TxnState::Free,
+        transfer: 0,
+        block: 0,
+        seq: 0,
+        first_seq: 0,
+        deadline: 0,
+        timeouts: 0,
+        nacks: 0,
+        stamp: 0,
+    };
 }
 
 /// The free tids: first the ones never used, then the freed ones oldest first, so that a tid

@@ -192,7 +192,14 @@ impl SlotSet {
     /// The slots in the set from `start` up, then those below `start` (a round robin).
     pub fn iter_from(self, start: u8) -> RoundRobin {
         let start = usize::from(start) % MAX_TRANSFERS;
-        RoundRobin { words: self.0, first: start / 32, low: (1u32 << (start % 32)).wrapping_sub(1), step: 0, word: 0, bits: 0 }
+        RoundRobin {
+            words: self.0,
+            first: start / 32,
+            low: (1u32 << (start % 32)).wrapping_sub(1),
+            step: 0,
+            word: 0,
+            bits: 0,
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -437,8 +444,12 @@ mod tests {
             slots.iter().for_each(|&i| set.insert(i));
             assert_eq!(set.is_empty(), slots.is_empty());
             for start in [0u8, 1, 5, 31, 32, 33, 64, 100, 127] {
-                let expected: Vec<u8> =
-                    slots.iter().copied().filter(|&i| i >= start).chain(slots.iter().copied().filter(|&i| i < start)).collect();
+                let expected: Vec<u8> = slots
+                    .iter()
+                    .copied()
+                    .filter(|&i| i >= start)
+                    .chain(slots.iter().copied().filter(|&i| i < start))
+                    .collect();
                 assert_eq!(set.iter_from(start).collect::<Vec<_>>(), expected, "{slots:?} from {start}");
             }
         }
