@@ -18,7 +18,7 @@ use r5_firmware::service::{Action, Service};
 use r5_firmware::sleep::Sleeper;
 use r5_firmware::{Board, VERSION, halt, pmu, trace};
 
-/// The scheduler's tables (about 17 KiB): in .bss, taken once.
+/// The scheduler's tables (about 21 KiB): in .bss, taken once.
 static SCHEDULER: Once<Scheduler<'static>> = Once::new(Scheduler::new());
 
 /// How long the R5 keeps looking after a round without work before it sleeps (`idle`).
