@@ -5,7 +5,7 @@ use crate::rdma::{self, area::is_queue_set_address};
 use board::layout::PLDMA_RINGS;
 use board::pl::PLDMA_BASE;
 use hal::pldma::Pd;
-use hal::pldma::descriptor::Descriptor;
+use hal::pldma::descriptor::RawDescriptor;
 use hal::pldma::driver::{EngineControl, EngineError};
 use hal::pldma::event::RawEvent;
 use proto::ipc::Consumer;
@@ -55,8 +55,8 @@ impl Pldma {
 }
 
 impl rdma::Engine for Pldma {
-    fn post(&mut self, d: &Descriptor) -> bool {
-        self.poster.post(d).is_ok()
+    fn post(&mut self, d: &RawDescriptor) -> bool {
+        self.poster.post_raw(d).is_ok()
     }
 
     fn notify_cq(&mut self, pd: Pd) {

@@ -42,6 +42,66 @@ pub struct RawDescriptor {
 
 const _: () = assert!(core::mem::size_of::<RawDescriptor>() == 64);
 
+impl RawDescriptor {
+    /// A WriteBlock as the ring holds it, built field by field: what
+    /// [`Descriptor::encode`] gives for it, without the enum in between (the R5 builds one per
+    /// block and writes it straight into its ring slot).
+    #[inline(always)]
+    pub const fn write_block(
+        vc: u8,
+        attempt: &Attempt,
+        node: u16,
+        src: u64,
+        dst: u64,
+        len: u32,
+        kind: WriteKind,
+    ) -> Self {
+        let (flags, imm) = match kind {
+            WriteKind::Write => (0, 0),
+            WriteKind::Notify { imm } => (flags::NOTIFY, imm),
+            WriteKind::ReadResponse => (flags::READ_RESPONSE, 0),
+        };
+        Self::block(op::WRITE_BLOCK, flags, imm, vc, attempt, node, src, dst, len)
+    }
+
+    /// A ReadRequest as the ring holds it (see [`RawDescriptor::write_block`]).
+    #[inline(always)]
+    pub const fn read_request(vc: u8, attempt: &Attempt, node: u16, src: u64, dst: u64, len: u32) -> Self {
+        Self::block(op::READ_REQUEST, 0, 0, vc, attempt, node, src, dst, len)
+    }
+
+    /// Built as the sixteen little-endian words the ring holds (the layout above has no
+    /// padding): the compiler then stores words into the ring slot, where a field-by-field
+    /// literal made the R5 store bytes and halfwords and build the reserved zeros on its stack.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    const fn block(op: u8, flags: u8, imm: u32, vc: u8, a: &Attempt, node: u16, src: u64, dst: u64, len: u32) -> Self {
+        const _: () = assert!(cfg!(target_endian = "little"), "the words below are little-endian");
+        let words: [u32; 16] = [
+            op as u32 | (flags as u32) << 8 | (vc as u32) << 24,
+            a.pd.raw() as u32 | (node as u32) << 16,
+            a.tid as u32 | (a.seq as u32) << 16,
+            a.first_seq as u32,
+            len,
+            imm,
+            src as u32,
+            (src >> 32) as u32,
+            dst as u32,
+            (dst >> 32) as u32,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        // SAFETY: same size (asserted above the type), every field an integer, no padding
+        // (the offsets are held to the doc's table by `layout_matches_the_doc`), so every bit
+        // pattern is a RawDescriptor; word k holds bytes 4k..4k+4 in little-endian order.
+        unsafe { core::mem::transmute::<[u32; 16], RawDescriptor>(words) }
+    }
+}
+
 /// Descriptor ops (`RawDescriptor::op`; "Descriptor ops").
 pub mod op {
     /// Read `[src, src + len)` under `pd`, cut it on the 256 B windows of `dst`, send to `node`.
@@ -201,38 +261,24 @@ impl Descriptor {
 
     /// The descriptor as the ring holds it; unused fields are 0.
     pub fn encode(&self) -> RawDescriptor {
-        let mut r = RawDescriptor::default();
-        let attempt = |r: &mut RawDescriptor, a: &Attempt| {
-            r.pd = a.pd.raw();
-            r.tid = a.tid;
-            r.seq = a.seq;
-            r.first_seq = a.first_seq;
-        };
         match *self {
-            Descriptor::WriteBlock { vc, attempt: a, node, src, dst, len, kind } => {
-                r.op = op::WRITE_BLOCK;
-                r.flags = match kind {
-                    WriteKind::Write => 0,
-                    WriteKind::Notify { imm } => {
-                        r.imm = imm;
-                        flags::NOTIFY
-                    }
-                    WriteKind::ReadResponse => flags::READ_RESPONSE,
-                };
-                (r.vc, r.node, r.src, r.dst, r.len) = (vc, node, src, dst, len);
-                attempt(&mut r, &a);
+            Descriptor::WriteBlock { vc, attempt, node, src, dst, len, kind } => {
+                RawDescriptor::write_block(vc, &attempt, node, src, dst, len, kind)
             }
-            Descriptor::ReadRequest { vc, attempt: a, node, src, dst, len } => {
-                r.op = op::READ_REQUEST;
-                (r.vc, r.node, r.src, r.dst, r.len) = (vc, node, src, dst, len);
-                attempt(&mut r, &a);
+            Descriptor::ReadRequest { vc, attempt, node, src, dst, len } => {
+                RawDescriptor::read_request(vc, &attempt, node, src, dst, len)
             }
-            Descriptor::Nack { vc, pd, tid, seq, node, code } => {
-                r.op = op::NACK;
-                (r.vc, r.pd, r.tid, r.seq, r.node, r.code) = (vc, pd.raw(), tid, seq, node, code.raw());
-            }
+            Descriptor::Nack { vc, pd, tid, seq, node, code } => RawDescriptor {
+                op: op::NACK,
+                code: code.raw(),
+                vc,
+                pd: pd.raw(),
+                node,
+                tid,
+                seq,
+                ..RawDescriptor::default()
+            },
         }
-        r
     }
 
     /// Checks every rule of the descriptor table except the node's range (the engine's: it

@@ -34,6 +34,20 @@ pub struct RawEvent {
 
 const _: () = assert!(core::mem::size_of::<RawEvent>() == 32);
 
+impl RawEvent {
+    /// An Ack's node and transaction, checked as [`Event::decode`] checks them (the caller has
+    /// seen `kind` is [`kind::ACK`]): the R5 takes one Ack per block, and this spares it the
+    /// enum.
+    #[inline(always)]
+    pub fn ack(&self) -> Result<(u16, TxnRef), EventError> {
+        let unused = u32::from(self.code) | u32::from(self.aux) | self.len;
+        if unused != 0 || (self.va | self.va2) != 0 {
+            return Err(EventError::ReservedNotZero);
+        }
+        Ok((self.node, txn(self)?))
+    }
+}
+
 /// Event kinds (`RawEvent::kind`; "Event kinds").
 pub mod kind {
     /// A block of a transaction this R5 owns was written completely.
@@ -243,8 +257,8 @@ impl Event {
         let unused = |ok: bool| if ok { Ok(()) } else { Err(EventError::ReservedNotZero) };
         match r.kind {
             kind::ACK => {
-                unused(r.code == 0 && r.aux == 0 && r.len == 0 && r.va == 0 && r.va2 == 0)?;
-                Ok(Event::Ack { node: r.node, txn: txn(r)? })
+                let (node, txn) = r.ack()?;
+                Ok(Event::Ack { node, txn })
             }
             kind::NACK => {
                 unused(r.len == 0 && r.va == 0 && r.va2 == 0)?;

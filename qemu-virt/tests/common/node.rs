@@ -4,7 +4,7 @@
 
 use super::{BUFFERS, DESC_DOORBELL, PD_DOORBELL, Rig, pd_page};
 use hal::pldma::Pd;
-use hal::pldma::descriptor::Descriptor;
+use hal::pldma::descriptor::RawDescriptor;
 use hal::pldma::event::RawEvent;
 use proto::ipc::Consumer;
 use proto::rdma::ipc::{RdmaConfig, RdmaRequest, RdmaStatus};
@@ -29,8 +29,8 @@ struct TestEngine<'a> {
 }
 
 impl Engine for TestEngine<'_> {
-    fn post(&mut self, d: &Descriptor) -> bool {
-        self.poster.post(d).is_ok()
+    fn post(&mut self, d: &RawDescriptor) -> bool {
+        self.poster.post_raw(d).is_ok()
     }
 
     fn notify_cq(&mut self, pd: Pd) {

@@ -7,7 +7,7 @@ use super::tids::TxnState;
 use super::{Engine, Scheduler};
 use hal::pldma::codes::{NackCode, PfNackCode, RapfAction};
 use hal::pldma::descriptor::{Descriptor, WriteKind};
-use hal::pldma::event::{Event, RawEvent, TxnRef};
+use hal::pldma::event::{Event, RawEvent, TxnRef, kind};
 use hal::pldma::seq_within;
 use proto::rdma::ipc::RdmaStatus;
 use proto::rdma::queue::{CqeStatus, Direction};
@@ -38,6 +38,18 @@ pub const PAUSED_TIMEOUTS: u64 = 20;
 
 impl<'q> Scheduler<'q> {
     pub fn on_event(&mut self, raw: &RawEvent, engine: &mut impl Engine, now: u64) {
+        if raw.kind == kind::ACK {
+            // One per block: checked and handled without the decoded enum.
+            let result = match raw.ack() {
+                Ok((node, txn)) => self.ack(node, txn),
+                Err(_) => {
+                    self.stats.malformed_events += 1;
+                    return;
+                }
+            };
+            self.count_ignored(result);
+            return;
+        }
         let Ok(event) = Event::decode(raw) else {
             self.stats.malformed_events += 1;
             return;
@@ -64,7 +76,7 @@ impl<'q> Scheduler<'q> {
                     let (pd, tid, seq) = (attempt.pd, attempt.tid, attempt.seq);
                     Descriptor::Nack { vc: 0, pd, tid, seq, node, code: NackCode::NoPd }
                 };
-                if !engine.post(&d) {
+                if !engine.post(&d.encode()) {
                     self.stats.descriptors_dropped += 1;
                 }
                 Ok(())
@@ -80,6 +92,10 @@ impl<'q> Scheduler<'q> {
                 self.refused(pd, tid, seq)
             }
         };
+        self.count_ignored(result);
+    }
+
+    fn count_ignored(&mut self, result: Result<(), Ignored>) {
         match result {
             Ok(()) => {}
             Err(Ignored::Stale) => self.stats.stale_messages += 1,
@@ -107,17 +123,28 @@ impl<'q> Scheduler<'q> {
         }
     }
 
+    /// An ACK from the node that writes the block (which has a say in it), for any attempt of
+    /// the block: the block is done, and its tid free.
+    #[inline(always)]
     fn ack(&mut self, node: u16, txn: TxnRef) -> Result<(), Ignored> {
-        let i = self.check(node, txn)?;
-        let writer = self.transfers.get(i).map(|t| t.writer(self.node));
-        if writer != Some(node) {
+        let t = self.tids.get(txn.tid).ok_or(Ignored::Stale)?;
+        let (i, first_seq, seq) = (t.transfer, t.first_seq, t.seq);
+        let me = self.node;
+        let transfer = self.transfers.get_mut(i).ok_or(Ignored::Stale)?;
+        if transfer.pd != txn.pd || transfer.writer(me) != node {
             return Err(Ignored::Foreign);
         }
-        let t = self.tids.get(txn.tid).ok_or(Ignored::Stale)?;
-        if !seq_within(txn.seq, t.first_seq, t.seq) {
+        if !seq_within(txn.seq, first_seq, seq) {
             return Err(Ignored::Stale);
         }
-        self.block_done(txn.tid);
+        transfer.in_flight = transfer.in_flight.saturating_sub(1);
+        transfer.acked += 1;
+        let done = transfer.acked == transfer.blocks;
+        self.tids.free(txn.tid);
+        self.stats.blocks_acked += 1;
+        if done {
+            self.transfers.end(i, CqeStatus::Ok);
+        }
         Ok(())
     }
 

@@ -16,9 +16,8 @@ mod tids;
 mod transfers;
 
 pub use tids::MAX_TIDS;
-pub use transfers::MAX_TRANSFERS;
 
-use hal::pldma::descriptor::{Attempt, Descriptor};
+use hal::pldma::descriptor::{Attempt, RawDescriptor};
 use hal::pldma::{PDS, Pd};
 use pds::PdState;
 use proto::rdma::ipc::{RdmaConfig, RdmaStats};
@@ -28,9 +27,9 @@ use transfers::Transfers;
 
 /// What the scheduler needs of the engine.
 pub trait Engine {
-    /// Posts a descriptor; false if the ring is full (the scheduler then counts it as lost:
-    /// the block's timeout sends it again).
-    fn post(&mut self, d: &Descriptor) -> bool;
+    /// Posts a descriptor as the ring holds it; false if the ring is full (the scheduler then
+    /// counts it as lost: the block's timeout sends it again).
+    fn post(&mut self, d: &RawDescriptor) -> bool;
     /// `cq_notify`: wake PD `pd`'s process.
     fn notify_cq(&mut self, pd: Pd);
 }
@@ -108,16 +107,21 @@ impl<'q> Scheduler<'q> {
 
     /// A signature of the work done so far: it changes whenever a round took a WQE, sent or
     /// retransmitted a block, or ended a transfer (what "a round with work" means for the
-    /// R5's cost counters).
-    pub fn work_signature(&self) -> u64 {
+    /// R5's cost counters). A wrapping sum of the counters' low words: a round moves them by far
+    /// less than 2^32, and 32-bit additions are what the R5 does in one instruction.
+    pub fn work_signature(&self) -> u32 {
         let s = &self.stats;
-        s.transfers_started
-            + s.blocks_sent
-            + s.blocks_acked
-            + s.transfers_completed
-            + s.transfers_failed
-            + s.timeout_retransmits
-            + s.read_requests_served
+        [
+            s.transfers_started,
+            s.blocks_sent,
+            s.blocks_acked,
+            s.transfers_completed,
+            s.transfers_failed,
+            s.timeout_retransmits,
+            s.read_requests_served,
+        ]
+        .iter()
+        .fold(0u32, |sum, &c| sum.wrapping_add(c as u32))
     }
 
     /// Adds one round with work that took `cycles` of the R5's cycle counter.
@@ -158,31 +162,28 @@ impl<'q> Scheduler<'q> {
     /// Sends every block it may: up to `window` per transfer, in turn (starting where tids
     /// last ran out, so that every transfer gets its share).
     fn dispatch(&mut self, engine: &mut impl Engine, now: u64) {
-        let start = u32::from(self.next_transfer);
-        for k in transfers::bits(self.transfers.used().rotate_right(start)) {
-            let i = ((u32::from(k) + start) % MAX_TRANSFERS as u32) as u8;
+        let deadline = now.saturating_add(self.timeout_ticks);
+        for i in self.transfers.used().iter_from(self.next_transfer) {
             if self.tids.available() == 0 {
                 self.next_transfer = i;
                 return;
             }
-            self.dispatch_transfer(engine, i, now);
+            self.dispatch_transfer(engine, i, deadline);
         }
     }
 
-    fn dispatch_transfer(&mut self, engine: &mut impl Engine, i: u8, now: u64) {
-        loop {
-            let Some(t) = self.transfers.get(i) else { return };
-            if t.ended || t.next >= t.blocks || t.in_flight >= self.config.window || t.fenced(t.next) {
-                return;
-            }
+    /// Sends transfer `i`'s next blocks while its window and the tids allow, with timeouts at
+    /// `deadline`.
+    fn dispatch_transfer(&mut self, engine: &mut impl Engine, i: u8, deadline: u64) {
+        let Some(t) = self.transfers.get_mut(i) else { return };
+        while !t.ended && t.next < t.blocks && t.in_flight < self.config.window && !t.fenced(t.next) {
             let block = t.next;
-            let Some(tid) = self.tids.alloc(i, block) else { return };
-            if let Some(t) = self.transfers.get_mut(i) {
-                t.next += 1;
-                t.in_flight += 1;
-            }
+            let Some((tid, seq)) = self.tids.alloc_armed(i, block, deadline) else { return };
+            t.next += 1;
+            t.in_flight += 1;
             self.stats.blocks_sent += 1;
-            self.send(engine, tid, now);
+            let attempt = Attempt { pd: t.pd, tid, seq, first_seq: seq };
+            post_block(engine, &mut self.stats, t, block, attempt);
         }
     }
 
@@ -192,10 +193,7 @@ impl<'q> Scheduler<'q> {
         let Some(t) = self.transfers.get(txn.transfer) else { return };
         let attempt = Attempt { pd: t.pd, tid, seq: txn.seq, first_seq: txn.first_seq };
         self.tids.arm(tid, now.saturating_add(self.timeout_ticks));
-        match t.descriptor(txn.block, attempt) {
-            Some(d) if engine.post(&d) => {}
-            _ => self.stats.descriptors_dropped += 1,
-        }
+        post(engine, &mut self.stats, t.descriptor(txn.block, attempt));
     }
 
     /// A new attempt of `tid`'s block, at once.
@@ -223,25 +221,27 @@ impl<'q> Scheduler<'q> {
         }
     }
 
-    /// Block `tid` is complete.
-    fn block_done(&mut self, tid: u16) {
-        let Some(txn) = self.tids.get(tid).copied() else { return };
-        self.tids.free(tid);
-        self.stats.blocks_acked += 1;
-        let Some(t) = self.transfers.get_mut(txn.transfer) else { return };
-        t.in_flight = t.in_flight.saturating_sub(1);
-        t.acked += 1;
-        if t.acked == t.blocks {
-            self.transfers.end(txn.transfer, CqeStatus::Ok);
-        }
-    }
-
     /// Ends transfer `i` with `status` at once: its blocks in flight are forgotten, so their
     /// late messages are stale.
     fn fail(&mut self, i: u8, status: CqeStatus) {
         self.tids.free_transfer(i);
         self.transfers.end(i, status);
     }
+}
+
+/// Posts `d` (`None`: a block that cannot be cut, never in practice); a descriptor the ring
+/// has no room for is counted as dropped (its timeout sends it again).
+fn post(engine: &mut impl Engine, stats: &mut RdmaStats, d: Option<RawDescriptor>) {
+    if !d.is_some_and(|d| engine.post(&d)) {
+        stats.descriptors_dropped += 1;
+    }
+}
+
+/// Posts the descriptor of `attempt` of `t`'s block `block`: out of line, so that the
+/// descriptor is built with registers of its own, straight into its ring slot.
+#[inline(never)]
+fn post_block(engine: &mut impl Engine, stats: &mut RdmaStats, t: &transfers::Transfer, block: u32, attempt: Attempt) {
+    post(engine, stats, t.descriptor(block, attempt));
 }
 
 #[cfg(test)]

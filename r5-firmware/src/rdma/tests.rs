@@ -2,7 +2,7 @@
 
 use super::*;
 use hal::pldma::codes::{NackCode, PfNackCode, RapfAction, RefusalCode};
-use hal::pldma::descriptor::{Attempt, Descriptor, WriteKind};
+use hal::pldma::descriptor::{Attempt, Descriptor, RawDescriptor, WriteKind};
 use hal::pldma::event::{Event, TxnRef};
 use hal::pldma::geometry::is_block;
 use hal::pldma::{BLOCK_BYTES, Pd, seq_next};
@@ -28,11 +28,11 @@ struct FakeEngine {
 }
 
 impl Engine for FakeEngine {
-    fn post(&mut self, d: &Descriptor) -> bool {
+    fn post(&mut self, d: &RawDescriptor) -> bool {
         if self.full {
             return false;
         }
-        self.posted.push(*d);
+        self.posted.push(Descriptor::decode(d).expect("the scheduler posts well-formed descriptors"));
         true
     }
 

@@ -2,21 +2,32 @@
 //! block on the wire, indexed by its 14-bit tid, with the attempt's sequence number and a
 //! timeout. There are two timeout lengths, one for blocks in flight and a longer one for blocks
 //! paused on a page fault (the kernel is resolving it: the timeout is only the safety net), and
-//! a list per length: arming appends to its list, which stays sorted by deadline, so each
-//! list's earliest is at its head (no scan, no heap).
+//! a timer FIFO per length: arming appends to its FIFO, which stays sorted by deadline, so each
+//! FIFO's earliest is at its front (no scan, no heap).
+//!
+//! Nothing is ever taken out of the middle of a FIFO: each arming stamps the transaction anew
+//! and appends a (tid, stamp) entry, and freeing a transaction stamps it anew too, so entries of
+//! earlier armings, of freed or of moved transactions are stale. Stale entries are dropped when
+//! they reach the front, or all at once when a FIFO fills (it has room for twice the live
+//! transactions, so that makes room for at least as many entries as there are tids). An ACK
+//! then frees its tid in a few stores, with no unlinking.
 //!
 //! A tid's seq never goes back: it advances on every retransmission and again when the tid is
 //! reused, so a message about an older attempt or an older block never matches.
 //!
-//! All-zero bytes are the empty table (links hold tid + 1, with 0 for none; tids never used are
-//! counted, not listed), so the firmware's table lives in .bss.
+//! All-zero bytes are the empty table (tids never used are counted, not listed), so the
+//! firmware's table lives in .bss.
 
 use hal::pldma::seq_next;
 
 /// Blocks in flight per node (fixed capacity; `docs/hw/pldma.md`, "The R5's rules").
 pub const MAX_TIDS: usize = 256;
-/// No link (links hold tid + 1).
-const NIL: u16 = 0;
+/// Entries per timer FIFO: twice the tids, so a full FIFO has at least [`MAX_TIDS`] stale
+/// entries to drop. A stale entry would look live again only if its tid were stamped exactly a
+/// multiple of 2^16 times while the entry waits behind a live one; even then it names the
+/// transaction's current deadline (deadlines are read from the transaction), so it only stands
+/// early in its FIFO until that deadline, as one more entry of the current arming.
+const TIMER_ENTRIES: usize = 2 * MAX_TIDS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -33,16 +44,15 @@ pub struct Txn {
     pub state: TxnState,
     /// Index of its transfer.
     pub transfer: u8,
+    pub timeouts: u8,
+    pub nacks: u8,
     /// Index of its block in the transfer.
     pub block: u32,
     pub seq: u16,
     pub first_seq: u16,
+    /// Which timer entry is its live one (see the module's doc).
+    stamp: u16,
     pub deadline: u64,
-    pub timeouts: u8,
-    pub nacks: u8,
-    /// Timer-list neighbours, as tid + 1, on the list of its state (paused or in flight).
-    prev: u16,
-    next: u16,
 }
 
 impl Txn {
@@ -55,8 +65,7 @@ impl Txn {
         deadline: 0,
         timeouts: 0,
         nacks: 0,
-        prev: NIL,
-        next: NIL,
+        stamp: 0,
     };
 }
 
@@ -81,7 +90,7 @@ impl FreeTids {
         if self.len == 0 {
             return None;
         }
-        let tid = self.ids[self.head];
+        let tid = self.ids[self.head % MAX_TIDS];
         self.head = (self.head + 1) % MAX_TIDS;
         self.len -= 1;
         Some(tid)
@@ -99,35 +108,58 @@ impl FreeTids {
     }
 }
 
-/// A timer list: its first and last transactions, as tid + 1.
+/// An armed transaction as a timer FIFO holds it.
 #[derive(Clone, Copy, Debug)]
-struct List {
-    first: u16,
-    last: u16,
+struct Entry {
+    tid: u16,
+    stamp: u16,
 }
 
-impl List {
-    const EMPTY: Self = Self { first: NIL, last: NIL };
+/// A timer FIFO: entries `[head, head + len)`, indices modulo [`TIMER_ENTRIES`].
+struct Timers {
+    entries: [Entry; TIMER_ENTRIES],
+    head: usize,
+    len: usize,
+}
+
+impl Timers {
+    const EMPTY: Self = Self { entries: [Entry { tid: 0, stamp: 0 }; TIMER_ENTRIES], head: 0, len: 0 };
+
+    fn at(&self, k: usize) -> Entry {
+        self.entries[(self.head + k) % TIMER_ENTRIES]
+    }
+
+    /// Appends `e`, the live entry of a transaction in `state` (making room first if full).
+    #[inline(always)]
+    fn push(&mut self, txns: &[Txn; MAX_TIDS], e: Entry, state: TxnState) {
+        if self.len == TIMER_ENTRIES {
+            Tids::compact(txns, self, state);
+        }
+        self.entries[(self.head + self.len) % TIMER_ENTRIES] = e;
+        self.len += 1;
+    }
 }
 
 pub struct Tids {
     txns: [Txn; MAX_TIDS],
     free: FreeTids,
     /// Armed transactions by deadline: in flight, and paused on a page fault.
-    in_flight: List,
-    paused: List,
+    in_flight: Timers,
+    paused: Timers,
 }
 
 impl Tids {
     pub const fn new() -> Self {
-        Self { txns: [Txn::FREE; MAX_TIDS], free: FreeTids::EMPTY, in_flight: List::EMPTY, paused: List::EMPTY }
+        Self { txns: [Txn::FREE; MAX_TIDS], free: FreeTids::EMPTY, in_flight: Timers::EMPTY, paused: Timers::EMPTY }
     }
 
     /// A live transaction (in flight or paused).
+    #[inline(always)]
     pub fn get(&self, tid: u16) -> Option<&Txn> {
         self.txns.get(usize::from(tid)).filter(|t| t.state != TxnState::Free)
     }
 
+    #[inline(always)]
     pub fn get_mut(&mut self, tid: u16) -> Option<&mut Txn> {
         self.txns.get_mut(usize::from(tid)).filter(|t| t.state != TxnState::Free)
     }
@@ -136,98 +168,134 @@ impl Tids {
         self.free.available()
     }
 
-    /// A new transaction for block `block` of transfer `transfer`, with a fresh seq; not armed.
-    pub fn alloc(&mut self, transfer: u8, block: u32) -> Option<u16> {
+    /// A new transaction for block `block` of transfer `transfer`, with a fresh seq (returned
+    /// with its tid); not armed.
+    #[cfg(test)]
+    pub fn alloc(&mut self, transfer: u8, block: u32) -> Option<(u16, u16)> {
         let tid = self.free.pop_front()?;
-        let t = &mut self.txns[usize::from(tid)];
+        let t = self.txns.get_mut(usize::from(tid))?;
         let seq = seq_next(t.seq);
-        *t = Txn { state: TxnState::InFlight, transfer, block, seq, first_seq: seq, ..Txn::FREE };
-        Some(tid)
+        *t = Txn { state: TxnState::InFlight, transfer, block, seq, first_seq: seq, stamp: t.stamp, ..Txn::FREE };
+        Some((tid, seq))
     }
 
-    /// Ends a transaction; its seq stays for the tid's next use.
+    /// [`Tids::alloc`] and [`Tids::arm`] in one go (one per block sent).
+    #[inline(always)]
+    pub fn alloc_armed(&mut self, transfer: u8, block: u32, deadline: u64) -> Option<(u16, u16)> {
+        let tid = self.free.pop_front()?;
+        let t = self.txns.get_mut(usize::from(tid))?;
+        let (seq, stamp) = (seq_next(t.seq), t.stamp.wrapping_add(1));
+        *t = Txn { state: TxnState::InFlight, transfer, block, seq, first_seq: seq, stamp, deadline, ..Txn::FREE };
+        self.in_flight.push(&self.txns, Entry { tid, stamp }, TxnState::InFlight);
+        Some((tid, seq))
+    }
+
+    /// Ends a transaction; its seq stays for the tid's next use, and its timer entry goes stale.
+    #[inline(always)]
     pub fn free(&mut self, tid: u16) {
-        if self.get(tid).is_none() {
-            return;
-        }
-        self.unlink(tid);
-        let t = &mut self.txns[usize::from(tid)];
+        let Some(t) = self.get_mut(tid) else { return };
         t.state = TxnState::Free;
+        t.stamp = t.stamp.wrapping_add(1);
         self.free.push_back(tid);
     }
 
     /// Puts the transaction in flight (sent, resent, or taken off pause) and (re)arms its
     /// timeout: `deadline` must not be earlier than any in-flight one's (deadlines are `now +
-    /// timeout`), which keeps the list sorted.
+    /// timeout`), which keeps the FIFO sorted.
+    #[inline(always)]
     pub fn arm(&mut self, tid: u16, deadline: u64) {
-        self.link(tid, deadline, TxnState::InFlight);
+        self.enqueue(tid, deadline, TxnState::InFlight);
     }
 
     /// Pauses the transaction (a page-fault NACK came) with the paused timeout: `deadline`
     /// (`now + paused timeout`) must not be earlier than any paused one's.
     pub fn pause(&mut self, tid: u16, deadline: u64) {
-        self.link(tid, deadline, TxnState::Paused);
+        self.enqueue(tid, deadline, TxnState::Paused);
     }
 
     /// Moves a live transaction to `state` (in flight or paused) and to the end of that state's
-    /// timer list.
-    fn link(&mut self, tid: u16, deadline: u64, state: TxnState) {
-        if self.get(tid).is_none() {
-            return;
-        }
-        self.unlink(tid);
-        let paused = state == TxnState::Paused;
-        let i = usize::from(tid);
-        let list = if paused { self.paused } else { self.in_flight };
-        self.txns[i].state = state;
-        self.txns[i].deadline = deadline;
-        self.txns[i].prev = list.last;
-        self.txns[i].next = NIL;
-        let mut list = list;
-        match list.last {
-            NIL => list.first = tid + 1,
-            last => self.txns[usize::from(last - 1)].next = tid + 1,
-        }
-        list.last = tid + 1;
-        *self.list_mut(paused) = list;
+    /// timer FIFO (its earlier entry goes stale).
+    #[inline(always)]
+    fn enqueue(&mut self, tid: u16, deadline: u64, state: TxnState) {
+        let Some(t) = self.txns.get_mut(usize::from(tid)).filter(|t| t.state != TxnState::Free) else { return };
+        let stamp = t.stamp.wrapping_add(1);
+        (t.state, t.deadline, t.stamp) = (state, deadline, stamp);
+        let timers = if state == TxnState::Paused { &mut self.paused } else { &mut self.in_flight };
+        timers.push(&self.txns, Entry { tid, stamp }, state);
     }
 
-    fn list_mut(&mut self, paused: bool) -> &mut List {
-        if paused { &mut self.paused } else { &mut self.in_flight }
+    /// Whether `e` is the live entry of a transaction in `state`.
+    fn is_live(txns: &[Txn; MAX_TIDS], e: Entry, state: TxnState) -> bool {
+        txns.get(usize::from(e.tid)).is_some_and(|t| t.state == state && t.stamp == e.stamp)
     }
 
-    fn head_deadline(&self, list: List) -> Option<u64> {
-        (list.first != NIL).then(|| self.txns[usize::from(list.first - 1)].deadline)
+    /// Drops every stale entry of a full FIFO, keeping the order of the others (at most
+    /// [`MAX_TIDS`] are live, so at least as many go).
+    #[cold]
+    fn compact(txns: &[Txn; MAX_TIDS], timers: &mut Timers, state: TxnState) {
+        let mut kept = 0;
+        for k in 0..timers.len {
+            let e = timers.at(k);
+            if Self::is_live(txns, e, state) {
+                timers.entries[(timers.head + kept) % TIMER_ENTRIES] = e;
+                kept += 1;
+            }
+        }
+        timers.len = kept;
+    }
+
+    /// The earliest live entry of a FIFO (not taken off), after dropping the stale ones before
+    /// it.
+    #[inline(always)]
+    fn front(txns: &[Txn; MAX_TIDS], timers: &mut Timers, state: TxnState) -> Option<(u16, u64)> {
+        while timers.len > 0 {
+            let e = timers.at(0);
+            if Self::is_live(txns, e, state) {
+                return Some((e.tid, txns[usize::from(e.tid)].deadline));
+            }
+            timers.head = (timers.head + 1) % TIMER_ENTRIES;
+            timers.len -= 1;
+        }
+        None
+    }
+
+    /// The earliest deadline of a FIFO's live entries, looking past the stale ones.
+    fn first_deadline(&self, timers: &Timers, state: TxnState) -> Option<u64> {
+        (0..timers.len)
+            .map(|k| timers.at(k))
+            .find(|&e| Self::is_live(&self.txns, e, state))
+            .map(|e| self.txns[usize::from(e.tid)].deadline)
     }
 
     /// The earliest deadline of all armed transactions.
     pub fn next_deadline(&self) -> Option<u64> {
-        match (self.head_deadline(self.in_flight), self.head_deadline(self.paused)) {
+        let in_flight = self.first_deadline(&self.in_flight, TxnState::InFlight);
+        match (in_flight, self.first_deadline(&self.paused, TxnState::Paused)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    /// A transaction whose deadline passed, if any (the earlier of the two lists' heads), taken
-    /// off its list (the caller re-arms or frees it).
+    /// A transaction whose deadline passed, if any (the earlier of the two FIFOs' fronts), taken
+    /// off its FIFO (the caller re-arms or frees it).
     pub fn expired(&mut self, now: u64) -> Option<u16> {
-        let in_flight = self.head_deadline(self.in_flight).filter(|&d| d <= now);
-        let paused = self.head_deadline(self.paused).filter(|&d| d <= now);
-        let list = match (in_flight, paused) {
-            (Some(a), Some(b)) => {
-                if a <= b {
-                    self.in_flight
+        let in_flight = Self::front(&self.txns, &mut self.in_flight, TxnState::InFlight).filter(|&(_, d)| d <= now);
+        let paused = Self::front(&self.txns, &mut self.paused, TxnState::Paused).filter(|&(_, d)| d <= now);
+        let (tid, timers) = match (in_flight, paused) {
+            (Some((a, da)), Some((b, db))) => {
+                if da <= db {
+                    (a, &mut self.in_flight)
                 } else {
-                    self.paused
+                    (b, &mut self.paused)
                 }
             }
-            (Some(_), None) => self.in_flight,
-            (None, Some(_)) => self.paused,
+            (Some((a, _)), None) => (a, &mut self.in_flight),
+            (None, Some((b, _))) => (b, &mut self.paused),
             (None, None) => return None,
         };
-        let first = list.first - 1;
-        self.unlink(first);
-        Some(first)
+        timers.head = (timers.head + 1) % TIMER_ENTRIES;
+        timers.len -= 1;
+        Some(tid)
     }
 
     /// Frees every live transaction of transfer `transfer`.
@@ -237,27 +305,6 @@ impl Tids {
                 self.free(tid);
             }
         }
-    }
-
-    fn unlink(&mut self, tid: u16) {
-        let i = usize::from(tid);
-        let (prev, next, paused) = (self.txns[i].prev, self.txns[i].next, self.txns[i].state == TxnState::Paused);
-        let mut list = *self.list_mut(paused);
-        let linked = prev != NIL || next != NIL || list.first == tid + 1;
-        if !linked {
-            return;
-        }
-        match prev {
-            NIL => list.first = next,
-            p => self.txns[usize::from(p - 1)].next = next,
-        }
-        match next {
-            NIL => list.last = prev,
-            n => self.txns[usize::from(n - 1)].prev = prev,
-        }
-        *self.list_mut(paused) = list;
-        self.txns[i].prev = NIL;
-        self.txns[i].next = NIL;
     }
 }
 
@@ -274,13 +321,13 @@ mod tests {
     #[test]
     fn seqs_advance_across_reuse() {
         let mut t = Tids::new();
-        let a = t.alloc(0, 0).unwrap();
+        let (a, _) = t.alloc(0, 0).unwrap();
         let first = t.get(a).unwrap().seq;
         t.free(a);
         // Reused last: every tid never used first.
         let mut seen = Vec::new();
         for _ in 0..MAX_TIDS {
-            seen.push(t.alloc(0, 0).unwrap());
+            seen.push(t.alloc(0, 0).unwrap().0);
         }
         assert_eq!(*seen.last().unwrap(), a, "the freed tid comes back last");
         assert_eq!(seen[..MAX_TIDS - 1], (1..MAX_TIDS as u16).collect::<Vec<_>>()[..]);
@@ -290,9 +337,9 @@ mod tests {
     }
 
     #[test]
-    fn the_timer_list_yields_deadlines_in_order() {
+    fn the_timer_fifo_yields_deadlines_in_order() {
         let mut t = Tids::new();
-        let tids: Vec<u16> = (0..5).map(|i| t.alloc(0, i).unwrap()).collect();
+        let tids: Vec<u16> = (0..5).map(|i| t.alloc(0, i).unwrap().0).collect();
         for (i, &tid) in tids.iter().enumerate() {
             t.arm(tid, 100 + i as u64);
         }
@@ -312,11 +359,11 @@ mod tests {
     }
 
     #[test]
-    fn paused_transactions_wait_on_their_own_longer_list() {
+    fn paused_transactions_wait_on_their_own_longer_fifo() {
         let mut t = Tids::new();
-        let a = t.alloc(0, 0).unwrap();
-        let b = t.alloc(0, 1).unwrap();
-        let c = t.alloc(0, 2).unwrap();
+        let a = t.alloc(0, 0).unwrap().0;
+        let b = t.alloc(0, 1).unwrap().0;
+        let c = t.alloc(0, 2).unwrap().0;
         t.arm(a, 100);
         t.arm(b, 110);
         t.arm(c, 120);
@@ -331,10 +378,40 @@ mod tests {
         assert_eq!(t.next_deadline(), Some(600), "a retransmission moves it back");
         t.free(b);
         assert_eq!(t.expired(2000), Some(a));
-        assert_eq!(t.expired(2000), None, "freed: off the paused list");
+        assert_eq!(t.expired(2000), None, "freed: its paused entry is stale");
         t.pause(c, 3000);
         assert_eq!(t.expired(3000), Some(c));
         assert_eq!(t.next_deadline(), None);
+    }
+
+    #[test]
+    fn a_fifo_full_of_stale_entries_drops_them_and_keeps_its_order() {
+        let mut t = Tids::new();
+        let first = t.alloc(0, 0).unwrap().0;
+        t.arm(first, 10);
+        let others: Vec<u16> = (1..4).map(|b| t.alloc(0, b).unwrap().0).collect();
+        // Re-armings behind the live front leave stale entries until the FIFO fills, many
+        // times over (each fill drops them all).
+        for round in 0..3 * TIMER_ENTRIES as u64 {
+            for &tid in &others {
+                t.arm(tid, 20 + round);
+            }
+        }
+        assert!(t.in_flight.len <= TIMER_ENTRIES);
+        let last = 20 + 3 * TIMER_ENTRIES as u64 - 1;
+        assert_eq!(t.next_deadline(), Some(10));
+        assert_eq!(t.expired(last - 1), Some(first));
+        assert_eq!(t.next_deadline(), Some(last), "only the latest arming of the others is live");
+        assert_eq!(t.expired(last - 1), None);
+        let expired: Vec<u16> = core::iter::from_fn(|| t.expired(last)).collect();
+        assert_eq!(expired, others, "each once, in arming order");
+        assert_eq!(t.in_flight.len, 0);
+        // A freed and reused tid's old entry is stale too.
+        t.free(first);
+        let (again, _) = (0..MAX_TIDS).find_map(|_| t.alloc(1, 0).filter(|&(tid, _)| tid == first)).unwrap();
+        assert_eq!(t.expired(u64::MAX), None, "allocated, not armed: no timeout");
+        t.arm(again, 5);
+        assert_eq!(t.expired(5), Some(again));
     }
 
     #[test]
@@ -345,12 +422,12 @@ mod tests {
         t.free(7);
         t.arm(7, 5);
         assert_eq!(t.next_deadline(), None, "arming a free tid does nothing");
-        let a = t.alloc(3, 9).unwrap();
-        let b = t.alloc(4, 0).unwrap();
+        let a = t.alloc(3, 9).unwrap().0;
+        let b = t.alloc(4, 0).unwrap().0;
         t.arm(a, 1);
         t.free_transfer(3);
         assert!(t.get(a).is_none());
         assert!(t.get(b).is_some(), "another transfer's");
-        assert_eq!(t.next_deadline(), None, "unlinked from the timer list");
+        assert_eq!(t.next_deadline(), None, "its timer entry is stale");
     }
 }

@@ -1,13 +1,18 @@
 //! Transfers in progress: one per WQE the scheduler took, on one of its PD's 64 virtual
 //! channels, cut into blocks on the 16 KiB windows of the destination.
 
-use hal::pldma::descriptor::{Attempt, Descriptor, WriteKind};
+use hal::pldma::descriptor::{Attempt, RawDescriptor, WriteKind};
 use hal::pldma::geometry::Windows;
-use hal::pldma::{Pd, VCS_PER_PD};
+use hal::pldma::{BLOCK_BYTES, Pd, VCS_PER_PD};
 use proto::rdma::queue::{CqeStatus, Direction, Wqe};
 
 /// Transfers in progress per node (fixed capacity).
 pub const MAX_TRANSFERS: usize = 128;
+
+/// log2 of [`BLOCK_BYTES`]: blocks are cut with constant shifts (the R5 is a 32-bit core, where
+/// 64-bit shifts by a variable and divisions are long sequences).
+const BLOCK_LOG2: u32 = BLOCK_BYTES.trailing_zeros();
+const _: () = assert!(BLOCK_BYTES.is_power_of_two() && BLOCK_BYTES <= 1 << 16);
 
 #[derive(Clone, Copy, Debug)]
 pub struct Transfer {
@@ -16,6 +21,9 @@ pub struct Transfer {
     pub wq_index: u32,
     pub wqe: Wqe,
     pub blocks: u32,
+    /// Bytes of block 0 (from the destination to its first 16 KiB boundary, or the whole
+    /// transfer); block `b > 0` starts at `first_len + (b - 1) * BLOCK_BYTES`.
+    first_len: u32,
     /// The next block to send for the first time.
     pub next: u32,
     pub acked: u32,
@@ -28,13 +36,17 @@ pub struct Transfer {
 impl Transfer {
     /// `None` if the WQE's ranges cannot be cut (they were validated, so never in practice).
     pub fn new(pd: Pd, vc: u8, wq_index: u32, wqe: Wqe) -> Option<Self> {
-        let blocks = u32::try_from(Self::windows_of(&wqe)?.count()).ok()?;
+        let dst = Self::destination(&wqe);
+        let blocks = u32::try_from(Windows::blocks(dst, u64::from(wqe.len))?.count()).ok()?;
+        let to_boundary = BLOCK_BYTES - dst % BLOCK_BYTES;
+        let first_len = wqe.len.min(to_boundary as u32);
         Some(Self {
             pd,
             vc,
             wq_index,
             wqe,
             blocks,
+            first_len,
             next: 0,
             acked: 0,
             in_flight: 0,
@@ -51,12 +63,25 @@ impl Transfer {
         }
     }
 
-    fn windows_of(w: &Wqe) -> Option<Windows> {
-        let dst = match w.direction {
+    /// The destination address: blocks are cut on its 16 KiB windows.
+    fn destination(w: &Wqe) -> u64 {
+        match w.direction {
             Direction::Write => w.remote,
             Direction::Read => w.local,
-        };
-        Windows::blocks(dst, u64::from(w.len))
+        }
+    }
+
+    /// Block `block`'s offset in the transfer and its length, if there is such a block (32-bit
+    /// arithmetic: a transfer's length is a u32).
+    fn piece(&self, block: u32) -> Option<(u32, u32)> {
+        if block >= self.blocks {
+            return None;
+        }
+        if block == 0 {
+            return Some((0, self.first_len));
+        }
+        let offset = self.first_len + ((block - 1) << BLOCK_LOG2);
+        Some((offset, (self.wqe.len - offset).min(BLOCK_BYTES as u32)))
     }
 
     /// The node that writes a block and acknowledges it: the target of a write, this node for
@@ -83,23 +108,21 @@ impl Transfer {
         self.wqe.notify.is_some() && self.is_last(block) && self.acked + 1 < self.blocks
     }
 
-    /// The descriptor of one attempt of block `block`.
-    pub fn descriptor(&self, block: u32, attempt: Attempt) -> Option<Descriptor> {
-        let piece = Self::windows_of(&self.wqe)?.piece(u64::from(block))?;
-        let w = &self.wqe;
-        let (len, vc, node) = (piece.len as u32, self.vc, w.node);
+    /// The descriptor of one attempt of block `block`, as the ring holds it.
+    #[inline(always)]
+    pub fn descriptor(&self, block: u32, attempt: Attempt) -> Option<RawDescriptor> {
+        let (offset, len) = self.piece(block)?;
+        let (w, offset) = (&self.wqe, u64::from(offset));
         Some(match w.direction {
             Direction::Write => {
                 let kind = match w.notify {
                     Some(imm) if self.is_last(block) => WriteKind::Notify { imm },
                     _ => WriteKind::Write,
                 };
-                let (src, dst) = (w.local + piece.offset, w.remote + piece.offset);
-                Descriptor::WriteBlock { vc, attempt, node, src, dst, len, kind }
+                RawDescriptor::write_block(self.vc, &attempt, w.node, w.local + offset, w.remote + offset, len, kind)
             }
             Direction::Read => {
-                let (src, dst) = (w.remote + piece.offset, w.local + piece.offset);
-                Descriptor::ReadRequest { vc, attempt, node, src, dst, len }
+                RawDescriptor::read_request(self.vc, &attempt, w.node, w.remote + offset, w.local + offset, len)
             }
         })
     }
@@ -108,11 +131,121 @@ impl Transfer {
 /// The transfer table (all-zero bytes are the empty table).
 pub struct Transfers {
     slots: [Transfer; MAX_TRANSFERS],
-    /// Bit i: slot i holds a transfer.
-    used: u128,
-    /// Bit i: the transfer in slot i has ended and waits for its CQE (the scheduler looks at
-    /// these only, not at every transfer, each round).
-    ended: u128,
+    /// Slot i holds a transfer.
+    used: SlotSet,
+    /// The transfer in slot i has ended and waits for its CQE (the scheduler looks at these
+    /// only, not at every transfer, each round).
+    ended: SlotSet,
+}
+
+/// A set of transfer slots, as four 32-bit words: the R5 is a 32-bit core, where every u128
+/// operation (shift, rotate, trailing zeros, population count) is a long sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotSet([u32; 4]);
+
+const _: () = assert!(MAX_TRANSFERS == 128);
+
+impl SlotSet {
+    pub const EMPTY: Self = Self([0; 4]);
+
+    pub fn contains(&self, i: u8) -> bool {
+        let i = usize::from(i) % MAX_TRANSFERS;
+        self.0[i / 32] & (1 << (i % 32)) != 0
+    }
+
+    fn insert(&mut self, i: u8) {
+        let i = usize::from(i) % MAX_TRANSFERS;
+        self.0[i / 32] |= 1 << (i % 32);
+    }
+
+    fn remove(&mut self, i: u8) {
+        let i = usize::from(i) % MAX_TRANSFERS;
+        self.0[i / 32] &= !(1 << (i % 32));
+    }
+
+    fn is_full(&self) -> bool {
+        (self.0[0] & self.0[1] & self.0[2] & self.0[3]) == u32::MAX
+    }
+
+    /// The lowest slot not in the set.
+    fn first_free(&self) -> Option<u8> {
+        let k = self.0.iter().position(|&w| w != u32::MAX)?;
+        Some((k * 32 + (!self.0[k]).trailing_zeros() as usize) as u8)
+    }
+
+    /// The slots in the set, lowest first.
+    pub fn iter(self) -> impl Iterator<Item = u8> {
+        let (mut words, mut k) = (self.0, 0);
+        core::iter::from_fn(move || {
+            while let Some(w) = words.get_mut(k) {
+                if *w != 0 {
+                    let bit = w.trailing_zeros();
+                    *w &= *w - 1;
+                    return Some((k as u32 * 32 + bit) as u8);
+                }
+                k += 1;
+            }
+            None
+        })
+    }
+
+    /// The slots in the set from `start` up, then those below `start` (a round robin).
+    pub fn iter_from(self, start: u8) -> RoundRobin {
+        let start = usize::from(start) % MAX_TRANSFERS;
+        RoundRobin {
+            words: self.0,
+            first: start / 32,
+            low: (1u32 << (start % 32)).wrapping_sub(1),
+            step: 0,
+            word: 0,
+            bits: 0,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        (self.0[0] | self.0[1] | self.0[2] | self.0[3]) == 0
+    }
+}
+
+/// [`SlotSet::iter_from`]: word `first` from bit `start % 32` up, the next three words (round
+/// the end), then word `first` below that bit; a handful of 32-bit operations per round, per
+/// slot found.
+pub struct RoundRobin {
+    words: [u32; 4],
+    first: usize,
+    /// The bits of word `first` below `start`.
+    low: u32,
+    /// Words looked at so far (0..=5).
+    step: usize,
+    /// The word `bits` comes from, and its slots not yet returned.
+    word: usize,
+    bits: u32,
+}
+
+impl Iterator for RoundRobin {
+    type Item = u8;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u8> {
+        loop {
+            if self.bits != 0 {
+                let bit = self.bits.trailing_zeros() as usize;
+                self.bits &= self.bits - 1;
+                return Some((self.word * 32 + bit) as u8);
+            }
+            if self.step > 4 {
+                return None;
+            }
+            self.word = (self.first + self.step) % 4;
+            let w = self.words[self.word];
+            self.bits = match self.step {
+                0 => w & !self.low,
+                4 => w & self.low,
+                _ => w,
+            };
+            self.step += 1;
+        }
+    }
 }
 
 impl Transfer {
@@ -122,6 +255,7 @@ impl Transfer {
         wq_index: 0,
         wqe: Wqe { direction: Direction::Write, node: 0, len: 0, local: 0, remote: 0, tag: 0, notify: None },
         blocks: 0,
+        first_len: 0,
         next: 0,
         acked: 0,
         in_flight: 0,
@@ -134,25 +268,22 @@ const _: () = assert!(MAX_TRANSFERS <= 128 && MAX_TRANSFERS <= u8::MAX as usize 
 
 impl Transfers {
     pub const fn new() -> Self {
-        Self { slots: [Transfer::UNUSED; MAX_TRANSFERS], used: 0, ended: 0 }
+        Self { slots: [Transfer::UNUSED; MAX_TRANSFERS], used: SlotSet::EMPTY, ended: SlotSet::EMPTY }
     }
 
     fn is_used(&self, i: u8) -> bool {
-        usize::from(i) < MAX_TRANSFERS && self.used & (1 << i) != 0
+        usize::from(i) < MAX_TRANSFERS && self.used.contains(i)
     }
 
     pub fn is_full(&self) -> bool {
-        self.used.count_ones() as usize >= MAX_TRANSFERS
+        self.used.is_full()
     }
 
     pub fn insert(&mut self, t: Transfer) -> Option<u8> {
-        let free = (!self.used).trailing_zeros() as usize;
-        if free >= MAX_TRANSFERS {
-            return None;
-        }
-        self.slots[free] = t;
-        self.used |= 1 << free;
-        Some(free as u8)
+        let free = self.used.first_free()?;
+        *self.slots.get_mut(usize::from(free))? = t;
+        self.used.insert(free);
+        Some(free)
     }
 
     pub fn get(&self, i: u8) -> Option<&Transfer> {
@@ -166,8 +297,8 @@ impl Transfers {
     pub fn remove(&mut self, i: u8) -> Option<Transfer> {
         let t = self.get(i).copied();
         if t.is_some() {
-            self.used &= !(1u128 << i);
-            self.ended &= !(1u128 << i);
+            self.used.remove(i);
+            self.ended.remove(i);
         }
         t
     }
@@ -176,28 +307,28 @@ impl Transfers {
     pub fn end(&mut self, i: u8, status: CqeStatus) {
         if let Some(t) = self.get_mut(i) {
             t.end(status);
-            self.ended |= 1 << i;
+            self.ended.insert(i);
         }
     }
 
-    /// The slots in use, as a bit mask (bit i: slot i).
-    pub fn used(&self) -> u128 {
+    /// The slots in use.
+    pub fn used(&self) -> SlotSet {
         self.used
     }
 
-    /// The ended transfers whose CQE is not posted yet, as a bit mask.
-    pub fn ended(&self) -> u128 {
+    /// The ended transfers whose CQE is not posted yet.
+    pub fn ended(&self) -> SlotSet {
         self.ended
     }
 }
 
 /// The indices of the set bits of `mask`, lowest first.
-pub fn bits(mut mask: u128) -> impl Iterator<Item = u8> {
+pub fn bits(mut mask: u32) -> impl Iterator<Item = usize> {
     core::iter::from_fn(move || {
         if mask == 0 {
             return None;
         }
-        let i = mask.trailing_zeros() as u8;
+        let i = mask.trailing_zeros() as usize;
         mask &= mask - 1;
         Some(i)
     })
@@ -240,6 +371,12 @@ impl Channels {
 mod tests {
     use super::*;
     use hal::pldma::BLOCK_BYTES;
+    use hal::pldma::descriptor::Descriptor;
+
+    /// Block `b`'s descriptor, decoded (`None`: no such block).
+    fn decoded(t: &Transfer, b: u32) -> Option<Descriptor> {
+        t.descriptor(b, attempt()).map(|r| Descriptor::decode(&r).expect("a well-formed descriptor"))
+    }
 
     fn wqe(direction: Direction, local: u64, remote: u64, len: u32, notify: Option<u32>) -> Wqe {
         Wqe { direction, node: 1, len, local, remote, tag: 0, notify }
@@ -256,24 +393,39 @@ mod tests {
         assert_eq!(t.blocks, 4);
         let mut total = 0;
         for b in 0..t.blocks {
-            let Some(Descriptor::WriteBlock { src, dst, len, .. }) = t.descriptor(b, attempt()) else { panic!() };
+            let Some(Descriptor::WriteBlock { src, dst, len, .. }) = decoded(&t, b) else { panic!() };
             assert_eq!(src - 0x1001, dst - 0x3ff0, "same offset on both sides");
             assert!(hal::pldma::geometry::is_block(dst, u64::from(len)));
             total += len;
         }
         assert_eq!(total, 40_000);
-        assert!(t.descriptor(4, attempt()).is_none());
+        assert!(decoded(&t, 4).is_none());
         // A read: cut on the local address.
         let r = Transfer::new(Pd::new(0).unwrap(), 0, 0, wqe(Direction::Read, 0x4000, 0x1, 16384, None)).unwrap();
         assert_eq!(r.blocks, 1);
-        let Some(Descriptor::ReadRequest { src, dst, len, .. }) = r.descriptor(0, attempt()) else { panic!() };
+        let Some(Descriptor::ReadRequest { src, dst, len, .. }) = decoded(&r, 0) else { panic!() };
         assert_eq!((src, dst, u64::from(len)), (0x1, 0x4000, BLOCK_BYTES));
+    }
+
+    #[test]
+    fn the_32_bit_cut_matches_the_windows() {
+        for dst in [0u64, 1, 16383, 16384, 0x7fff_c001, 0x1_0000_3ff0] {
+            for len in [1u32, 16383, 16384, 16385, 40_000, 1 << 22, u32::MAX - 20_000] {
+                let t = Transfer::new(Pd::new(0).unwrap(), 0, 0, wqe(Direction::Write, 0x10, dst, len, None)).unwrap();
+                let w = Windows::blocks(dst, u64::from(len)).unwrap();
+                assert_eq!(u64::from(t.blocks), w.count());
+                for b in [0, 1, t.blocks / 2, t.blocks.saturating_sub(2), t.blocks - 1, t.blocks] {
+                    let piece = w.piece(u64::from(b)).map(|p| (p.offset as u32, p.len as u32));
+                    assert_eq!(t.piece(b), piece, "dst {dst:#x} len {len} block {b}");
+                }
+            }
+        }
     }
 
     #[test]
     fn only_the_last_block_of_a_notify_write_notifies_and_it_waits() {
         let mut t = Transfer::new(Pd::new(0).unwrap(), 0, 0, wqe(Direction::Write, 0, 0, 3 * 16384, Some(9))).unwrap();
-        let kind = |t: &Transfer, b| match t.descriptor(b, attempt()) {
+        let kind = |t: &Transfer, b| match decoded(t, b) {
             Some(Descriptor::WriteBlock { kind, .. }) => kind,
             _ => panic!(),
         };
@@ -286,6 +438,24 @@ mod tests {
     }
 
     #[test]
+    fn the_round_robin_visits_each_slot_once_from_its_start() {
+        for slots in [vec![], vec![0], vec![31, 32], vec![0, 5, 31, 32, 63, 64, 100, 127], (0..128).collect()] {
+            let mut set = SlotSet::EMPTY;
+            slots.iter().for_each(|&i| set.insert(i));
+            assert_eq!(set.is_empty(), slots.is_empty());
+            for start in [0u8, 1, 5, 31, 32, 33, 64, 100, 127] {
+                let expected: Vec<u8> = slots
+                    .iter()
+                    .copied()
+                    .filter(|&i| i >= start)
+                    .chain(slots.iter().copied().filter(|&i| i < start))
+                    .collect();
+                assert_eq!(set.iter_from(start).collect::<Vec<_>>(), expected, "{slots:?} from {start}");
+            }
+        }
+    }
+
+    #[test]
     fn the_table_and_the_channels_have_fixed_room() {
         let mut table = Transfers::new();
         let t = Transfer::new(Pd::new(0).unwrap(), 0, 0, wqe(Direction::Write, 0, 0, 1, None)).unwrap();
@@ -295,8 +465,11 @@ mod tests {
         assert!(table.is_full());
         assert_eq!(table.insert(t), None);
         table.remove(5);
-        assert_eq!(bits(table.used()).take(6).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 6]);
-        assert_eq!(bits(table.used()).count(), MAX_TRANSFERS - 1);
+        assert_eq!(table.used().iter().take(6).collect::<Vec<_>>(), [0, 1, 2, 3, 4, 6]);
+        assert_eq!(table.used().iter().count(), MAX_TRANSFERS - 1);
+        assert_eq!(table.used().iter_from(126).take(3).collect::<Vec<_>>(), [126, 127, 0]);
+        assert_eq!(table.used().iter_from(4).take(2).collect::<Vec<_>>(), [4, 6]);
+        assert_eq!(table.used().iter_from(33).count(), MAX_TRANSFERS - 1);
         assert_eq!(table.insert(t), Some(5));
         let mut vcs = Channels::default();
         for i in 0..64 {
