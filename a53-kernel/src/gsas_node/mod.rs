@@ -249,6 +249,11 @@ struct Sink {
 
 impl NotificationSink for Sink {
     fn notify(&mut self, from: Pid, notification: Notification) -> Result<(), DeliverError> {
+        // A request notifies once (`Opcode::Notify`); one more than the sink holds would be
+        // queued with nobody told, so it is refused before the mailbox takes it.
+        if self.deliveries.is_full() {
+            return Err(DeliverError::QueueFull);
+        }
         let delivery = mailbox().lock().deliver(from, notification)?;
         let _ = self.deliveries.push(delivery);
         Ok(())
