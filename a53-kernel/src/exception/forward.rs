@@ -60,9 +60,11 @@ static TIMING_CLOCK: AtomicU8 = AtomicU8::new(TimingClock::Off as u8);
 static LAST_TIMING: spin::Mutex<[Timing; CORES]> =
     spin::Mutex::new([Timing { kicked: false, kicked_late: false, kick: 0, wait: 0, model_ns: 0 }; CORES]);
 
-/// Instructions each core spent in forwarded accesses, from the trap handler's entry to its
-/// return, while the clock is [`TimingClock::Instructions`]: the emulator's share of whatever
-/// the core was doing (a board reads or writes its device in one instruction).
+/// Instructions each core spent in forwarded accesses, from the forwarding fault handler's
+/// entry to its return, while the clock is [`TimingClock::Instructions`]: the emulator's share
+/// of whatever the core was doing (a board reads or writes its device in one instruction). The
+/// exception's entry and exit around the handler (the vector's register save and restore, the
+/// dispatch to the handler) are not in it.
 static FORWARDING_INSTRUCTIONS: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// This core's [`FORWARDING_INSTRUCTIONS`] so far (take differences).

@@ -437,7 +437,7 @@ fn pagefault(bench: &Bench) -> anyhow::Result<()> {
                 own <= 2000.0,
             );
             println!(
-                "pagefault_{mode}_{side}_a53_instructions_with_forwarding: {total:.0} instructions per interrupt, {forwarding:.0} of them in forwarded accesses (QEMU's trap, decode, wait and return; one device access on the board), from the interrupt to the {answer}"
+                "pagefault_{mode}_{side}_a53_instructions_with_forwarding: {total:.0} instructions per interrupt, {forwarding:.0} of them in forwarded accesses (the forwarding handler's decode, wait and return; one device access on the board; the exception's entry and exit around each access, which a board does not pay either, count as the interrupt's own), from the interrupt to the {answer}"
             );
             let resolves = of_run("faults_resolved")?;
             println!(
