@@ -56,21 +56,9 @@ impl<F: FrameSource> TableOf<F> {
     }
 
     /// Touches `va` in the process in `slot` (`touch`: the page, or its 16 KiB block), as a
-    /// first access by the CPU or the PLDMA would; the pages it mapped.
+    /// first access by the CPU or the PLDMA would: the pages it mapped, and which are resident
+    /// now (`AddressSpace::touch_span`).
     pub fn touch(
-        &mut self,
-        slot: usize,
-        va: u64,
-        write: bool,
-        touch: Touch,
-        resources: Option<&PdResources<F>>,
-    ) -> Result<usize, TouchError> {
-        self.touch_span(slot, va, write, touch, resources).map(|t| t.mapped)
-    }
-
-    /// [`touch`](Self::touch), saying also which pages are resident now
-    /// (`AddressSpace::touch_span`).
-    pub fn touch_span(
         &mut self,
         slot: usize,
         va: u64,
@@ -102,7 +90,7 @@ impl<F: FrameSource> TableOf<F> {
             return Err(TouchError::Outside(va));
         }
         let slot = self.holder_of_pd(pd).ok_or(TouchError::Outside(va))?;
-        self.touch_span(slot, va, write, touch, resources)
+        self.touch(slot, va, write, touch, resources)
     }
 }
 
@@ -294,12 +282,12 @@ mod tests {
         let r = resources();
         let region = t.map(member, 4 * PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
         let before = published();
-        assert!(matches!(t.touch(member, region, true, Touch::Block, Some(&r)), Ok(n) if n > 0));
+        assert!(matches!(t.touch(member, region, true, Touch::Block, Some(&r)).map(|t| t.mapped), Ok(n) if n > 0));
         let p = t.slots[member].as_deref_mut().unwrap();
         make_resident(p, region, 4 * PAGE_SIZE as usize, true, Some(&r)).unwrap();
         assert_eq!(published(), before, "the engine never walks a member's tables");
         let region = t.map(holder, PAGE_SIZE, MAP_WRITABLE, 0).unwrap();
-        assert_eq!(t.touch(holder, region, true, Touch::Page, Some(&r)), Ok(1));
+        assert_eq!(t.touch(holder, region, true, Touch::Page, Some(&r)).map(|t| t.mapped), Ok(1));
         assert_eq!(published(), before + 1, "the holder's, it does");
     }
 

@@ -310,7 +310,12 @@ impl<P: RegisterPort> Smmu500<P> {
     /// The first attached bank with a recorded fault. All banks share one interrupt (SPI 155),
     /// so the handler calls this, handles and clears, until it returns `None`.
     pub fn next_fault(&self) -> Option<ContextFault> {
-        ContextBank::all().filter(|b| self.asids[b.index()].is_some()).find_map(|b| self.fault(b))
+        self.attached().find_map(|b| self.fault(b))
+    }
+
+    /// The banks a regime is attached to.
+    fn attached(&self) -> impl Iterator<Item = ContextBank> + '_ {
+        ContextBank::all().filter(|b| self.asids[b.index()].is_some())
     }
 
     /// Clears the record of `fault` (write 1 to clear). A stalled transaction stays stalled
@@ -329,9 +334,7 @@ impl<P: RegisterPort> Smmu500<P> {
     /// MULTI was cleared with the record it came after (or is all FSR records). Nothing will
     /// interrupt for it; RESUME retry makes it fault again, recorded in full this time.
     pub fn unrecorded_stalls(&self) -> impl Iterator<Item = ContextBank> + '_ {
-        ContextBank::all()
-            .filter(|b| self.asids[b.index()].is_some())
-            .filter(|&b| is_unrecorded_stall(self.port.read32(cb!(b, fsr))))
+        self.attached().filter(|&b| is_unrecorded_stall(self.port.read32(cb!(b, fsr))))
     }
 
     /// One look at every attached bank, one FSR read each: [`next_fault`](Self::next_fault)'s
@@ -339,7 +342,7 @@ impl<P: RegisterPort> Smmu500<P> {
     /// same reads (the fault handler's round that finds no fault needs no second look).
     pub fn scan(&self) -> Scan {
         let mut unrecorded = 0;
-        for b in ContextBank::all().filter(|b| self.asids[b.index()].is_some()) {
+        for b in self.attached() {
             let fsr = self.port.read32(cb!(b, fsr));
             if let Some(fault) = self.record(b, fsr) {
                 return Scan::Fault(fault);
