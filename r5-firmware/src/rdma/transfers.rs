@@ -148,19 +148,25 @@ const _: () = assert!(MAX_TRANSFERS == 128);
 impl SlotSet {
     pub const EMPTY: Self = Self([0; 4]);
 
-    pub fn contains(&self, i: u8) -> bool {
+    /// Slot `i`'s word and bit.
+    fn place(i: u8) -> (usize, u32) {
         let i = usize::from(i) % MAX_TRANSFERS;
-        self.0[i / 32] & (1 << (i % 32)) != 0
+        (i / 32, 1 << (i % 32))
+    }
+
+    pub fn contains(&self, i: u8) -> bool {
+        let (word, bit) = Self::place(i);
+        self.0[word] & bit != 0
     }
 
     fn insert(&mut self, i: u8) {
-        let i = usize::from(i) % MAX_TRANSFERS;
-        self.0[i / 32] |= 1 << (i % 32);
+        let (word, bit) = Self::place(i);
+        self.0[word] |= bit;
     }
 
     fn remove(&mut self, i: u8) {
-        let i = usize::from(i) % MAX_TRANSFERS;
-        self.0[i / 32] &= !(1 << (i % 32));
+        let (word, bit) = Self::place(i);
+        self.0[word] &= !bit;
     }
 
     fn is_full(&self) -> bool {
